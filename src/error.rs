@@ -1,0 +1,206 @@
+//! One error type for every refusal, each variant naming the axis and the values involved.
+
+use thiserror::Error;
+
+/// Why a pad was refused. Every bad request comes back as one of these, never a panic.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum PadError {
+    /// The mode is none of constant, reflect, edge, wrap, symmetric.
+    #[error("invalid mode {mode:?}: expected constant, reflect, edge, wrap or symmetric")]
+    InvalidMode {
+        /// The mode as given.
+        mode: String,
+    },
+    /// The pads list does not have two entries per padded axis.
+    #[error("pads has {len} values ({shape}), expected {expected}: a begin and an end for each of {axes} axes")]
+    PadsLength {
+        /// Number of values given.
+        len: usize,
+        /// The pads tensor's shape as given, e.g. `shape [3]`.
+        shape: String,
+        /// Number of values expected.
+        expected: usize,
+        /// Number of axes padded (the rank, or the length of `axes`).
+        axes: usize,
+    },
+    /// An axis outside `[-rank, rank - 1]`.
+    #[error("axis {axis} is out of range for rank {rank} (allowed {min}..={max})", min = -(*rank as i64), max = *rank as i64 - 1)]
+    AxisOutOfRange {
+        /// The axis as given.
+        axis: i64,
+        /// The input's rank.
+        rank: usize,
+    },
+    /// The same axis named twice.
+    #[error("axis {axis} is repeated (entries {first} and {second} of axes both name it)")]
+    RepeatedAxis {
+        /// The axis, made non-negative.
+        axis: usize,
+        /// Index in `axes` of the first mention.
+        first: usize,
+        /// Index in `axes` of the second mention.
+        second: usize,
+    },
+    /// `n + begin + end < 0` on an axis.
+    #[error("axis {axis}: input length {len} with pads begin {begin}, end {end} gives output length {out} < 0")]
+    NegativeOutputDim {
+        /// The axis.
+        axis: usize,
+        /// Input length on that axis.
+        len: u64,
+        /// Begin pad.
+        begin: i64,
+        /// End pad.
+        end: i64,
+        /// The (negative) output length.
+        out: i128,
+    },
+    /// A non-constant mode asked to extend an axis with nothing left after cropping.
+    #[error("{mode} pad on axis {axis}: nothing left to {mode} after cropping {cropped} of {len} elements (output length {out})")]
+    EmptyAxis {
+        /// The mode's name.
+        mode: &'static str,
+        /// The axis.
+        axis: usize,
+        /// Input length on that axis.
+        len: u64,
+        /// Elements removed by negative pads (capped at the length).
+        cropped: u64,
+        /// The output length that would need filling.
+        out: u64,
+    },
+    /// The constant value has the wrong type or element count, or cannot be converted.
+    #[error("constant value: {reason}")]
+    ConstantValue {
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A mode, data type or input that the declared operator version does not have.
+    #[error("{what} is not in {form}{hint}")]
+    NotInVersion {
+        /// The mode, type or input, e.g. `mode wrap`.
+        what: String,
+        /// The operator form and version, e.g. `ONNX Pad-18`.
+        form: String,
+        /// Where it first appears, or how to accept it anyway.
+        hint: String,
+    },
+    /// An operator form's input has the wrong type or shape (pads not int64, axes not 1-D, ...).
+    #[error("{form}: input {input}: {reason}")]
+    InvalidInput {
+        /// The operator form and version.
+        form: String,
+        /// The input's name.
+        input: &'static str,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// Tensor data that does not fit its shape and type.
+    #[error("tensor of type {dtype} and shape {shape:?}: {reason}")]
+    InvalidTensor {
+        /// The type's name.
+        dtype: &'static str,
+        /// The shape.
+        shape: Vec<u64>,
+        /// What is wrong.
+        reason: String,
+    },
+    /// An unknown data type name.
+    #[error("unknown data type {name:?}")]
+    UnknownDataType {
+        /// The name as given.
+        name: String,
+    },
+    /// A request too large for the path, the device or the configured limit.
+    #[error("too large: {what}")]
+    TooLarge {
+        /// What, how large, and the limit.
+        what: String,
+    },
+    /// The data type is not handled by this entry point (e.g. strings on a GPU buffer).
+    #[error("{dtype} is not supported here: {reason}")]
+    Unsupported {
+        /// The type's name.
+        dtype: &'static str,
+        /// Why, and what to use instead.
+        reason: String,
+    },
+    /// A caller's GPU buffer is too small for the range it must hold.
+    #[error("{which} buffer too small: needs {needed} bytes from offset {offset}, buffer has {size}")]
+    BufferTooSmall {
+        /// `input` or `output`.
+        which: &'static str,
+        /// Bytes needed.
+        needed: u64,
+        /// Offset into the buffer.
+        offset: u64,
+        /// The buffer's size.
+        size: u64,
+    },
+    /// A caller's GPU buffer offset that the device cannot bind.
+    #[error("{which} buffer offset {offset} is not a multiple of {alignment} (the device's min_storage_buffer_offset_alignment)")]
+    MisalignedOffset {
+        /// `input` or `output`.
+        which: &'static str,
+        /// The offset.
+        offset: u64,
+        /// The required alignment.
+        alignment: u64,
+    },
+    /// A caller's GPU buffer lacks a usage the pad needs.
+    #[error("{which} buffer lacks usage {usage} (it has {has})")]
+    BufferUsage {
+        /// `input` or `output`.
+        which: &'static str,
+        /// The missing usage.
+        usage: &'static str,
+        /// The usages it has.
+        has: String,
+    },
+    /// Input and output ranges overlap in the same buffer.
+    #[error("input bytes {input_start}..{input_end} and output bytes {output_start}..{output_end} overlap in the same buffer")]
+    Overlap {
+        /// Input range start.
+        input_start: u64,
+        /// Input range end.
+        input_end: u64,
+        /// Output range start.
+        output_start: u64,
+        /// Output range end.
+        output_end: u64,
+    },
+    /// No GPU adapter or device could be had.
+    #[error("no GPU available: {reason}")]
+    NoGpu {
+        /// Why.
+        reason: String,
+    },
+    /// The device was lost before or during the pad.
+    #[error("GPU device lost: {reason}")]
+    DeviceLost {
+        /// The driver's message.
+        reason: String,
+    },
+    /// The device ran out of memory.
+    #[error("GPU out of memory: {reason}")]
+    OutOfMemory {
+        /// The driver's message.
+        reason: String,
+    },
+    /// A .npy file that cannot be read or does not fit the requested type.
+    #[error("npy: {reason}")]
+    Npy {
+        /// What is wrong.
+        reason: String,
+    },
+    /// Any other error reported by wgpu.
+    #[error("GPU error: {reason}")]
+    Gpu {
+        /// wgpu's message.
+        reason: String,
+    },
+}
+
+/// `Result` with [`PadError`].
+pub type Result<T, E = PadError> = std::result::Result<T, E>;

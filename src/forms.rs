@@ -1,0 +1,430 @@
+//! Building a [`PadPlan`] from each operator form: ONNX Pad-1 to Pad-24, com.microsoft
+//! Pad-1 and OpenVINO Pad-1 (`SEMANTICS.md` section 4). Each checks what its declared
+//! version allows, then hands a [`PadRequest`] to [`PadPlan::new`].
+
+use crate::dtype::DataType;
+use crate::error::{PadError, Result};
+use crate::plan::{Mode, PadPlan, PadRequest, DEFAULT_MAX_OUTPUT_BYTES};
+use crate::tensor::Tensor;
+
+/// Options shared by the operator forms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FormOptions {
+    /// Accept modes and types that the declared version lacks (ONNX Runtime, for one, runs
+    /// `wrap` in Pad-13 and Pad-18 models). Off by default.
+    pub lenient: bool,
+    /// Refuse outputs over this many bytes.
+    pub max_output_bytes: u64,
+}
+
+impl Default for FormOptions {
+    fn default() -> Self {
+        FormOptions {
+            lenient: false,
+            max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
+        }
+    }
+}
+
+impl FormOptions {
+    /// Default options with `lenient` on.
+    pub fn lenient() -> Self {
+        FormOptions {
+            lenient: true,
+            ..Default::default()
+        }
+    }
+}
+
+/// The Pad versions ONNX defines, for an opset number (e.g. opset 17 runs Pad-13).
+pub fn onnx_pad_version(opset: u32) -> u32 {
+    [24, 23, 21, 19, 18, 13, 11, 2, 1]
+        .into_iter()
+        .find(|&v| v <= opset)
+        .unwrap_or(1)
+}
+
+/// The ONNX Pad version that first accepts `dtype`.
+fn onnx_type_since(dtype: DataType) -> u32 {
+    use DataType::*;
+    match dtype {
+        Float16 | Float32 | Float64 => 1,
+        Int8 | Int16 | Int32 | Int64 | Uint8 | Uint16 | Uint32 | Uint64 => 11,
+        Bfloat16 | Bool | String | Complex64 | Complex128 => 13,
+        Int4 | Uint4 | Float8e4m3fn | Float8e4m3fnuz | Float8e5m2 | Float8e5m2fnuz => 21,
+        Float4e2m1 => 23,
+        Float8e8m0 => 24,
+    }
+}
+
+/// Parses `mode` and checks it and `dtype` against ONNX Pad-`version`.
+fn onnx_check(version: u32, mode: &str, dtype: DataType, opts: &FormOptions) -> Result<Mode> {
+    let mode: Mode = mode.parse()?;
+    let form = format!("ONNX Pad-{version}");
+    let mode_since = match mode {
+        Mode::Constant | Mode::Reflect | Mode::Edge => Some(1),
+        Mode::Wrap => Some(19),
+        Mode::Symmetric => None,
+    };
+    if !opts.lenient {
+        match mode_since {
+            Some(since) if since > version => {
+                return Err(PadError::NotInVersion {
+                    what: format!("mode {mode}"),
+                    form,
+                    hint: format!(" (added in Pad-{since}; FormOptions::lenient accepts it)"),
+                })
+            }
+            None => {
+                return Err(PadError::NotInVersion {
+                    what: format!("mode {mode}"),
+                    form,
+                    hint: " (symmetric is OpenVINO's; FormOptions::lenient accepts it)".into(),
+                })
+            }
+            _ => {}
+        }
+        let since = onnx_type_since(dtype);
+        if since > version {
+            return Err(PadError::NotInVersion {
+                what: format!("type {dtype}"),
+                form,
+                hint: format!(" (added in Pad-{since}; FormOptions::lenient accepts it)"),
+            });
+        }
+    }
+    Ok(mode)
+}
+
+/// Converts Pad-1/Pad-2's float `value` attribute to the data type.
+fn value_to_type(value: f32, dtype: DataType) -> Result<Tensor> {
+    use DataType::*;
+    let v = value;
+    let bytes: Vec<u8> = match dtype {
+        Float16 => half::f16::from_f32(v).to_le_bytes().to_vec(),
+        Bfloat16 => half::bf16::from_f32(v).to_le_bytes().to_vec(),
+        Float32 => v.to_le_bytes().to_vec(),
+        Float64 => (v as f64).to_le_bytes().to_vec(),
+        Complex64 => [v.to_le_bytes(), 0f32.to_le_bytes()].concat(),
+        Complex128 => [(v as f64).to_le_bytes(), 0f64.to_le_bytes()].concat(),
+        Bool => vec![(v != 0.0) as u8],
+        Int8 => (v as i8).to_le_bytes().to_vec(),
+        Int16 => (v as i16).to_le_bytes().to_vec(),
+        Int32 => (v as i32).to_le_bytes().to_vec(),
+        Int64 => (v as i64).to_le_bytes().to_vec(),
+        Uint8 => (v as u8).to_le_bytes().to_vec(),
+        Uint16 => (v as u16).to_le_bytes().to_vec(),
+        Uint32 => (v as u32).to_le_bytes().to_vec(),
+        Uint64 => (v as u64).to_le_bytes().to_vec(),
+        _ if v == 0.0 && dtype != String => match crate::plan::Constant::zero(dtype) {
+            crate::plan::Constant::Bytes(b) => b,
+            crate::plan::Constant::String(_) => vec![],
+        },
+        _ => {
+            return Err(PadError::ConstantValue {
+                reason: format!("the float attribute value {v} cannot be converted to {dtype}"),
+            })
+        }
+    };
+    Tensor::from_bytes(dtype, vec![], bytes)
+}
+
+fn request(pads: Vec<i64>, mode: Mode, opts: &FormOptions) -> PadRequest {
+    PadRequest::new(pads).mode(mode).max_output_bytes(opts.max_output_bytes)
+}
+
+/// ONNX Pad-1: attributes `paddings`, `mode`, `value` (a float converted to the type).
+///
+/// ```
+/// use wgpu_pad::{forms, DataType, FormOptions};
+/// let plan = forms::onnx_pad_v1(DataType::Float32, &[2], &[1, 1], "edge", 0.0, FormOptions::default()).unwrap();
+/// assert_eq!(plan.out_shape(), &[4]);
+/// ```
+pub fn onnx_pad_v1(
+    dtype: DataType,
+    shape: &[usize],
+    paddings: &[i64],
+    mode: &str,
+    value: f32,
+    opts: FormOptions,
+) -> Result<PadPlan> {
+    let mode = onnx_check(1, mode, dtype, &opts)?;
+    let req = request(paddings.to_vec(), mode, &opts).constant(value_to_type(value, dtype)?);
+    PadPlan::new(dtype, shape, &req)
+}
+
+/// ONNX Pad-2: attributes `pads`, `mode`, `value` (a float converted to the type).
+pub fn onnx_pad_v2(
+    dtype: DataType,
+    shape: &[usize],
+    pads: &[i64],
+    mode: &str,
+    value: f32,
+    opts: FormOptions,
+) -> Result<PadPlan> {
+    let mode = onnx_check(2, mode, dtype, &opts)?;
+    let req = request(pads.to_vec(), mode, &opts).constant(value_to_type(value, dtype)?);
+    PadPlan::new(dtype, shape, &req)
+}
+
+/// Reads an integer tensor (int64, or int32 where `int32_ok`) that is 1-D, or 2-D `[1, n]`
+/// where `two_d_ok`.
+fn int_values(t: &Tensor, form: &str, input: &'static str, int32_ok: bool, two_d_ok: bool) -> Result<Vec<i64>> {
+    let invalid = |reason: String| PadError::InvalidInput {
+        form: form.to_string(),
+        input,
+        reason,
+    };
+    let shape_ok = t.shape().len() == 1 || (two_d_ok && t.shape().len() == 2 && t.shape()[0] == 1);
+    if !shape_ok {
+        let want = if two_d_ok { "1-D or [1, n]" } else { "1-D" };
+        return Err(invalid(format!("shape {:?}, expected {want}", t.shape())));
+    }
+    let bytes = t.bytes().unwrap_or(&[]);
+    match t.dtype() {
+        DataType::Int64 => Ok(bytes
+            .chunks_exact(8)
+            .map(|c| i64::from_le_bytes(c.try_into().unwrap()))
+            .collect()),
+        DataType::Int32 if int32_ok => Ok(bytes
+            .chunks_exact(4)
+            .map(|c| i32::from_le_bytes(c.try_into().unwrap()) as i64)
+            .collect()),
+        other => Err(invalid(format!(
+            "type {other}, expected {}",
+            if int32_ok { "int32 or int64" } else { "int64" }
+        ))),
+    }
+}
+
+/// ONNX Pad-11 to Pad-24, the input form: `pads` (int64), optional `constant_value`,
+/// optional `axes` (int32 or int64, Pad-18 on). `version` is the operator's version or the
+/// model's opset (mapped with [`onnx_pad_version`]).
+///
+/// ```
+/// use wgpu_pad::{forms, DataType, FormOptions, Tensor};
+/// let pads = Tensor::from_slice(DataType::Int64, vec![2], &[1i64, 2]).unwrap();
+/// let axes = Tensor::from_slice(DataType::Int32, vec![1], &[-1i32]).unwrap();
+/// let plan = forms::onnx_pad(19, DataType::Uint8, &[3, 4], "wrap", &pads, None, Some(&axes), FormOptions::default()).unwrap();
+/// assert_eq!(plan.out_shape(), &[3, 7]);
+/// // wrap arrived in Pad-19
+/// assert!(forms::onnx_pad(18, DataType::Uint8, &[3, 4], "wrap", &pads, None, Some(&axes), FormOptions::default()).is_err());
+/// ```
+#[allow(clippy::too_many_arguments)]
+pub fn onnx_pad(
+    version: u32,
+    dtype: DataType,
+    shape: &[usize],
+    mode: &str,
+    pads: &Tensor,
+    constant_value: Option<&Tensor>,
+    axes: Option<&Tensor>,
+    opts: FormOptions,
+) -> Result<PadPlan> {
+    let version = onnx_pad_version(version);
+    let form = format!("ONNX Pad-{version}");
+    if version < 11 {
+        return Err(PadError::InvalidInput {
+            form,
+            input: "pads",
+            reason: "Pad-1 and Pad-2 take pads as an attribute: use onnx_pad_v1 or onnx_pad_v2".into(),
+        });
+    }
+    let mode = onnx_check(version, mode, dtype, &opts)?;
+    let pads = int_values(pads, &form, "pads", false, true)?;
+    let mut req = request(pads, mode, &opts);
+    if let Some(axes) = axes {
+        if version < 18 && !opts.lenient {
+            return Err(PadError::NotInVersion {
+                what: "input axes".into(),
+                form,
+                hint: " (added in Pad-18; FormOptions::lenient accepts it)".into(),
+            });
+        }
+        req = req.axes(int_values(axes, &form, "axes", true, false)?);
+    }
+    if let Some(v) = constant_value {
+        req = req.constant(v.clone());
+    }
+    PadPlan::new(dtype, shape, &req)
+}
+
+/// com.microsoft Pad-1: `pads` int64, 1-D `[2r]` or 2-D `[1, 2r]`; `value` a scalar or a
+/// one-element 1-D tensor; modes constant, reflect, edge; any type.
+pub fn microsoft_pad(
+    dtype: DataType,
+    shape: &[usize],
+    mode: &str,
+    pads: &Tensor,
+    value: Option<&Tensor>,
+    opts: FormOptions,
+) -> Result<PadPlan> {
+    let form = "com.microsoft Pad-1";
+    let mode: Mode = mode.parse()?;
+    if matches!(mode, Mode::Wrap | Mode::Symmetric) && !opts.lenient {
+        return Err(PadError::NotInVersion {
+            what: format!("mode {mode}"),
+            form: form.into(),
+            hint: " (FormOptions::lenient accepts it)".into(),
+        });
+    }
+    let mut req = request(int_values(pads, form, "pads", false, true)?, mode, &opts);
+    if let Some(v) = value {
+        if v.shape().len() > 1 {
+            return Err(PadError::InvalidInput {
+                form: form.into(),
+                input: "value",
+                reason: format!("shape {:?}, expected a scalar or one-element 1-D tensor", v.shape()),
+            });
+        }
+        req = req.constant(v.clone());
+    }
+    PadPlan::new(dtype, shape, &req)
+}
+
+/// OpenVINO Pad-1: `pads_begin`, `pads_end` (int32 or int64, length r, non-negative),
+/// `pad_mode` (constant, edge, reflect, symmetric), optional scalar `pad_value`.
+pub fn openvino_pad(
+    dtype: DataType,
+    shape: &[usize],
+    pad_mode: &str,
+    pads_begin: &Tensor,
+    pads_end: &Tensor,
+    pad_value: Option<&Tensor>,
+    opts: FormOptions,
+) -> Result<PadPlan> {
+    let form = "OpenVINO Pad-1";
+    let mode: Mode = pad_mode.parse()?;
+    if mode == Mode::Wrap && !opts.lenient {
+        return Err(PadError::NotInVersion {
+            what: "mode wrap".into(),
+            form: form.into(),
+            hint: " (FormOptions::lenient accepts it)".into(),
+        });
+    }
+    let begin = int_values(pads_begin, form, "pads_begin", true, false)?;
+    let end = int_values(pads_end, form, "pads_end", true, false)?;
+    for (input, values) in [("pads_begin", &begin), ("pads_end", &end)] {
+        if values.len() != shape.len() {
+            return Err(PadError::InvalidInput {
+                form: form.into(),
+                input,
+                reason: format!("{} values for an input of rank {}", values.len(), shape.len()),
+            });
+        }
+        if let Some(axis) = values.iter().position(|&p| p < 0) {
+            return Err(PadError::InvalidInput {
+                form: form.into(),
+                input,
+                reason: format!(
+                    "axis {axis}: pad {} is negative; OpenVINO Pad-1 allows only pads >= 0",
+                    values[axis]
+                ),
+            });
+        }
+    }
+    let mut req = request([begin, end].concat(), mode, &opts);
+    if let Some(v) = pad_value {
+        req = req.constant(v.clone());
+    }
+    PadPlan::new(dtype, shape, &req)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn i64s(v: &[i64]) -> Tensor {
+        Tensor::from_slice(DataType::Int64, vec![v.len()], v).unwrap()
+    }
+    const D: FormOptions = FormOptions {
+        lenient: false,
+        max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
+    };
+
+    #[test]
+    fn opset_maps_to_pad_version() {
+        assert_eq!(onnx_pad_version(17), 13);
+        assert_eq!(onnx_pad_version(20), 19);
+        assert_eq!(onnx_pad_version(30), 24);
+        assert_eq!(onnx_pad_version(10), 2);
+    }
+
+    #[test]
+    fn pad_v1_and_v2_convert_value() {
+        let p = onnx_pad_v2(DataType::Float16, &[1], &[1, 0], "constant", 1.5, D).unwrap();
+        assert_eq!(
+            p.constant(),
+            &crate::plan::Constant::Bytes(half::f16::from_f32(1.5).to_le_bytes().to_vec())
+        );
+        let e = onnx_pad_v1(DataType::Int32, &[1], &[1, 0], "constant", 1.5, D).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("type int32 is not in ONNX Pad-1 (added in Pad-11"),
+            "{e}"
+        );
+        let p = onnx_pad_v1(DataType::Int32, &[1], &[1, 0], "constant", 7.0, FormOptions::lenient()).unwrap();
+        assert_eq!(p.constant(), &crate::plan::Constant::Bytes(7i32.to_le_bytes().to_vec()));
+        assert!(onnx_pad_v1(DataType::Float32, &[1], &[1, 0], "wrap", 0.0, D).is_err());
+    }
+
+    #[test]
+    fn versions_gate_modes_types_and_axes() {
+        let pads = i64s(&[1, 1]);
+        let e = onnx_pad(13, DataType::Float32, &[2], "wrap", &pads, None, None, D).unwrap_err();
+        assert!(
+            matches!(e, PadError::NotInVersion { .. }) && e.to_string().contains("Pad-19"),
+            "{e}"
+        );
+        assert!(onnx_pad(
+            13,
+            DataType::Float32,
+            &[2],
+            "wrap",
+            &pads,
+            None,
+            None,
+            FormOptions::lenient()
+        )
+        .is_ok());
+        assert!(onnx_pad(19, DataType::Float32, &[2], "wrap", &pads, None, None, D).is_ok());
+        assert!(onnx_pad(24, DataType::Float32, &[2], "symmetric", &pads, None, None, D).is_err());
+        assert!(onnx_pad(11, DataType::Bfloat16, &[2], "edge", &pads, None, None, D).is_err());
+        assert!(onnx_pad(13, DataType::String, &[2], "edge", &pads, None, None, D).is_ok());
+        assert!(onnx_pad(19, DataType::Int4, &[2], "edge", &pads, None, None, D).is_err());
+        assert!(onnx_pad(21, DataType::Int4, &[2], "edge", &pads, None, None, D).is_ok());
+        assert!(onnx_pad(21, DataType::Float4e2m1, &[2], "edge", &pads, None, None, D).is_err());
+        assert!(onnx_pad(23, DataType::Float4e2m1, &[2], "edge", &pads, None, None, D).is_ok());
+        assert!(onnx_pad(23, DataType::Float8e8m0, &[2], "edge", &pads, None, None, D).is_err());
+        assert!(onnx_pad(24, DataType::Float8e8m0, &[2], "edge", &pads, None, None, D).is_ok());
+        let axes = Tensor::from_slice(DataType::Int32, vec![1], &[0i32]).unwrap();
+        assert!(onnx_pad(13, DataType::Float32, &[2], "edge", &pads, None, Some(&axes), D).is_err());
+        assert!(onnx_pad(18, DataType::Float32, &[2], "edge", &pads, None, Some(&axes), D).is_ok());
+        let e = onnx_pad(11, DataType::Float32, &[2], "edge", &axes, None, None, D).unwrap_err();
+        assert!(e.to_string().contains("input pads: type int32, expected int64"), "{e}");
+        let e = onnx_pad(11, DataType::Float32, &[2], "Edge", &pads, None, None, D).unwrap_err();
+        assert!(matches!(e, PadError::InvalidMode { .. }), "{e}");
+    }
+
+    #[test]
+    fn microsoft_accepts_2d_pads_and_1d_value() {
+        let pads = Tensor::from_slice(DataType::Int64, vec![1, 4], &[0i64, 1, 0, 1]).unwrap();
+        let v = Tensor::from_slice(DataType::Int8, vec![1], &[5i8]).unwrap();
+        let p = microsoft_pad(DataType::Int8, &[2, 2], "constant", &pads, Some(&v), D).unwrap();
+        assert_eq!(p.out_shape(), &[2, 4]);
+        let pads3 = Tensor::from_slice(DataType::Int64, vec![2, 2], &[0i64, 1, 0, 1]).unwrap();
+        assert!(microsoft_pad(DataType::Int8, &[2, 2], "constant", &pads3, None, D).is_err());
+        assert!(microsoft_pad(DataType::Int8, &[2, 2], "wrap", &pads, None, D).is_err());
+    }
+
+    #[test]
+    fn openvino_symmetric_and_no_negative_pads() {
+        let b = Tensor::from_slice(DataType::Int32, vec![2], &[0i32, 2]).unwrap();
+        let e_ok = Tensor::from_slice(DataType::Int32, vec![2], &[0i32, 1]).unwrap();
+        let p = openvino_pad(DataType::Float32, &[2, 3], "symmetric", &b, &e_ok, None, D).unwrap();
+        assert_eq!(p.out_shape(), &[2, 6]);
+        let neg = Tensor::from_slice(DataType::Int32, vec![2], &[0i32, -1]).unwrap();
+        let e = openvino_pad(DataType::Float32, &[2, 3], "edge", &b, &neg, None, D).unwrap_err();
+        assert!(e.to_string().contains("axis 1: pad -1 is negative"), "{e}");
+    }
+}

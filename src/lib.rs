@@ -1,0 +1,38 @@
+//! # wgpu-pad
+//!
+//! The ONNX `Pad` operator on the GPU (wgpu compute shaders in WGSL) and on the CPU: every
+//! mode (constant, reflect, edge, wrap, symmetric), all 24 data types of Pad-24, every
+//! operator version, bit for bit.
+//!
+//! One validated [`PadPlan`] drives every path:
+//!
+//! ```
+//! use wgpu_pad::{cpu, DataType, Mode, PadPlan, PadRequest, Tensor};
+//!
+//! let x = Tensor::from_slice(DataType::Float32, vec![2, 3], &[1f32, 2., 3., 4., 5., 6.]).unwrap();
+//! let request = PadRequest::new(vec![0, 1, 0, 2]).mode(Mode::Reflect); // begins, then ends
+//! let plan = PadPlan::new(x.dtype(), x.shape(), &request).unwrap();
+//! let y = cpu::pad(&plan, &x).unwrap();
+//! assert_eq!(y.shape(), &[2, 6]);
+//! assert_eq!(y.as_slice::<f32>().unwrap(), &[2., 1., 2., 3., 2., 1., 5., 4., 5., 6., 5., 4.]);
+//! ```
+//!
+//! - [`forms`] builds plans from ONNX Pad-1 … Pad-24, com.microsoft Pad-1 and OpenVINO Pad-1.
+//! - [`cpu`] runs a plan on host memory; [`reference`] is the slow per-element oracle.
+//! - [`npy`] reads and writes `.npy` files, including ml_dtypes' descrs.
+#![warn(missing_docs)]
+
+pub mod cpu;
+mod dtype;
+mod error;
+pub mod forms;
+pub mod npy;
+mod plan;
+pub mod reference;
+mod tensor;
+
+pub use dtype::{DataType, ElementWidth};
+pub use error::{PadError, Result};
+pub use forms::FormOptions;
+pub use plan::{source_index, AxisMap, Constant, FoldedPlan, Mode, PadPlan, PadRequest, DEFAULT_MAX_OUTPUT_BYTES};
+pub use tensor::{element_count, pack_nibbles, unpack_nibbles, Tensor, TensorData};

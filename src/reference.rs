@@ -1,0 +1,118 @@
+//! A straightforward per-element pad written from `SEMANTICS.md`'s formulas, independent
+//! of the fast paths: the oracle for property tests and fuzzing. Slow by design.
+
+use crate::dtype::ElementWidth;
+use crate::plan::{Constant, Mode, PadPlan};
+use crate::tensor::{pack_nibbles, unpack_nibbles, Tensor, TensorData};
+
+/// The source element for output coordinate `o` on an axis of input length `n` with
+/// signed pads `b`, `e`: an input index, or `None` for the constant.
+fn source(mode: Mode, o: i128, n: i128, b: i128, e: i128) -> Option<i128> {
+    if mode == Mode::Constant {
+        let i = o - b;
+        return (0..n).contains(&i).then_some(i);
+    }
+    let s = (-b).max(0);
+    let t = n - (-e).max(0);
+    let kept = t - s;
+    let j = o - b.max(0);
+    let f = match mode {
+        Mode::Edge => j.clamp(0, kept - 1),
+        Mode::Wrap => j.rem_euclid(kept),
+        Mode::Reflect if kept == 1 => 0,
+        Mode::Reflect => {
+            let p = 2 * (kept - 1);
+            let k = j.rem_euclid(p);
+            if k < kept {
+                k
+            } else {
+                p - k
+            }
+        }
+        Mode::Symmetric => {
+            let p = 2 * kept;
+            let k = j.rem_euclid(p);
+            if k < kept {
+                k
+            } else {
+                p - 1 - k
+            }
+        }
+        Mode::Constant => unreachable!(),
+    };
+    Some(s + f)
+}
+
+/// Pads `input` element by element. `input` must match the plan's type and shape.
+pub fn pad(plan: &PadPlan, input: &Tensor) -> Tensor {
+    let out_shape = plan.out_shape().to_vec();
+    let in_shape = plan.in_shape();
+    let rank = in_shape.len();
+    let out_len = plan.out_len();
+    // Index of the input element for each output element, or None for the constant.
+    let mut sources: Vec<Option<usize>> = Vec::with_capacity(out_len);
+    let mut coord = vec![0usize; rank];
+    for _ in 0..out_len {
+        let mut index = Some(0usize);
+        for d in 0..rank {
+            let src = source(
+                plan.mode(),
+                coord[d] as i128,
+                in_shape[d] as i128,
+                plan.begins()[d] as i128,
+                plan.ends()[d] as i128,
+            );
+            index = match (index, src) {
+                (Some(acc), Some(i)) => Some(acc * in_shape[d] + i as usize),
+                _ => None,
+            };
+        }
+        sources.push(index);
+        for d in (0..rank).rev() {
+            coord[d] += 1;
+            if coord[d] < out_shape[d] {
+                break;
+            }
+            coord[d] = 0;
+        }
+    }
+
+    match (input.data(), plan.constant()) {
+        (TensorData::Strings(s), c) => {
+            let constant = match c {
+                Constant::String(c) => c.clone(),
+                Constant::Bytes(_) => String::new(),
+            };
+            let out = sources
+                .iter()
+                .map(|i| i.map_or(constant.clone(), |i| s[i].clone()))
+                .collect();
+            Tensor::from_strings(out_shape, out).expect("shape matches")
+        }
+        (TensorData::Bytes(b), c) => {
+            let constant = match c {
+                Constant::Bytes(c) => c.clone(),
+                Constant::String(_) => vec![0],
+            };
+            let bytes = if plan.dtype().width() == ElementWidth::Bits4 {
+                let elems = unpack_nibbles(b, plan.in_len());
+                let out: Vec<u8> = sources
+                    .iter()
+                    .map(|i| i.map_or(constant[0] & 0x0f, |i| elems[i]))
+                    .collect();
+                pack_nibbles(&out)
+            } else {
+                let w = plan.dtype().width().bytes().expect("fixed width");
+                let mut out = Vec::with_capacity(out_len * w);
+                for i in &sources {
+                    match i {
+                        Some(i) => out.extend_from_slice(&b[i * w..(i + 1) * w]),
+                        None => out.extend_from_slice(&constant),
+                    }
+                }
+                out
+            };
+            Tensor::from_bytes(plan.dtype(), out_shape, bytes).expect("shape matches")
+        }
+    }
+}

@@ -26,6 +26,7 @@ pub mod cpu;
 mod dtype;
 mod error;
 pub mod forms;
+pub mod gpu;
 pub mod npy;
 mod plan;
 pub mod reference;

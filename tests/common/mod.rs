@@ -129,3 +129,21 @@ pub fn run_corpus(mut pad: impl FnMut(&Case, &PadPlan) -> Result<Tensor, PadErro
     }
     (cases.len(), failures)
 }
+
+/// The shared GPU context, or `None` (skip) when no adapter exists — unless
+/// `WGPU_PAD_REQUIRE_GPU=1`, when a missing adapter fails the test.
+pub fn gpu() -> Option<&'static wgpu_pad::gpu::GpuContext> {
+    use std::sync::OnceLock;
+    static GPU: OnceLock<Result<wgpu_pad::gpu::GpuContext, String>> = OnceLock::new();
+    let ctx = GPU.get_or_init(|| wgpu_pad::gpu::GpuContext::new_blocking().map_err(|e| e.to_string()));
+    match ctx {
+        Ok(ctx) => Some(ctx),
+        Err(e) if std::env::var("WGPU_PAD_REQUIRE_GPU").is_ok_and(|v| v == "1") => {
+            panic!("WGPU_PAD_REQUIRE_GPU=1 but no GPU: {e}")
+        }
+        Err(e) => {
+            eprintln!("skipping GPU test: {e}");
+            None
+        }
+    }
+}

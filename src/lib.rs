@@ -27,6 +27,7 @@ mod dtype;
 mod error;
 pub mod forms;
 pub mod gpu;
+pub mod literal;
 pub mod npy;
 mod plan;
 pub mod reference;

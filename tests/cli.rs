@@ -1,0 +1,220 @@
+//! The conformance corpus through the command line (`examples/pad`), as the corpus README
+//! drives it, plus the command line's own error handling.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use wgpu_pad::npy;
+
+/// The example binary that `cargo test` builds beside the test binaries.
+fn pad_exe() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().unwrap().parent().unwrap();
+    let path = dir
+        .join("examples")
+        .join(format!("pad{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        path.exists(),
+        "{} not built (cargo test builds examples)",
+        path.display()
+    );
+    path
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(pad_exe())
+        .args(args)
+        .env("RUST_LOG", "warn")
+        .output()
+        .unwrap()
+}
+
+fn stderr_lines(out: &Output) -> Vec<String> {
+    String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// Checks an error run: non-zero exit, one `error:` line, last.
+fn assert_clean_error(out: &Output, what: &str) {
+    let lines = stderr_lines(out);
+    assert!(!out.status.success(), "{what}: exited 0");
+    assert!(
+        lines.last().is_some_and(|l| l.starts_with("error: ")),
+        "{what}: stderr {lines:?}"
+    );
+    assert_eq!(
+        lines.iter().filter(|l| l.starts_with("error:")).count(),
+        1,
+        "{what}: {lines:?}"
+    );
+}
+
+fn corpus_through_cli(device: &str) {
+    let tmp = std::env::temp_dir().join(format!("wgpu-pad-cli-{device}-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let cases = common::cases();
+    let failures: Vec<String> = std::thread::scope(|s| {
+        let chunks: Vec<_> = cases.chunks(cases.len().div_ceil(4)).collect();
+        let handles: Vec<_> = chunks
+            .into_iter()
+            .map(|chunk| {
+                s.spawn(|| {
+                    chunk
+                        .iter()
+                        .filter_map(|c| check_case(c, device, &tmp).err())
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    std::fs::remove_dir_all(&tmp).ok();
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases failed:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+}
+
+fn check_case(case: &common::Case, device: &str, tmp: &Path) -> Result<(), String> {
+    let out_path = tmp.join(format!("{}.npy", case.name));
+    let join = |v: &[i64]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(",");
+    let mut args = vec![
+        case.dir.join("input.npy").display().to_string(),
+        out_path.display().to_string(),
+        "--dtype".into(),
+        case.dtype.name().into(),
+        "--mode".into(),
+        case.mode.clone(),
+        format!("--pads={}", join(&case.pads)),
+        "--device".into(),
+        device.into(),
+        "-v".into(),
+    ];
+    if let Some(axes) = &case.axes {
+        args.push(format!("--axes={}", join(axes)));
+    }
+    if case.dir.join("value.npy").exists() {
+        args.push("--value-npy".into());
+        args.push(case.dir.join("value.npy").display().to_string());
+    }
+    let out = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let name = &case.name;
+    match &case.expect {
+        Err(_) => {
+            if out.status.success() {
+                return Err(format!("{name}: expected an error, exited 0"));
+            }
+            let lines = stderr_lines(&out);
+            if !lines.last().is_some_and(|l| l.starts_with("error: ")) {
+                return Err(format!("{name}: last stderr line is not error: {lines:?}"));
+            }
+            if out_path.exists() {
+                return Err(format!("{name}: output file created on error"));
+            }
+        }
+        Ok(_) => {
+            if !out.status.success() {
+                return Err(format!("{name}: failed: {:?}", stderr_lines(&out)));
+            }
+            let lines = stderr_lines(&out);
+            let path_line = lines
+                .iter()
+                .find(|l| l.starts_with("path="))
+                .cloned()
+                .unwrap_or_default();
+            let want = match device {
+                "cpu" => "path=cpu",
+                _ if case.dtype.gpu_capable() => "path=gpu adapter=",
+                _ => "path=cpu fallback=",
+            };
+            if !path_line.starts_with(want) {
+                return Err(format!("{name}: -v said {path_line:?}, expected {want}…"));
+            }
+            let got = npy::parse(&std::fs::read(&out_path).map_err(|e| format!("{name}: {e}"))?)
+                .map_err(|e| format!("{name}: {e}"))?;
+            let expected = npy::parse(&std::fs::read(case.dir.join("expected.npy")).unwrap()).unwrap();
+            if got.descr != expected.descr || got.shape != expected.shape || got.data != expected.data {
+                return Err(format!(
+                    "{name}: got {} {:?}, expected {} {:?} (data equal: {})",
+                    got.descr,
+                    got.shape,
+                    expected.descr,
+                    expected.shape,
+                    got.data == expected.data
+                ));
+            }
+            std::fs::remove_file(&out_path).ok();
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn corpus_through_cli_on_cpu() {
+    corpus_through_cli("cpu");
+}
+
+#[test]
+fn corpus_through_cli_on_gpu() {
+    if common::gpu().is_none() {
+        return;
+    }
+    corpus_through_cli("gpu");
+}
+
+#[test]
+fn cli_errors_are_one_line_and_leave_output_untouched() {
+    let dir = std::env::temp_dir().join(format!("wgpu-pad-cli-err-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let input = dir.join("in.npy");
+    let x = wgpu_pad::Tensor::from_slice(wgpu_pad::DataType::Float32, vec![3], &[1f32, 2., 3.]).unwrap();
+    std::fs::write(&input, npy::to_bytes(&x, &npy::Descr::parse("<f4").unwrap()).unwrap()).unwrap();
+    let existing = dir.join("existing.npy");
+    std::fs::write(&existing, b"keep me").unwrap();
+    let (i, e) = (input.to_str().unwrap(), existing.to_str().unwrap());
+    let missing_dir = dir.join("no/such/dir/out.npy");
+    for (what, args) in [
+        (
+            "bad mode",
+            vec![i, e, "--pads=1,1", "--mode", "mirror", "--device", "cpu"],
+        ),
+        ("bad pads", vec![i, e, "--pads", "1,x", "--device", "cpu"]),
+        ("pads length", vec![i, e, "--pads", "-1,2,3", "--device", "cpu"]),
+        (
+            "bad value",
+            vec![i, e, "--pads=1,1", "--value", "abc", "--device", "cpu"],
+        ),
+        ("missing input", vec!["/no/such.npy", e, "--pads=1,1"]),
+        ("unknown flag", vec![i, e, "--pads=1,1", "--frobnicate"]),
+        ("bad dtype", vec![i, e, "--pads=1,1", "--dtype", "float33"]),
+        (
+            "reflect empty",
+            vec![i, e, "--pads=-3,1", "--mode", "reflect", "--device", "cpu"],
+        ),
+    ] {
+        let out = run(&args);
+        assert_clean_error(&out, what);
+        assert_eq!(std::fs::read(&existing).unwrap(), b"keep me", "{what}: output changed");
+    }
+    let out = run(&[i, missing_dir.to_str().unwrap(), "--pads=1,1", "--device", "cpu"]);
+    assert_clean_error(&out, "missing output directory");
+    // Both pads spellings work, and -v reports the path.
+    let o = dir.join("o.npy");
+    for pads in [&["--pads", "-1,2"][..], &["--pads=-1,2"][..]] {
+        let mut args = vec![i, o.to_str().unwrap(), "--device", "cpu", "-v", "--mode", "edge"];
+        args.extend_from_slice(pads);
+        let out = run(&args);
+        assert!(out.status.success(), "{:?}", stderr_lines(&out));
+        assert_eq!(stderr_lines(&out), ["path=cpu"]);
+        let y = npy::to_tensor(&npy::parse(&std::fs::read(&o).unwrap()).unwrap(), None).unwrap();
+        assert_eq!(y.as_slice::<f32>().unwrap(), &[2., 3., 3., 3.]);
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -57,7 +57,7 @@ pub enum PadError {
         out: i128,
     },
     /// A non-constant mode asked to extend an axis with nothing left after cropping.
-    #[error("{mode} pad on axis {axis}: nothing left to {mode} after cropping {cropped} of {len} elements (output length {out})")]
+    #[error("{mode} pad on axis {axis}: nothing left to {verb} after cropping {cropped} of {len} elements (output length {out})", verb = match *mode { "edge" => "repeat", "wrap" => "wrap", "symmetric" => "mirror", m => m })]
     EmptyAxis {
         /// The mode's name.
         mode: &'static str,

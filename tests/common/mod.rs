@@ -147,3 +147,40 @@ pub fn gpu() -> Option<&'static wgpu_pad::gpu::GpuContext> {
         }
     }
 }
+
+/// A path to run a pad on, so a test is written once and run on each (cubecl/candle style).
+#[derive(Clone, Copy)]
+pub enum PadPath {
+    Cpu,
+    Gpu(&'static wgpu_pad::gpu::GpuContext),
+}
+
+impl PadPath {
+    pub fn pad(&self, plan: &PadPlan, input: &Tensor) -> Result<Tensor, PadError> {
+        match self {
+            PadPath::Cpu => wgpu_pad::cpu::pad(plan, input),
+            PadPath::Gpu(ctx) => ctx.pad_blocking(plan, input).map(|p| p.tensor),
+        }
+    }
+}
+
+/// Defines `mod $name { fn cpu(); fn gpu(); }`, running `$body(path)` on each path (the
+/// GPU one skips without an adapter unless `WGPU_PAD_REQUIRE_GPU=1`).
+#[macro_export]
+macro_rules! test_each_path {
+    ($name:ident, $body:expr) => {
+        mod $name {
+            use super::*;
+            #[test]
+            fn cpu() {
+                ($body)(common::PadPath::Cpu)
+            }
+            #[test]
+            fn gpu() {
+                if let Some(ctx) = common::gpu() {
+                    ($body)(common::PadPath::Gpu(ctx))
+                }
+            }
+        }
+    };
+}

@@ -1,0 +1,180 @@
+//! Property tests: every path equals the per-element reference (SEMANTICS.md's formulas)
+//! and the CPU path, over random ranks 0-8, shapes with zeros, negative and oversized pads,
+//! axes, every mode and every width.
+
+mod common;
+
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
+use wgpu_pad::{cpu, reference, DataType, Mode, PadPlan, PadRequest, Tensor};
+
+/// One type per width, plus the CPU-only kinds.
+const TYPES: [DataType; 9] = [
+    DataType::Bool,
+    DataType::Uint8,
+    DataType::Float16,
+    DataType::Float32,
+    DataType::Int64,
+    DataType::Complex128,
+    DataType::Float8e5m2,
+    DataType::Int4,
+    DataType::String,
+];
+
+#[derive(Debug, Clone)]
+struct Case {
+    dtype: DataType,
+    shape: Vec<usize>,
+    pads: Vec<i64>,
+    axes: Option<Vec<i64>>,
+    mode: Mode,
+    seed: u64,
+    constant: u64,
+}
+
+fn case() -> impl Strategy<Value = Case> {
+    (0usize..=8).prop_flat_map(|rank| {
+        // Keep outputs small: long pads on low ranks, short ones on high ranks.
+        let (max_dim, max_pad) = match rank {
+            0..=2 => (6usize, 20i64),
+            3..=4 => (5, 6),
+            _ => (3, 2),
+        };
+        (
+            proptest::sample::select(&TYPES[..]),
+            proptest::collection::vec(prop_oneof![1 => Just(0), 12 => 1..=max_dim], rank),
+            proptest::collection::vec(prop_oneof![1 => -4..0i64, 3 => 0..=max_pad], 2 * rank),
+            proptest::option::of(Just(rank)),
+            proptest::sample::select(&Mode::ALL[..]),
+            any::<u64>(),
+            any::<u64>(),
+            any::<bool>(),
+        )
+            .prop_map(|(dtype, shape, pads, axes_rank, mode, seed, constant, negative_axes)| {
+                let rank = shape.len();
+                // Axes: a rotation of 0..rank, half of it, some written negative.
+                let axes = axes_rank.filter(|&r| r > 0).map(|r| {
+                    let k = (seed as usize % r) + 1;
+                    (0..k)
+                        .map(|i| {
+                            let a = ((i + seed as usize / 7) % r) as i64;
+                            if negative_axes {
+                                a - r as i64
+                            } else {
+                                a
+                            }
+                        })
+                        .collect::<Vec<_>>()
+                });
+                let mut pads = match &axes {
+                    Some(a) => pads[..2 * a.len()].to_vec(),
+                    None => pads,
+                };
+                // Crop at most the axis's length in all, so most plans are valid.
+                let k = pads.len() / 2;
+                for i in 0..k {
+                    let axis = axes.as_ref().map_or(i, |a| a[i].rem_euclid(rank as i64) as usize);
+                    let n = shape[axis] as i64;
+                    pads[i] = pads[i].max(-(n / 2));
+                    pads[k + i] = pads[k + i].max(-(n - n / 2));
+                }
+                Case {
+                    dtype,
+                    shape,
+                    pads,
+                    axes,
+                    mode,
+                    seed,
+                    constant,
+                }
+            })
+    })
+}
+
+/// Random data of the case's type.
+fn input(c: &Case) -> Tensor {
+    let n: usize = c.shape.iter().product();
+    let mut state = c.seed | 1;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    match c.dtype {
+        DataType::String => {
+            Tensor::from_strings(c.shape.clone(), (0..n).map(|_| format!("s{}", next() % 1000)).collect()).unwrap()
+        }
+        DataType::Bool => {
+            Tensor::from_bytes(c.dtype, c.shape.clone(), (0..n).map(|_| (next() & 1) as u8).collect()).unwrap()
+        }
+        DataType::Int4 => {
+            let elems: Vec<u8> = (0..n).map(|_| (next() & 0x0f) as u8).collect();
+            Tensor::from_bytes(c.dtype, c.shape.clone(), wgpu_pad::pack_nibbles(&elems)).unwrap()
+        }
+        t => {
+            let w = t.width().bytes().unwrap();
+            Tensor::from_bytes(t, c.shape.clone(), (0..n * w).map(|_| next() as u8).collect()).unwrap()
+        }
+    }
+}
+
+fn constant(c: &Case) -> Tensor {
+    match c.dtype {
+        DataType::String => Tensor::from_strings(vec![], vec![format!("c{}", c.constant % 10)]).unwrap(),
+        DataType::Bool => Tensor::from_bytes(c.dtype, vec![1], vec![(c.constant & 1) as u8]).unwrap(),
+        DataType::Int4 => Tensor::from_bytes(c.dtype, vec![], vec![(c.constant & 0x0f) as u8]).unwrap(),
+        t => {
+            let w = t.width().bytes().unwrap();
+            let bytes: Vec<u8> = c.constant.to_le_bytes().iter().cycle().take(w).copied().collect();
+            Tensor::from_bytes(t, vec![1, 1], bytes).unwrap()
+        }
+    }
+}
+
+fn check(path: common::PadPath, cases: u32) {
+    use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+    let ran = AtomicU32::new(0);
+    let nonempty = AtomicU32::new(0);
+    let mut runner = TestRunner::new(Config {
+        cases,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    runner
+        .run(&case(), |c| {
+            let x = input(&c);
+            let mut req = PadRequest::new(c.pads.clone()).mode(c.mode).constant(constant(&c));
+            if let Some(a) = &c.axes {
+                req = req.axes(a.clone());
+            }
+            let plan = PadPlan::new(c.dtype, &c.shape, &req);
+            let Ok(plan) = plan else {
+                // Refusals are the plan's, shared by every path; the unit tests cover them.
+                return Ok(());
+            };
+            prop_assume!(plan.out_len() <= 300_000);
+            ran.fetch_add(1, Relaxed);
+            nonempty.fetch_add(u32::from(plan.out_len() > 0), Relaxed);
+            let want = reference::pad(&plan, &x);
+            let got = path.pad(&plan, &x).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            prop_assert_eq!(got.shape(), want.shape());
+            prop_assert!(got == want, "data differs from the reference");
+            if let common::PadPath::Gpu(_) = path {
+                prop_assert!(cpu::pad(&plan, &x).unwrap() == got, "GPU differs from CPU");
+            }
+            // The input is untouched.
+            prop_assert!(x == input(&c));
+            Ok(())
+        })
+        .unwrap();
+    let (ran, nonempty) = (ran.into_inner(), nonempty.into_inner());
+    eprintln!("{ran} of {cases} cases padded, {nonempty} with non-empty outputs");
+    // Guard against a generator whose cases the plan mostly refuses.
+    assert!(
+        nonempty * 2 >= cases,
+        "only {nonempty} of {cases} cases padded something"
+    );
+}
+
+test_each_path!(random_pads_match_reference, |path| check(path, 384));

@@ -229,7 +229,7 @@ mod tests {
         let [x, y, _] = l.workgroups;
         assert!(x as u64 * y as u64 * 64 * 4 >= (1 << 26) + 2);
         let l = launch(
-            &plan(DataType::Int32, &[70000, 70000], &[0, 1, 0, 1], Mode::Constant),
+            &plan(DataType::Uint8, &[70000, 70000], &[0, 1, 0, 1], Mode::Constant),
             65535,
         );
         assert!(matches!(l, Err(PadError::TooLarge { .. })));

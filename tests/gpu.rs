@@ -1,0 +1,252 @@
+//! The GPU path as an engine embeds it: caller's device, buffers at offsets, several pads in
+//! one submission, misuse refused with errors, threads, large dispatches.
+
+mod common;
+
+use wgpu::util::DeviceExt;
+use wgpu_pad::gpu::{BufferRange, GpuContext, PadKernel};
+use wgpu_pad::{cpu, DataType, Mode, PadError, PadPlan, PadRequest, Tensor};
+
+fn ctx() -> Option<&'static GpuContext> {
+    common::gpu()
+}
+
+fn plan(dtype: DataType, shape: &[usize], pads: &[i64], mode: Mode) -> PadPlan {
+    PadPlan::new(dtype, shape, &PadRequest::new(pads.to_vec()).mode(mode)).unwrap()
+}
+
+fn pattern(dtype: DataType, shape: &[usize], seed: u8) -> Tensor {
+    let n: usize = shape.iter().product::<usize>() * dtype.width().bytes().unwrap();
+    let bytes = (0..n).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed)).collect();
+    Tensor::from_bytes(dtype, shape.to_vec(), bytes).unwrap()
+}
+
+/// Copies `len` bytes at `offset` of `buffer` back to the host.
+fn read(ctx: &GpuContext, buffer: &wgpu::Buffer, offset: u64, len: u64) -> Vec<u8> {
+    let size = len.next_multiple_of(4);
+    let staging = ctx.device().create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut enc = ctx.device().create_command_encoder(&Default::default());
+    enc.copy_buffer_to_buffer(buffer, offset, &staging, 0, size);
+    ctx.queue().submit([enc.finish()]);
+    staging.slice(..).map_async(wgpu::MapMode::Read, |r| r.unwrap());
+    ctx.device().poll(wgpu::PollType::wait_indefinitely()).unwrap();
+    let v = staging.slice(..).get_mapped_range().unwrap()[..len as usize].to_vec();
+    staging.unmap();
+    v
+}
+
+fn storage(ctx: &GpuContext, bytes: &[u8]) -> wgpu::Buffer {
+    ctx.device().create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: None,
+        contents: bytes,
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+    })
+}
+
+#[test]
+fn outputs_past_a_single_dispatch_are_bit_exact() {
+    let Some(ctx) = ctx() else { return };
+    // 1-D f32: 17 million elements, more than 65535 workgroups of 64 in x.
+    let p = plan(DataType::Float32, &[17_000_000], &[3, 5], Mode::Reflect);
+    let x = pattern(DataType::Float32, &[17_000_000], 1);
+    let y = ctx.pad_blocking(&p, &x).unwrap().tensor;
+    assert_eq!(y.len(), 17_000_008);
+    assert!(y == cpu::pad(&p, &x).unwrap(), "1-D f32 differs from the CPU path");
+    // u8 words: 17 million bytes, odd length (a partial last word).
+    let p = plan(DataType::Uint8, &[4_250_001, 4], &[0, 1, 1, 2], Mode::Wrap);
+    let x = pattern(DataType::Uint8, &[4_250_001, 4], 7);
+    let y = ctx.pad_blocking(&p, &x).unwrap().tensor;
+    assert!(y.len() > 16_800_000);
+    assert!(y == cpu::pad(&p, &x).unwrap(), "u8 differs from the CPU path");
+    // More rows than one grid dimension holds (the linear-rows layout).
+    let p = plan(DataType::Int64, &[70_000, 3], &[1, 2, 1, 0], Mode::Symmetric);
+    let x = pattern(DataType::Int64, &[70_000, 3], 3);
+    assert!(ctx.pad_blocking(&p, &x).unwrap().tensor == cpu::pad(&p, &x).unwrap());
+}
+
+#[test]
+fn several_encodes_in_one_submission_at_offsets_in_one_pool() {
+    let Some(ctx) = ctx() else { return };
+    let kernel = PadKernel::new(ctx.device());
+    let align = ctx.device().limits().min_storage_buffer_offset_alignment as u64;
+    let jobs = [
+        (plan(DataType::Float32, &[3, 5], &[1, 2, 0, 1], Mode::Reflect), 1u8),
+        (plan(DataType::Uint8, &[7, 3], &[0, 1, 2, 0], Mode::Edge), 2),
+        (plan(DataType::Float16, &[5], &[-1, 4], Mode::Wrap), 3),
+        (plan(DataType::Complex128, &[2, 2], &[1, 0, 0, 1], Mode::Constant), 4),
+        (plan(DataType::Uint8, &[3], &[2, 0], Mode::Symmetric), 5),
+    ];
+    // One pool holds every input and output, each at an aligned offset, the rest 0xAA.
+    let mut layout = Vec::new();
+    let mut next = align; // nothing at offset 0
+    for (p, _) in &jobs {
+        let (i, o) = p.byte_sizes().unwrap();
+        let in_at = next;
+        let out_at = (in_at + i).next_multiple_of(align);
+        next = (out_at + o + 4).next_multiple_of(align);
+        layout.push((in_at, out_at));
+    }
+    let mut pool = vec![0xAAu8; next as usize];
+    let inputs: Vec<Tensor> = jobs.iter().map(|(p, s)| pattern(p.dtype(), p.in_shape(), *s)).collect();
+    for ((_, x), (in_at, _)) in jobs.iter().zip(&inputs).zip(&layout) {
+        let b = x.bytes().unwrap();
+        pool[*in_at as usize..*in_at as usize + b.len()].copy_from_slice(b);
+    }
+    let buffer = storage(ctx, &pool);
+    let mut encoder = ctx.device().create_command_encoder(&Default::default());
+    for ((p, _), (in_at, out_at)) in jobs.iter().zip(&layout) {
+        kernel
+            .encode(
+                &mut encoder,
+                p,
+                BufferRange::at(&buffer, *in_at),
+                BufferRange::at(&buffer, *out_at),
+            )
+            .unwrap();
+    }
+    ctx.queue().submit([encoder.finish()]);
+    let after = read(ctx, &buffer, 0, next);
+    let mut expected = pool.clone();
+    for (((p, _), x), (_, out_at)) in jobs.iter().zip(&inputs).zip(&layout) {
+        let y = cpu::pad(p, x).unwrap();
+        let b = y.bytes().unwrap();
+        expected[*out_at as usize..*out_at as usize + b.len()].copy_from_slice(b);
+    }
+    // Every output is right, every input and every byte between them untouched.
+    assert_eq!(after, expected);
+}
+
+#[test]
+fn misuse_is_an_error_not_a_panic() {
+    let Some(ctx) = ctx() else { return };
+    let kernel = PadKernel::new(ctx.device());
+    let device = ctx.device();
+    let align = device.limits().min_storage_buffer_offset_alignment as u64;
+    let p = plan(DataType::Float32, &[4], &[1, 1], Mode::Edge); // 16 bytes in, 24 out
+    let good = storage(ctx, &[0u8; 4096]);
+    let uniform_only = device.create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size: 256,
+        usage: wgpu::BufferUsages::UNIFORM,
+        mapped_at_creation: false,
+    });
+    let small = storage(ctx, &[0u8; 20]);
+    let mut enc = device.create_command_encoder(&Default::default());
+    let mut check = |input: BufferRange, output: BufferRange, p: &PadPlan, want: &str| {
+        let e = kernel.encode(&mut enc, p, input, output).unwrap_err();
+        let ok = match want {
+            "usage" => matches!(e, PadError::BufferUsage { usage: "STORAGE", .. }),
+            "align" => matches!(e, PadError::MisalignedOffset { offset: 4, .. }),
+            "small" => matches!(e, PadError::BufferTooSmall { which: "output", .. }),
+            "overlap" => matches!(e, PadError::Overlap { .. }),
+            "unsupported" => matches!(e, PadError::Unsupported { .. }),
+            _ => false,
+        };
+        assert!(ok, "expected {want}, got {e:?}");
+        assert!(!e.to_string().is_empty());
+    };
+    check(
+        BufferRange::whole(&uniform_only),
+        BufferRange::whole(&good),
+        &p,
+        "usage",
+    );
+    check(BufferRange::at(&good, 4), BufferRange::at(&good, align), &p, "align");
+    check(BufferRange::whole(&good), BufferRange::whole(&small), &p, "small");
+    check(
+        BufferRange::whole(&good),
+        BufferRange {
+            buffer: &good,
+            offset: align,
+            size: Some(16),
+        },
+        &p,
+        "small",
+    );
+    check(BufferRange::whole(&good), BufferRange::at(&good, 0), &p, "overlap");
+    let strings = PadPlan::new(DataType::String, &[2], &PadRequest::new(vec![1, 1])).unwrap();
+    check(
+        BufferRange::whole(&good),
+        BufferRange::at(&good, align),
+        &strings,
+        "unsupported",
+    );
+    let int4 = PadPlan::new(DataType::Int4, &[2], &PadRequest::new(vec![1, 1])).unwrap();
+    check(
+        BufferRange::whole(&good),
+        BufferRange::at(&good, align),
+        &int4,
+        "unsupported",
+    );
+    // After all that, the same encoder still records a good pad.
+    kernel
+        .encode(&mut enc, &p, BufferRange::whole(&good), BufferRange::at(&good, align))
+        .unwrap();
+    ctx.queue().submit([enc.finish()]);
+    assert_eq!(read(ctx, &good, align, 24), vec![0u8; 24]);
+}
+
+#[test]
+fn warm_calls_compile_nothing() {
+    let Some(ctx) = ctx() else { return };
+    let kernel = PadKernel::new(ctx.device());
+    let p = plan(DataType::Float32, &[8, 8], &[1, 1, 1, 1], Mode::Reflect);
+    let input = storage(ctx, &[0u8; 256]);
+    let output = storage(ctx, &[0u8; 512]);
+    let mut enc = ctx.device().create_command_encoder(&Default::default());
+    kernel
+        .encode(&mut enc, &p, BufferRange::whole(&input), BufferRange::whole(&output))
+        .unwrap();
+    assert_eq!(kernel.compile_count(), 1);
+    let q = plan(DataType::Int32, &[3, 9], &[0, 2, 4, 0], Mode::Reflect); // same mode and width
+    for _ in 0..10 {
+        kernel
+            .encode(&mut enc, &q, BufferRange::whole(&input), BufferRange::whole(&output))
+            .unwrap();
+    }
+    assert_eq!(kernel.compile_count(), 1);
+    ctx.queue().submit([enc.finish()]);
+}
+
+#[test]
+fn four_threads_pad_on_one_device() {
+    let Some(ctx) = ctx() else { return };
+    std::thread::scope(|s| {
+        for t in 0..4u8 {
+            s.spawn(move || {
+                for i in 0..12u8 {
+                    let mode = Mode::ALL[(t + i) as usize % 5];
+                    let dtype = [DataType::Uint8, DataType::Float16, DataType::Float32, DataType::Int64][t as usize];
+                    let shape = [3 + i as usize % 4, 5 + t as usize];
+                    let p = plan(dtype, &shape, &[1, 2, i as i64 % 3, 1], mode);
+                    let x = pattern(dtype, &shape, t * 16 + i);
+                    let y = ctx.pad_blocking(&p, &x).unwrap();
+                    assert!(y.tensor == cpu::pad(&p, &x).unwrap(), "thread {t} pad {i} differs");
+                }
+            });
+        }
+    });
+}
+
+#[test]
+fn empty_inputs_and_outputs() {
+    let Some(ctx) = ctx() else { return };
+    // Constant pad of an empty input: the output is all constant.
+    let v = Tensor::from_slice(DataType::Int32, vec![], &[7i32]).unwrap();
+    let p = PadPlan::new(DataType::Int32, &[0, 2], &PadRequest::new(vec![1, 0, 1, 0]).constant(v)).unwrap();
+    let x = Tensor::zeros(DataType::Int32, vec![0, 2]).unwrap();
+    let y = ctx.pad_blocking(&p, &x).unwrap().tensor;
+    assert_eq!(y.as_slice::<i32>().unwrap(), &[7; 4]);
+    // An empty output.
+    let p = plan(DataType::Uint16, &[0, 3], &[0, 1, 0, 1], Mode::Wrap);
+    let y = ctx
+        .pad_blocking(&p, &Tensor::zeros(DataType::Uint16, vec![0, 3]).unwrap())
+        .unwrap()
+        .tensor;
+    assert_eq!(y.shape(), &[0, 5]);
+}

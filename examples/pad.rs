@@ -61,7 +61,7 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn,wgpu_hal::gles=off")).init();
     let args = match Args::try_parse() {
         Ok(a) => a,
         Err(e) if !e.use_stderr() => {

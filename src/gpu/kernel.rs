@@ -314,7 +314,7 @@ impl PadKernel {
             });
         }
         let alignment = self.limits.min_storage_buffer_offset_alignment as u64;
-        if r.offset % alignment != 0 {
+        if !r.offset.is_multiple_of(alignment) {
             return Err(PadError::MisalignedOffset {
                 which,
                 offset: r.offset,
@@ -343,7 +343,7 @@ impl PadKernel {
                 size: available.min(size),
             });
         }
-        let max = self.limits.max_storage_buffer_binding_size as u64;
+        let max = self.limits.max_storage_buffer_binding_size;
         if bind > max {
             return Err(PadError::TooLarge {
                 what: format!("{which} of {bind} bytes exceeds the device's max_storage_buffer_binding_size of {max}"),

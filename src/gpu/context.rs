@@ -38,7 +38,7 @@ pub struct Padded {
 /// the adapter's name) if set; otherwise the high-performance adapter (`WGPU_POWER_PREF`
 /// can say `low`); `WGPU_BACKEND` (e.g. `vulkan`, `metal`, `dx12`, `gl`) limits the
 /// backends searched. The device gets the adapter's own limits, not wgpu's defaults, so
-/// large tensors fit where the hardware allows, and `TIMESTAMP_QUERY` where offered.
+/// large tensors fit where the hardware allows, and timestamp queries where offered.
 ///
 /// ```no_run
 /// use wgpu_pad::{gpu::GpuContext, DataType, Mode, PadPlan, PadRequest, Tensor};
@@ -85,7 +85,8 @@ impl GpuContext {
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("wgpu-pad"),
-                required_features: adapter.features() & wgpu::Features::TIMESTAMP_QUERY,
+                required_features: adapter.features()
+                    & (wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS),
                 required_limits: adapter.limits(),
                 ..Default::default()
             })

@@ -1,0 +1,521 @@
+//! The GPU-vs-CPU benchmark harness: the same pads on both paths, against the memory
+//! limits of each (a host memcpy; a device buffer copy and a trivial copy shader).
+//!
+//! ```text
+//! cargo run --release --example gpu_vs_cpu -- [--json FILE] [--svg FILE] [--reps N]
+//! cargo run --release --example gpu_vs_cpu -- --dtype float32 --shape 1,64,512,512 --pads 0,0,1,1,0,0,1,1 --mode reflect
+//! ```
+//!
+//! Every figure is the median of `--reps` repetitions after a warm-up, all measured in
+//! this one process and run. GPU kernel and copy-shader times come from timestamp queries
+//! where the adapter has them (else wall time around a wait, noted in the output).
+
+use std::time::Instant;
+
+use clap::Parser;
+use serde::Serialize;
+use wgpu::util::DeviceExt;
+use wgpu_pad::gpu::{BufferRange, GpuContext};
+use wgpu_pad::{cpu, literal, DataType, Mode, PadPlan, PadRequest, Tensor};
+
+/// Compare the GPU and CPU pad paths.
+#[derive(Parser, Debug)]
+#[command(about)]
+struct Args {
+    /// A custom case's ONNX type (with --shape, --pads, --mode).
+    #[arg(long)]
+    dtype: Option<String>,
+    /// A custom case's shape, e.g. 1,3,224,224.
+    #[arg(long)]
+    shape: Option<String>,
+    /// A custom case's pads, begins then ends.
+    #[arg(long, allow_hyphen_values = true)]
+    pads: Option<String>,
+    /// A custom case's mode.
+    #[arg(long, default_value = "constant")]
+    mode: String,
+    /// A custom case's constant.
+    #[arg(long, allow_hyphen_values = true)]
+    value: Option<String>,
+    /// Repetitions per figure (after one warm-up); the median is reported.
+    #[arg(long, default_value_t = 7)]
+    reps: usize,
+    /// Write the records as JSON.
+    #[arg(long)]
+    json: Option<std::path::PathBuf>,
+    /// Write a bar chart of GB/s per case as SVG.
+    #[arg(long)]
+    svg: Option<std::path::PathBuf>,
+}
+
+#[derive(Serialize, Clone, Debug)]
+struct Record {
+    dtype: String,
+    mode: String,
+    shape: Vec<usize>,
+    pads: Vec<i64>,
+    out_bytes: u64,
+    adapter: String,
+    backend: String,
+    gpu_timer: &'static str,
+    cpu_ms: f64,
+    cpu_fresh_ms: f64,
+    memcpy_ms: f64,
+    gpu_kernel_ms: f64,
+    gpu_copy_ms: f64,
+    gpu_copy_shader_ms: f64,
+    gpu_e2e_ms: f64,
+    cpu_gbps: f64,
+    cpu_fresh_gbps: f64,
+    memcpy_gbps: f64,
+    gpu_kernel_gbps: f64,
+    gpu_copy_gbps: f64,
+    gpu_copy_shader_gbps: f64,
+    gpu_e2e_gbps: f64,
+    cpu_over_memcpy: f64,
+    gpu_kernel_over_gpu_copy: f64,
+    gpu_kernel_over_gpu_copy_shader: f64,
+    gpu_speedup_over_cpu: f64,
+}
+
+const SUITE: [(DataType, &[usize], &[i64]); 5] = [
+    (DataType::Float32, &[1, 64, 512, 512], &[0, 0, 1, 1, 0, 0, 1, 1]),
+    (DataType::Uint8, &[1, 1024, 1024, 3], &[0, 2, 2, 0, 0, 2, 2, 0]),
+    (DataType::Float16, &[8, 4096, 256], &[0, 3, 0, 0, 5, 0]),
+    (DataType::Int64, &[2, 3, 8, 8], &[0, 0, 1, 1, 0, 0, 1, 1]),
+    (DataType::Float32, &[1, 3, 224, 224], &[0, 0, 100, 100, 0, 0, 100, 100]),
+];
+
+const COPY_SHADER: &str = r#"
+@group(0) @binding(0) var<storage, read_write> a: array<u32>;
+@group(0) @binding(1) var<storage, read_write> b: array<u32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = gid.x + gid.y * nwg.x * 64u;
+    if (i < arrayLength(&b)) { b[i] = a[i]; }
+}"#;
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Runs `f` once to warm up, then `reps` times; the median in milliseconds.
+fn time_ms(reps: usize, mut f: impl FnMut() -> f64) -> f64 {
+    f();
+    median((0..reps).map(|_| f()).collect())
+}
+
+fn wall(f: impl FnOnce()) -> f64 {
+    let t = Instant::now();
+    f();
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+fn ints<T: std::str::FromStr>(s: &str) -> Vec<T> {
+    s.split(',')
+        .filter(|x| !x.trim().is_empty())
+        .map(|x| x.trim().parse().ok().expect("a list of integers"))
+        .collect()
+}
+
+/// Times GPU work: timestamp queries around compute passes (and inside encoders for
+/// buffer copies) where the device has them, else wall time around submit and wait.
+struct GpuTimer<'a> {
+    ctx: &'a GpuContext,
+    queries: Option<(wgpu::QuerySet, wgpu::Buffer, wgpu::Buffer)>,
+    inside_encoders: bool,
+}
+
+impl<'a> GpuTimer<'a> {
+    fn new(ctx: &'a GpuContext) -> Self {
+        let device = ctx.device();
+        let queries = device.features().contains(wgpu::Features::TIMESTAMP_QUERY).then(|| {
+            let set = device.create_query_set(&wgpu::QuerySetDescriptor {
+                label: None,
+                ty: wgpu::QueryType::Timestamp,
+                count: 2,
+            });
+            let resolve = device.create_buffer(&wgpu::BufferDescriptor {
+                label: None,
+                size: 16,
+                usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            });
+            let read = device.create_buffer(&wgpu::BufferDescriptor {
+                label: None,
+                size: 16,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            (set, resolve, read)
+        });
+        let inside_encoders = device
+            .features()
+            .contains(wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS);
+        GpuTimer {
+            ctx,
+            queries,
+            inside_encoders,
+        }
+    }
+
+    fn label(&self) -> &'static str {
+        if self.queries.is_some() {
+            "timestamp"
+        } else {
+            "wall"
+        }
+    }
+
+    /// Times a compute pass that `record` records with the given timestamp writes.
+    fn pass(&self, record: impl Fn(&mut wgpu::CommandEncoder, Option<wgpu::ComputePassTimestampWrites>)) -> f64 {
+        let device = self.ctx.device();
+        let mut enc = device.create_command_encoder(&Default::default());
+        match &self.queries {
+            Some((set, resolve, read)) => {
+                let writes = wgpu::ComputePassTimestampWrites {
+                    query_set: set,
+                    beginning_of_pass_write_index: Some(0),
+                    end_of_pass_write_index: Some(1),
+                };
+                record(&mut enc, Some(writes));
+                enc.resolve_query_set(set, 0..2, resolve, 0);
+                enc.copy_buffer_to_buffer(resolve, 0, read, 0, 16);
+                self.ctx.queue().submit([enc.finish()]);
+                self.read_ms(read)
+            }
+            None => {
+                record(&mut enc, None);
+                wall(|| {
+                    self.ctx.queue().submit([enc.finish()]);
+                    device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
+                })
+            }
+        }
+    }
+
+    /// Times a buffer copy.
+    fn copy(&self, src: &wgpu::Buffer, dst: &wgpu::Buffer, bytes: u64) -> f64 {
+        let device = self.ctx.device();
+        let mut enc = device.create_command_encoder(&Default::default());
+        match (&self.queries, self.inside_encoders) {
+            (Some((set, resolve, read)), true) => {
+                enc.write_timestamp(set, 0);
+                enc.copy_buffer_to_buffer(src, 0, dst, 0, bytes);
+                enc.write_timestamp(set, 1);
+                enc.resolve_query_set(set, 0..2, resolve, 0);
+                enc.copy_buffer_to_buffer(resolve, 0, read, 0, 16);
+                self.ctx.queue().submit([enc.finish()]);
+                self.read_ms(read)
+            }
+            _ => {
+                enc.copy_buffer_to_buffer(src, 0, dst, 0, bytes);
+                wall(|| {
+                    self.ctx.queue().submit([enc.finish()]);
+                    device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
+                })
+            }
+        }
+    }
+
+    fn read_ms(&self, read: &wgpu::Buffer) -> f64 {
+        read.slice(..).map_async(wgpu::MapMode::Read, |r| r.unwrap());
+        self.ctx.device().poll(wgpu::PollType::wait_indefinitely()).unwrap();
+        let ticks: [u64; 2] = bytemuck::pod_read_unaligned(&read.slice(..).get_mapped_range().unwrap()[..16]);
+        read.unmap();
+        ticks[1].saturating_sub(ticks[0]) as f64 * self.ctx.queue().get_timestamp_period() as f64 / 1e6
+    }
+}
+
+fn measure(ctx: &GpuContext, timer: &GpuTimer, plan: &PadPlan, input: &Tensor, reps: usize) -> Record {
+    let device = ctx.device();
+    let (in_bytes, out_bytes) = plan.byte_sizes().expect("fixed-width types");
+    let in_data = input.bytes().unwrap();
+
+    // CPU: into a preallocated output, allocating, and the memcpy limit.
+    let mut out = vec![0u8; out_bytes as usize];
+    let cpu_ms = time_ms(reps, || wall(|| cpu::pad_into(plan, in_data, &mut out).unwrap()));
+    let cpu_fresh_ms = time_ms(reps, || wall(|| drop(cpu::pad(plan, input).unwrap())));
+    let src = vec![1u8; out_bytes as usize];
+    let mut dst = vec![0u8; out_bytes as usize];
+    let memcpy_ms = time_ms(reps, || wall(|| dst.copy_from_slice(std::hint::black_box(&src))));
+
+    // GPU buffers: the input, the output, and a copy target of the output's size.
+    let size4 = |b: u64| b.next_multiple_of(4).max(4);
+    let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
+    let mut padded = in_data.to_vec();
+    padded.resize(size4(in_bytes) as usize, 0);
+    let gin = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: None,
+        contents: &padded,
+        usage,
+    });
+    let mk = || {
+        device.create_buffer(&wgpu::BufferDescriptor {
+            label: None,
+            size: size4(out_bytes),
+            usage,
+            mapped_at_creation: false,
+        })
+    };
+    let (gout, gcopy) = (mk(), mk());
+
+    let kernel = ctx.kernel();
+    let gpu_kernel_ms = time_ms(reps, || {
+        timer.pass(|enc, ts| {
+            kernel
+                .encode_with_timestamps(enc, plan, BufferRange::whole(&gin), BufferRange::whole(&gout), ts)
+                .unwrap();
+        })
+    });
+    let gpu_copy_ms = time_ms(reps, || timer.copy(&gout, &gcopy, size4(out_bytes)));
+
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: None,
+        source: wgpu::ShaderSource::Wgsl(COPY_SHADER.into()),
+    });
+    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: None,
+        layout: None,
+        module: &module,
+        entry_point: Some("main"),
+        compilation_options: Default::default(),
+        cache: None,
+    });
+    let bind = device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: None,
+        layout: &pipeline.get_bind_group_layout(0),
+        entries: &[
+            wgpu::BindGroupEntry {
+                binding: 0,
+                resource: gout.as_entire_binding(),
+            },
+            wgpu::BindGroupEntry {
+                binding: 1,
+                resource: gcopy.as_entire_binding(),
+            },
+        ],
+    });
+    let words = size4(out_bytes) / 4;
+    let groups = words.div_ceil(64);
+    let max = device.limits().max_compute_workgroups_per_dimension as u64;
+    let (gx, gy) = (groups.min(max), groups.div_ceil(groups.min(max)));
+    let gpu_copy_shader_ms = time_ms(reps, || {
+        timer.pass(|enc, ts| {
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: None,
+                timestamp_writes: ts,
+            });
+            pass.set_pipeline(&pipeline);
+            pass.set_bind_group(0, &bind, &[]);
+            pass.dispatch_workgroups(gx as u32, gy as u32, 1);
+        })
+    });
+    let gpu_e2e_ms = time_ms(reps, || wall(|| drop(ctx.pad_blocking(plan, input).unwrap())));
+
+    let gbps = |ms: f64| out_bytes as f64 / (ms * 1e-3) / 1e9;
+    let info = ctx.adapter_info();
+    Record {
+        dtype: plan.dtype().name().into(),
+        mode: plan.mode().name().into(),
+        shape: plan.in_shape().to_vec(),
+        pads: plan.begins().iter().chain(plan.ends()).copied().collect(),
+        out_bytes,
+        adapter: info.name.clone(),
+        backend: format!("{:?}", info.backend),
+        gpu_timer: timer.label(),
+        cpu_ms,
+        cpu_fresh_ms,
+        memcpy_ms,
+        gpu_kernel_ms,
+        gpu_copy_ms,
+        gpu_copy_shader_ms,
+        gpu_e2e_ms,
+        cpu_gbps: gbps(cpu_ms),
+        cpu_fresh_gbps: gbps(cpu_fresh_ms),
+        memcpy_gbps: gbps(memcpy_ms),
+        gpu_kernel_gbps: gbps(gpu_kernel_ms),
+        gpu_copy_gbps: gbps(gpu_copy_ms),
+        gpu_copy_shader_gbps: gbps(gpu_copy_shader_ms),
+        gpu_e2e_gbps: gbps(gpu_e2e_ms),
+        cpu_over_memcpy: cpu_ms / memcpy_ms,
+        gpu_kernel_over_gpu_copy: gpu_kernel_ms / gpu_copy_ms,
+        gpu_kernel_over_gpu_copy_shader: gpu_kernel_ms / gpu_copy_shader_ms,
+        gpu_speedup_over_cpu: cpu_ms / gpu_kernel_ms,
+    }
+}
+
+fn case_name(r: &Record) -> String {
+    let shape: Vec<String> = r.shape.iter().map(|d| d.to_string()).collect();
+    format!("{} [{}] {}", r.dtype, shape.join(","), r.mode)
+}
+
+fn print_table(records: &[Record]) {
+    println!(
+        "{:<34} {:>8} {:>8} {:>8} {:>8} {:>7} {:>9} {:>8} {:>9} {:>7} {:>8} {:>8} {:>8}",
+        "case",
+        "out MiB",
+        "cpu ms",
+        "fresh ms",
+        "memcpy",
+        "cpu/mc",
+        "kernel ms",
+        "copy ms",
+        "cshad ms",
+        "k/copy",
+        "k/cshad",
+        "e2e ms",
+        "speedup"
+    );
+    for r in records {
+        println!(
+            "{:<34} {:>8.2} {:>8.3} {:>8.3} {:>8.3} {:>7.2} {:>9.3} {:>8.3} {:>9.3} {:>7.2} {:>8.2} {:>8.2} {:>8.2}",
+            case_name(r),
+            r.out_bytes as f64 / (1 << 20) as f64,
+            r.cpu_ms,
+            r.cpu_fresh_ms,
+            r.memcpy_ms,
+            r.cpu_over_memcpy,
+            r.gpu_kernel_ms,
+            r.gpu_copy_ms,
+            r.gpu_copy_shader_ms,
+            r.gpu_kernel_over_gpu_copy,
+            r.gpu_kernel_over_gpu_copy_shader,
+            r.gpu_e2e_ms,
+            r.gpu_speedup_over_cpu
+        );
+    }
+}
+
+fn write_svg(path: &std::path::Path, records: &[Record]) -> Result<(), Box<dyn std::error::Error>> {
+    use plotters::prelude::*;
+    let series: [(&str, RGBColor, fn(&Record) -> f64); 4] = [
+        ("CPU pad", RGBColor(66, 133, 244), |r| r.cpu_gbps),
+        ("host memcpy", RGBColor(160, 190, 240), |r| r.memcpy_gbps),
+        ("GPU pad kernel", RGBColor(219, 68, 55), |r| r.gpu_kernel_gbps),
+        ("GPU buffer copy", RGBColor(240, 170, 160), |r| r.gpu_copy_gbps),
+    ];
+    let top = records
+        .iter()
+        .flat_map(|r| series.iter().map(move |s| (s.2)(r)))
+        .fold(0.0, f64::max)
+        * 1.1;
+    let height = 120 + 26 * records.len() as u32 * 2;
+    let root = SVGBackend::new(path, (1000, height)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let title = format!(
+        "Pad throughput, GB/s of output ({})",
+        records.first().map_or("", |r| r.adapter.as_str())
+    );
+    let n = records.len() as f64;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 18))
+        .margin(10)
+        .x_label_area_size(30)
+        .y_label_area_size(260)
+        .build_cartesian_2d(0.0..top.max(0.001), n..0.0)?;
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .y_labels(records.len() * 2 + 1)
+        .y_label_formatter(&|y| {
+            let i = (*y - 0.5).round();
+            if (y - 0.5 - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < records.len() {
+                case_name(&records[i as usize])
+            } else {
+                String::new()
+            }
+        })
+        .x_desc("GB/s")
+        .draw()?;
+    for (k, (name, color, value)) in series.iter().enumerate() {
+        let color = *color;
+        chart
+            .draw_series(records.iter().enumerate().map(|(i, r)| {
+                let y0 = i as f64 + 0.1 + k as f64 * 0.2;
+                Rectangle::new([(0.0, y0), (value(r), y0 + 0.18)], color.filled())
+            }))?
+            .label(*name)
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled()));
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()?;
+    root.present()?;
+    Ok(())
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn,wgpu_hal::gles=off")).init();
+    let args = Args::parse();
+    let ctx = GpuContext::new_blocking()?;
+    let timer = GpuTimer::new(&ctx);
+    let info = ctx.adapter_info();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    println!(
+        "adapter: {} ({:?}), GPU timer: {}, CPU threads: {threads}, median of {} after a warm-up",
+        info.name,
+        info.backend,
+        timer.label(),
+        args.reps
+    );
+
+    let mut cases: Vec<(PadPlan, Tensor)> = Vec::new();
+    let mut add = |dtype: DataType, shape: Vec<usize>, pads: Vec<i64>, mode: Mode, value: Option<Tensor>| {
+        let mut req = PadRequest::new(pads).mode(mode);
+        if let Some(v) = value {
+            req = req.constant(v);
+        }
+        let plan = PadPlan::new(dtype, &shape, &req)?;
+        let n = shape.iter().product::<usize>() * dtype.width().bytes().ok_or("fixed-width types only")?;
+        let input = Tensor::from_bytes(dtype, shape, (0..n).map(|i| (i * 7 + 3) as u8).collect())?;
+        cases.push((plan, input));
+        Ok::<(), Box<dyn std::error::Error>>(())
+    };
+    match (&args.dtype, &args.shape, &args.pads) {
+        (Some(dtype), Some(shape), Some(pads)) => {
+            let dtype: DataType = dtype.parse()?;
+            let value = args
+                .value
+                .as_deref()
+                .map(|v| literal::parse_value(dtype, v))
+                .transpose()?;
+            add(dtype, ints(shape), ints(pads), args.mode.parse()?, value)?;
+        }
+        (None, None, None) => {
+            for (dtype, shape, pads) in SUITE {
+                for mode in Mode::ALL {
+                    add(dtype, shape.to_vec(), pads.to_vec(), mode, None)?;
+                }
+            }
+        }
+        _ => return Err("a custom case needs --dtype, --shape and --pads".into()),
+    }
+
+    let mut records = Vec::new();
+    let total = cases.len();
+    for (i, (plan, input)) in cases.iter().enumerate() {
+        eprint!(
+            "\r[{}/{total}] {} {:?} {}...        ",
+            i + 1,
+            plan.dtype(),
+            plan.in_shape(),
+            plan.mode()
+        );
+        records.push(measure(&ctx, &timer, plan, input, args.reps));
+    }
+    eprintln!("\r{:60}", "");
+    print_table(&records);
+    if let Some(path) = &args.json {
+        std::fs::write(path, serde_json::to_string_pretty(&records)?)?;
+        println!("wrote {}", path.display());
+    }
+    if let Some(path) = &args.svg {
+        write_svg(path, &records)?;
+        println!("wrote {}", path.display());
+    }
+    Ok(())
+}

@@ -1,7 +1,5 @@
 // Edge mode: clamp to the kept range.
-fn source_coord(o: u32, p: u32, n: u32) -> u32 {
-    if (o < p) {
-        return 0u;
-    }
-    return min(o - p, n - 1u);
+fn source_coord(o: u32, d: u32) -> u32 {
+    let a = P.axis[d];
+    return select(min(o - a.y, a.z - 1u), 0u, o < a.y);
 }

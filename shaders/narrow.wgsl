@@ -1,5 +1,15 @@
-// One invocation per output u32 word for 8- and 16-bit elements (EPW elements per word), so no
-// two invocations write one word. A last partial word keeps the bytes beyond the output.
+// One invocation per output u32 word for 8- and 16-bit elements (EPW elements per word), so
+// no two invocations write one word. A last partial word keeps the bytes beyond the output.
+// GRID, fixed per pipeline: 0 one axis, 1 two axes, 2 more (walked by a loop).
+
+fn narrow_row_offset(row: u32) -> u32 {
+    if (GRID == 0u) {
+        return 0u;
+    } else if (GRID == 1u) {
+        return axis_offset(1u, row);
+    }
+    return row_offset(row, 1u, P.rank);
+}
 
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -7,23 +17,22 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if (w >= P.count) {
         return;
     }
-    let r = P.rank;
-    let inner = P.axis[r - 1u];
+    let inner = P.axis[0];
     let e0 = w * EPW;
-    var x = e0 % inner.x;
-    var row = e0 / inner.x;
-    var off = row_offset(row, 0u, r - 1u);
+    var row = divide(e0, P.div[0].x, P.div[0].y);
+    var x = e0 - row * inner.x;
+    var off = narrow_row_offset(row);
     var word = 0u;
     var mask = 0u;
     for (var k = 0u; k < EPW; k++) {
         if (e0 + k >= P.out_elems) {
             break;
         }
-        let s = source_coord(x, inner.y, inner.z);
+        let s = source_coord(x, 0u);
         var v = P.constant.x & MASK;
         if (s != NONE && off != NONE) {
             let i = off + inner.w + s;
-            v = (src[i / EPW] >> ((i % EPW) * BITS)) & MASK;
+            v = (src[i >> EPW_LOG2] >> ((i & (EPW - 1u)) * BITS)) & MASK;
         }
         word |= v << (k * BITS);
         mask |= MASK << (k * BITS);
@@ -31,7 +40,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         if (x == inner.x) {
             x = 0u;
             row += 1u;
-            off = row_offset(row, 0u, r - 1u);
+            off = narrow_row_offset(row);
         }
     }
     if (mask == 0xffffffffu) {

@@ -1,12 +1,6 @@
-// Wrap mode: (o - p) mod n, a mathematical modulo.
-fn source_coord(o: u32, p: u32, n: u32) -> u32 {
-    let j = o - p;
-    if (j < n) {
-        return j;
-    }
-    if (o >= p) {
-        return j % n;
-    }
-    let back = (p - o) % n;
-    return select(n - back, 0u, back == 0u);
+// Wrap mode: (o - pad before) mod kept length; the host sets the period to the kept length.
+fn source_coord(o: u32, d: u32) -> u32 {
+    let a = P.axis[d];
+    let j = o - a.y;
+    return select(position_in_period(o, d), j, j < a.z);
 }

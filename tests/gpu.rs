@@ -63,6 +63,10 @@ fn outputs_past_a_single_dispatch_are_bit_exact() {
     let y = ctx.pad_blocking(&p, &x).unwrap().tensor;
     assert!(y.len() > 16_800_000);
     assert!(y == cpu::pad(&p, &x).unwrap(), "u8 differs from the CPU path");
+    // Rows longer than the x dimension holds (the flat grid).
+    let p = plan(DataType::Float32, &[2, 4_500_000], &[1, 1, 0, 3], Mode::Wrap);
+    let x = pattern(DataType::Float32, &[2, 4_500_000], 5);
+    assert!(ctx.pad_blocking(&p, &x).unwrap().tensor == cpu::pad(&p, &x).unwrap());
     // More rows than one grid dimension holds (the linear-rows layout).
     let p = plan(DataType::Int64, &[70_000, 3], &[1, 2, 1, 0], Mode::Symmetric);
     let x = pattern(DataType::Int64, &[70_000, 3], 3);

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 
 use wgpu::util::DeviceExt;
 
-use super::launch::{launch, shader_source, Kernel, Launch};
+use super::launch::{launch, shader_source, width_of, Kernel, Launch};
 use crate::dtype::ElementWidth;
 use crate::error::{PadError, Result};
 use crate::plan::{Mode, PadPlan};
@@ -67,7 +67,7 @@ pub struct PadKernel {
     device: wgpu::Device,
     layout: wgpu::BindGroupLayout,
     pipeline_layout: wgpu::PipelineLayout,
-    pipelines: Mutex<HashMap<(Mode, ElementWidth), wgpu::ComputePipeline>>,
+    pipelines: Mutex<HashMap<(Mode, ElementWidth, u32), wgpu::ComputePipeline>>,
     compiles: AtomicUsize,
     /// Bound in place of an empty input (constant pads of an empty tensor).
     empty_input: wgpu::Buffer,
@@ -143,21 +143,22 @@ impl PadKernel {
         &self.device
     }
 
-    /// How many pipelines this kernel has compiled so far (warm calls compile none).
+    /// How many pipelines this kernel has compiled so far (warm calls compile none). There is
+    /// one per mode, moved width and grid shape (see `shaders/wide.wgsl`), compiled on first use.
     pub fn compile_count(&self) -> usize {
         self.compiles.load(Ordering::Relaxed)
     }
 
-    /// Compiles (or fetches) the pipeline for `mode` and `width`.
-    fn pipeline(&self, mode: Mode, width: ElementWidth) -> Result<wgpu::ComputePipeline> {
+    /// Compiles (or fetches) the pipeline for `mode`, `width` and `grid` (see `shaders/`).
+    fn pipeline(&self, mode: Mode, width: ElementWidth, grid: u32) -> Result<wgpu::ComputePipeline> {
         let mut cache = self.pipelines.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(p) = cache.get(&(mode, width)) {
+        if let Some(p) = cache.get(&(mode, width, grid)) {
             return Ok(p.clone());
         }
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("wgpu-pad shader"),
-            source: wgpu::ShaderSource::Wgsl(shader_source(mode, width).into()),
+            source: wgpu::ShaderSource::Wgsl(shader_source(mode, width, grid).into()),
         });
         let pipeline = self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
             label: Some("wgpu-pad pipeline"),
@@ -173,16 +174,16 @@ impl PadKernel {
             });
         }
         self.compiles.fetch_add(1, Ordering::Relaxed);
-        log::debug!("wgpu-pad: compiled the {mode} pipeline for {width:?}");
-        cache.insert((mode, width), pipeline.clone());
+        log::debug!("wgpu-pad: compiled the {mode} pipeline for {width:?}, grid {grid}");
+        cache.insert((mode, width, grid), pipeline.clone());
         Ok(pipeline)
     }
 
     /// Compiles every pipeline the plan's mode and type need, ahead of time.
     pub fn prepare(&self, plan: &PadPlan) -> Result<()> {
-        let width = plan.dtype().width();
-        if width.bytes().is_some() {
-            self.pipeline(plan.mode(), width)?;
+        if plan.dtype().gpu_capable() && plan.out_len() > 0 {
+            let l = launch(plan, self.limits.max_compute_workgroups_per_dimension)?;
+            self.pipeline(plan.mode(), width_of(l.word_bytes), l.params.grid)?;
         }
         Ok(())
     }
@@ -244,9 +245,10 @@ impl PadKernel {
             params,
             workgroups,
             kernel,
+            word_bytes,
         } = launch(plan, self.limits.max_compute_workgroups_per_dimension)?;
-        debug_assert_eq!(kernel == Kernel::Narrow, width.bytes().unwrap_or(0) < 4);
-        let pipeline = self.pipeline(plan.mode(), width)?;
+        debug_assert_eq!(kernel == Kernel::Narrow, word_bytes < 4);
+        let pipeline = self.pipeline(plan.mode(), width_of(word_bytes), params.grid)?;
 
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let uniform = self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
@@ -353,14 +355,7 @@ impl PadKernel {
     }
 }
 
-/// A wgpu error with its causes (its `Display` alone often says only "Validation Error").
+/// A wgpu error on one line: its description (several lines, with the causes) joined.
 pub(crate) fn describe(e: &wgpu::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
+    e.to_string().split_whitespace().collect::<Vec<_>>().join(" ")
 }

@@ -1,3 +1,5 @@
+//! (Public only for diagnostics and benchmarks; not a stable API.)
+//!
 //! From a plan to the uniform parameters and workgroup counts of one dispatch. Pure host
 //! code: the shaders in `shaders/` read exactly this layout.
 
@@ -20,8 +22,37 @@ pub struct Params {
     pub grid: u32,
     pub constant: [u32; 4],
     pub axis: [[u32; 4]; MAX_RANK],
-    pub in_stride: [u32; MAX_RANK],
+    /// Per axis: magic multiplier and shift for dividing by the output length, input stride.
+    pub div: [[u32; 4]; MAX_RANK],
+    /// Per axis: period of the mode's extension, offset, period's magic multiplier and shift.
+    pub period: [[u32; 4]; MAX_RANK],
 }
+
+/// Magic multiplier and shift so that `n / d == mulhi(n, magic) >> shift` for every
+/// `n < 2^31` (Granlund and Montgomery: `magic = ceil(2^(31+l) / d)`, `l = ceil(log2 d)`).
+/// `d == 1` gives magic 0, which the shader reads as "no division".
+pub fn magic_divisor(d: u32) -> (u32, u32) {
+    assert!(d > 0, "division by zero");
+    if d == 1 {
+        return (0, 0);
+    }
+    let l = 32 - (d - 1).leading_zeros();
+    let magic = (1u64 << (31 + l)).div_ceil(d as u64);
+    debug_assert!(magic <= u32::MAX as u64);
+    (magic as u32, l - 1)
+}
+
+/// The shader's division, on the host (for tests).
+pub fn divide(n: u32, (magic, shift): (u32, u32)) -> u32 {
+    if magic == 0 {
+        n
+    } else {
+        (((n as u64 * magic as u64) >> 32) as u32) >> shift
+    }
+}
+
+/// Largest numerator the shaders divide: element, word and row indices stay below it.
+pub const INDEX_LIMIT: u64 = (1 << 31) - 8;
 
 /// Which main the pipeline runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -32,12 +63,26 @@ pub enum Kernel {
     Narrow,
 }
 
-/// One dispatch: parameters and workgroup counts.
+/// One dispatch: parameters, workgroup counts, and the width the shader moves.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Launch {
     pub params: Params,
     pub workgroups: [u32; 3],
     pub kernel: Kernel,
+    /// Bytes the shader moves per element: the type's width, or wider where the innermost
+    /// axis is unpadded and its bytes split evenly into 4-, 8- or 16-byte words.
+    pub word_bytes: usize,
+}
+
+/// The shader width for `bytes` per element.
+pub fn width_of(bytes: usize) -> ElementWidth {
+    match bytes {
+        1 => ElementWidth::Bits8,
+        2 => ElementWidth::Bits16,
+        4 => ElementWidth::Bits32,
+        8 => ElementWidth::Bits64,
+        _ => ElementWidth::Bits128,
+    }
 }
 
 fn too_large(what: String) -> PadError {
@@ -52,17 +97,49 @@ pub fn launch(plan: &PadPlan, max_groups: u32) -> Result<Launch> {
         dtype: plan.dtype().name(),
         reason: "only fixed widths of 8 bits or more run on the GPU".into(),
     })?;
-    let out_elems = plan.out_len() as u64;
-    let in_elems = plan.in_len() as u64;
-    // Element indices are u32 in the shaders, with headroom for the last word's lanes.
-    const INDEX_LIMIT: u64 = u32::MAX as u64 - 4;
+    let mut axes = plan.folded(false).axes;
+    // The innermost axis moves in words as wide as its bytes allow (an RGBA u8 pixel as
+    // one u32, a row of 256 f16 as 32 vec4s): fewer, wider invocations. That needs it
+    // unpadded, or a constant pad whose every length and offset splits into whole words.
+    let mut word = bytes;
+    let inner = *axes.last().expect("at least one axis");
+    if inner.is_identity() || plan.mode() == crate::Mode::Constant {
+        let fields = [
+            inner.in_len,
+            inner.out_len,
+            inner.crop_start,
+            inner.kept,
+            inner.pad_before,
+            inner.pad_after,
+        ];
+        word = [16, 8, 4]
+            .into_iter()
+            .find(|&w| w >= bytes && fields.iter().all(|&f| (f * bytes) % w == 0))
+            .unwrap_or(bytes);
+        let k = word / bytes;
+        let last = axes.len() - 1;
+        axes[last] = crate::plan::AxisMap {
+            in_len: inner.in_len / k,
+            out_len: inner.out_len / k,
+            crop_start: inner.crop_start / k,
+            kept: inner.kept / k,
+            pad_before: inner.pad_before / k,
+            pad_after: inner.pad_after / k,
+        };
+        if axes.len() > 1 && axes[last].is_identity() && axes[last].in_len == 1 {
+            axes.pop();
+        }
+    }
+    let out_elems: u64 = axes.iter().map(|a| a.out_len as u64).product();
+    let in_elems: u64 = axes.iter().map(|a| a.in_len as u64).product();
     if out_elems > INDEX_LIMIT || in_elems > INDEX_LIMIT {
         return Err(too_large(format!(
-            "{in_elems} input and {out_elems} output elements; the GPU path indexes at most {INDEX_LIMIT}"
+            "{} input and {} output elements; the GPU path indexes fewer than 2^31 words",
+            plan.in_len(),
+            plan.out_len()
         )));
     }
-    let folded = plan.folded(false);
-    let rank = folded.axes.len();
+    let rank = axes.len();
     if rank > MAX_RANK {
         return Err(too_large(format!(
             "{rank} axes remain after merging unpadded ones; the GPU path takes at most {MAX_RANK} (use the CPU path)"
@@ -75,28 +152,49 @@ pub fn launch(plan: &PadPlan, max_groups: u32) -> Result<Launch> {
         grid: 0,
         constant: [0; 4],
         axis: [[0; 4]; MAX_RANK],
-        in_stride: [0; MAX_RANK],
+        div: [[0; 4]; MAX_RANK],
+        period: [[0; 4]; MAX_RANK],
     };
     if let Constant::Bytes(b) = plan.constant() {
-        let mut c = [0u8; 16];
-        c[..b.len().min(16)].copy_from_slice(&b[..b.len().min(16)]);
-        params.constant = bytemuck::cast(c);
+        // The constant repeated to fill one word.
+        let c: Vec<u8> = b
+            .iter()
+            .copied()
+            .cycle()
+            .take(word)
+            .chain(std::iter::repeat(0))
+            .take(16)
+            .collect();
+        params.constant = bytemuck::pod_read_unaligned(&c);
     }
+    // The uniform holds axes innermost first, so the hot fields sit at constant indices.
     let mut stride = 1u64;
-    for (d, a) in folded.axes.iter().enumerate().rev() {
-        if a.out_len as u64 >= 1 << 31 {
+    for (i, a) in axes.iter().rev().enumerate() {
+        let period = match plan.mode() {
+            crate::Mode::Wrap => a.kept as u64,
+            crate::Mode::Reflect if a.kept > 1 => 2 * (a.kept as u64 - 1),
+            crate::Mode::Symmetric => 2 * a.kept as u64,
+            _ => 1,
+        }
+        .max(1);
+        let offset = (period - a.pad_before as u64 % period) % period;
+        if a.out_len as u64 + offset >= 1 << 31 {
             return Err(too_large(format!(
-                "axis {d} (after merging) has {} output elements; the GPU path allows under 2^31 per axis",
+                "axis {} (after merging) has {} output elements and a period of {period}; the GPU path needs their sum under 2^31",
+                rank - 1 - i,
                 a.out_len
             )));
         }
-        params.axis[d] = [
+        params.axis[i] = [
             a.out_len as u32,
             a.pad_before as u32,
             a.kept as u32,
             a.crop_start as u32,
         ];
-        params.in_stride[d] = stride as u32;
+        let (magic, shift) = magic_divisor(a.out_len as u32);
+        params.div[i] = [magic, shift, stride as u32, 0];
+        let (pmagic, pshift) = magic_divisor(period as u32);
+        params.period[i] = [period as u32, offset as u32, pmagic, pshift];
         stride *= a.in_len as u64;
     }
 
@@ -112,38 +210,43 @@ pub fn launch(plan: &PadPlan, max_groups: u32) -> Result<Launch> {
         Ok([x as u32, y as u32])
     };
 
-    let kernel = if bytes < 4 { Kernel::Narrow } else { Kernel::Wide };
+    let kernel = if word < 4 { Kernel::Narrow } else { Kernel::Wide };
     let workgroups = match kernel {
         Kernel::Narrow => {
-            let per_word = 4 / bytes as u64;
+            let per_word = 4 / word as u64;
             let words = out_elems.div_ceil(per_word);
             params.count = words as u32;
+            params.grid = (rank as u32 - 1).min(2);
             let [x, y] = groups_for(words)?;
             [x, y, 1]
         }
         Kernel::Wide => {
-            let axes = &folded.axes;
             let inner = axes[rank - 1].out_len as u64;
-            let x = inner.div_ceil(WORKGROUP as u64).clamp(1, max_groups as u64) as u32;
             let rows = out_elems / inner;
             params.count = rows as u32;
+            let x = inner.div_ceil(WORKGROUP as u64);
             if rank == 1 {
                 params.grid = 0;
-                [x, 1, 1]
+                let [x, y] = groups_for(inner)?;
+                [x, y, 1]
+            } else if x > max_groups as u64 {
+                params.grid = 4;
+                let [x, y] = groups_for(out_elems)?;
+                [x, y, 1]
             } else {
                 let m2 = axes[rank - 2].out_len as u64;
                 let outer: u64 = axes[..rank - 2].iter().map(|a| a.out_len as u64).product();
                 if m2 <= max_groups as u64 && outer <= max_groups as u64 {
-                    params.grid = 1;
-                    [x, m2 as u32, outer as u32]
+                    params.grid = if rank <= 3 { 1 } else { 2 };
+                    [x as u32, m2 as u32, outer as u32]
                 } else {
-                    params.grid = 2;
+                    params.grid = 3;
                     let y = rows.min(max_groups as u64);
                     let z = rows.div_ceil(y);
                     if z > max_groups as u64 {
                         return Err(too_large(format!("{rows} rows exceed the device's dispatch limits")));
                     }
-                    [x, y as u32, z as u32]
+                    [x as u32, y as u32, z as u32]
                 }
             }
         }
@@ -152,12 +255,15 @@ pub fn launch(plan: &PadPlan, max_groups: u32) -> Result<Launch> {
         params,
         workgroups,
         kernel,
+        word_bytes: word,
     })
 }
 
 /// The shader source for one mode and width: the per-mode index function, the shared
 /// prelude, the width's definitions and its main.
-pub fn shader_source(mode: crate::Mode, width: ElementWidth) -> String {
+pub fn shader_source(mode: crate::Mode, width: ElementWidth, grid: u32) -> String {
+    // The WGSL mulhi must agree with the host's.
+    debug_assert_eq!(divide(7, magic_divisor(3)), 2);
     use crate::Mode::*;
     let mode_src = match mode {
         Constant => include_str!("../../shaders/constant.wgsl"),
@@ -168,11 +274,11 @@ pub fn shader_source(mode: crate::Mode, width: ElementWidth) -> String {
     };
     let (defs, main) = match width {
         ElementWidth::Bits8 => (
-            "alias WORD = u32;\nconst EPW: u32 = 4u;\nconst BITS: u32 = 8u;\nconst MASK: u32 = 0xffu;\n",
+            "alias WORD = u32;\nconst EPW: u32 = 4u;\nconst EPW_LOG2: u32 = 2u;\nconst BITS: u32 = 8u;\nconst MASK: u32 = 0xffu;\n",
             include_str!("../../shaders/narrow.wgsl"),
         ),
         ElementWidth::Bits16 => (
-            "alias WORD = u32;\nconst EPW: u32 = 2u;\nconst BITS: u32 = 16u;\nconst MASK: u32 = 0xffffu;\n",
+            "alias WORD = u32;\nconst EPW: u32 = 2u;\nconst EPW_LOG2: u32 = 1u;\nconst BITS: u32 = 16u;\nconst MASK: u32 = 0xffffu;\n",
             include_str!("../../shaders/narrow.wgsl"),
         ),
         ElementWidth::Bits32 => (
@@ -188,10 +294,8 @@ pub fn shader_source(mode: crate::Mode, width: ElementWidth) -> String {
             include_str!("../../shaders/wide.wgsl"),
         ),
     };
-    format!(
-        "{defs}\n{}\n{mode_src}\n{main}",
-        include_str!("../../shaders/common.wgsl")
-    )
+    let common = include_str!("../../shaders/common.wgsl");
+    format!("const GRID: u32 = {grid}u;\n{defs}\n{common}\n{mode_src}\n{main}")
 }
 
 #[cfg(test)]
@@ -218,8 +322,104 @@ mod tests {
         assert_eq!(l.kernel, Kernel::Wide);
         assert_eq!(l.params.grid, 1);
         assert_eq!(l.workgroups, [9, 514, 64]);
-        assert_eq!(l.params.axis[2], [514, 1, 512, 0]);
-        assert_eq!(&l.params.in_stride[..3], &[512 * 512, 512, 1]);
+        assert_eq!(l.params.axis[0], [514, 1, 512, 0]);
+        assert_eq!(
+            [l.params.div[0][2], l.params.div[1][2], l.params.div[2][2]],
+            [1, 512, 512 * 512]
+        );
+        // edge has no period; reflect's offset puts o = 0 at position p mod 2(n-1) = 1022 - 1.
+        let r = launch(
+            &plan(
+                DataType::Float32,
+                &[1, 64, 512, 512],
+                &[0, 0, 1, 1, 0, 0, 1, 1],
+                Mode::Reflect,
+            ),
+            65535,
+        )
+        .unwrap();
+        assert_eq!(&r.params.period[0][..2], &[1022, 1021]);
+        assert_eq!(l.word_bytes, 4);
+    }
+
+    #[test]
+    fn unpadded_inner_axes_move_as_wide_words() {
+        // RGBA u8: one u32 per pixel, on the wide kernel.
+        let l = launch(
+            &plan(DataType::Uint8, &[1, 64, 64, 4], &[0, 2, 2, 0, 0, 2, 2, 0], Mode::Edge),
+            65535,
+        )
+        .unwrap();
+        assert_eq!((l.kernel, l.word_bytes, l.params.rank), (Kernel::Wide, 4, 2));
+        assert_eq!(l.params.axis[0], [68, 2, 64, 0]);
+        // 256 f16 per row: 32 vec4 words.
+        let l = launch(
+            &plan(DataType::Float16, &[8, 4096, 256], &[0, 3, 0, 0, 5, 0], Mode::Reflect),
+            65535,
+        )
+        .unwrap();
+        assert_eq!((l.word_bytes, l.params.rank), (16, 3));
+        assert_eq!(l.params.axis[0], [32, 0, 32, 0]);
+        // 3 bytes per pixel split into no word: u8 stays per byte.
+        let l = launch(
+            &plan(DataType::Uint8, &[9, 9, 3], &[1, 1, 0, 1, 1, 0], Mode::Wrap),
+            65535,
+        )
+        .unwrap();
+        assert_eq!((l.kernel, l.word_bytes), (Kernel::Narrow, 1));
+        // The constant fills the whole word.
+        let v = crate::Tensor::from_slice(DataType::Uint16, vec![], &[0xabcdu16]).unwrap();
+        let p = PadPlan::new(
+            DataType::Uint16,
+            &[4, 2],
+            &PadRequest::new(vec![1, 0, 0, 0]).constant(v),
+        )
+        .unwrap();
+        let l = launch(&p, 65535).unwrap();
+        assert_eq!((l.word_bytes, l.params.constant[0]), (4, 0xabcd_abcd));
+        assert_eq!((l.params.rank, l.params.axis[0]), (1, [5, 1, 4, 0]));
+        // A constant pad of odd bytes stays per element.
+        let p = PadPlan::new(DataType::Uint8, &[4, 2], &PadRequest::new(vec![0, 1, 0, 0])).unwrap();
+        assert_eq!(launch(&p, 65535).unwrap().word_bytes, 1);
+    }
+
+    #[test]
+    fn magic_division_is_exact() {
+        let mut divisors: Vec<u32> = (1..=1000).collect();
+        divisors.extend([
+            1023,
+            1024,
+            1025,
+            65535,
+            65536,
+            65537,
+            1 << 20,
+            (1 << 30) + 1,
+            (1 << 31) - 1,
+            1 << 31,
+        ]);
+        for &d in &divisors {
+            let m = magic_divisor(d);
+            let edges = [
+                0u32,
+                1,
+                d - 1,
+                d,
+                d + 1,
+                2 * d.min(1 << 29) - 1,
+                (1 << 31) - 1,
+                (1 << 31) - 2,
+            ];
+            let mut n = 12345u32;
+            for k in edges.into_iter().chain((0..200).map(|_| {
+                n = n.wrapping_mul(1_103_515_245).wrapping_add(12345);
+                n >> 1
+            })) {
+                if k < 1 << 31 {
+                    assert_eq!(divide(k, m), k / d, "{k} / {d}");
+                }
+            }
+        }
     }
 
     #[test]
@@ -245,7 +445,7 @@ mod tests {
                 ElementWidth::Bits64,
                 ElementWidth::Bits128,
             ] {
-                let s = shader_source(mode, w);
+                let s = shader_source(mode, w, 1);
                 assert!(s.contains("fn source_coord") && s.contains("fn main"));
             }
         }

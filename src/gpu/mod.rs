@@ -10,7 +10,8 @@
 
 mod context;
 mod kernel;
-mod launch;
+#[doc(hidden)]
+pub mod launch;
 
 pub use context::{ExecPath, GpuContext, Padded};
 pub use kernel::{BufferRange, Encoded, PadKernel};

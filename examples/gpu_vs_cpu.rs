@@ -390,7 +390,8 @@ fn print_table(records: &[Record]) {
 
 fn write_svg(path: &std::path::Path, records: &[Record]) -> Result<(), Box<dyn std::error::Error>> {
     use plotters::prelude::*;
-    let series: [(&str, RGBColor, fn(&Record) -> f64); 4] = [
+    type Series = (&'static str, RGBColor, fn(&Record) -> f64);
+    let series: [Series; 4] = [
         ("CPU pad", RGBColor(66, 133, 244), |r| r.cpu_gbps),
         ("host memcpy", RGBColor(160, 190, 240), |r| r.memcpy_gbps),
         ("GPU pad kernel", RGBColor(219, 68, 55), |r| r.gpu_kernel_gbps),

@@ -205,6 +205,8 @@ trait Store {
     fn copy_out(&mut self, dst: usize, src: usize, len: usize);
     /// `out[dst..dst+len] = constant`
     fn fill(&mut self, dst: usize, len: usize);
+    /// Reverses the order of the chunks `out[dst..dst+len]`.
+    fn reverse(&mut self, dst: usize, len: usize);
 }
 
 fn run<S: Store>(store: &mut S, axes: &[AxisMap], mode: Mode) {
@@ -246,28 +248,53 @@ fn extend_axis<S: Store>(store: &mut S, a: &AxisMap, block: usize, base: usize, 
         return;
     }
     for (start, end) in [(0, a.pad_before), (kept_end, kept_end + a.pad_after)] {
-        if mode == Mode::Edge {
+        if start == end {
+            continue;
+        }
+        if mode == Mode::Edge || (mode == Mode::Reflect && a.kept == 1) {
             let src = if start == 0 { a.pad_before } else { kept_end - 1 };
             replicate(store, base + start * block, base + src * block, end - start, block);
             continue;
         }
+        // Walk the periodic extension in runs: ascending runs are one copy; descending
+        // runs (mirrors) are a copy reversed in place.
+        let n = a.kept;
+        let j = start as i64 - a.pad_before as i64;
+        let mut k = crate::plan::source_index(mode, j, n as u64).unwrap_or(0) as usize;
+        let next = crate::plan::source_index(mode, j + 1, n as u64).unwrap_or(0) as usize;
+        // Symmetric repeats the top (n-1, n-1): the first of the two ends an ascending run.
+        let mut ascending = mode == Mode::Wrap || next == k + 1 || (mode == Mode::Symmetric && next == k && k == n - 1);
         let mut o = start;
+        let src = |k: usize| base + (a.pad_before + k) * block;
         while o < end {
-            let j = o as i64 - a.pad_before as i64;
-            let k = crate::plan::source_index(mode, j, a.kept as u64).unwrap_or(0) as usize;
-            // Positions ascend with the source until the kept range's end; descending
-            // stretches (mirrors) go one block at a time.
-            let ascending = match mode {
-                Mode::Wrap => true,
-                Mode::Reflect | Mode::Symmetric => {
-                    let next = crate::plan::source_index(mode, j + 1, a.kept as u64).unwrap_or(0) as usize;
-                    next == k + 1
+            let dst = base + o * block;
+            if ascending {
+                let run = (n - k).min(end - o);
+                store.copy_out(dst, src(k), run * block);
+                o += run;
+                // After the top: wrap restarts at 0, reflect turns at n-2, symmetric at n-1.
+                match mode {
+                    Mode::Wrap => k = 0,
+                    _ if n == 1 => k = 0,
+                    Mode::Reflect => (k, ascending) = (n - 2, false),
+                    _ => (k, ascending) = (n - 1, false),
                 }
-                _ => false,
-            };
-            let run = if ascending { (a.kept - k).min(end - o) } else { 1 };
-            store.copy_out(base + o * block, base + (a.pad_before + k) * block, run * block);
-            o += run;
+            } else {
+                let run = (k + 1).min(end - o);
+                // Positions o.. take sources k, k-1, …, k-run+1.
+                let low = k + 1 - run;
+                if block == 1 {
+                    store.copy_out(dst, src(low), run);
+                    store.reverse(dst, run);
+                } else {
+                    for i in 0..run {
+                        store.copy_out(dst + i * block, src(k - i), block);
+                    }
+                }
+                o += run;
+                // After the bottom: reflect turns at 1, symmetric at 0.
+                (k, ascending) = if mode == Mode::Reflect { (1, true) } else { (0, true) };
+            }
         }
     }
 }
@@ -334,6 +361,29 @@ impl Store for ByteStore<'_> {
             done += k;
         }
     }
+
+    fn reverse(&mut self, dst: usize, len: usize) {
+        let c = self.c;
+        let region = &mut self.out[dst * c..(dst + len) * c];
+        match c {
+            1 => region.reverse(),
+            2 => reverse_fixed::<2>(region),
+            4 => reverse_fixed::<4>(region),
+            8 => reverse_fixed::<8>(region),
+            16 => reverse_fixed::<16>(region),
+            _ => {
+                for i in 0..len / 2 {
+                    let (head, tail) = region.split_at_mut((len - 1 - i) * c);
+                    head[i * c..(i + 1) * c].swap_with_slice(&mut tail[..c]);
+                }
+            }
+        }
+    }
+}
+
+fn reverse_fixed<const N: usize>(region: &mut [u8]) {
+    let chunks: &mut [[u8; N]] = bytemuck::cast_slice_mut(region);
+    chunks.reverse();
 }
 
 fn copy_fixed<const N: usize>(out: &mut [u8], dst: usize, src: usize) {
@@ -370,6 +420,15 @@ impl Store for StringStore<'_> {
         let c = self.c;
         for s in &mut self.out[dst * c..(dst + len) * c] {
             s.clone_from(&self.constant);
+        }
+    }
+
+    fn reverse(&mut self, dst: usize, len: usize) {
+        let c = self.c;
+        let region = &mut self.out[dst * c..(dst + len) * c];
+        for i in 0..len / 2 {
+            let (head, tail) = region.split_at_mut((len - 1 - i) * c);
+            head[i * c..(i + 1) * c].swap_with_slice(&mut tail[..c]);
         }
     }
 }

@@ -36,9 +36,7 @@ fn bench(c: &mut Criterion) {
         group.sample_size(20);
         group.measurement_time(std::time::Duration::from_secs(4));
         let width = case.dtype.width().bytes().unwrap();
-        let input: Vec<u8> = (0..case.shape.iter().product::<usize>() * width)
-            .map(|i| i as u8)
-            .collect();
+        let input: Vec<u8> = (0..case.shape.iter().product::<usize>() * width).map(|i| i as u8).collect();
         let plan = PadPlan::new(case.dtype, case.shape, &PadRequest::new(case.pads.to_vec())).unwrap();
         let out_bytes = plan.byte_sizes().unwrap().1 as usize;
         group.throughput(Throughput::Bytes(out_bytes as u64));

@@ -52,10 +52,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             None => (cpu::pad(&plan, &x)?, "cpu"),
         };
         let same = y == cpu::pad(&plan, &x)?;
-        println!(
-            "\n{mode} pads {pads:?} -> {:?} on the {path}, equal to the CPU path: {same}",
-            y.shape()
-        );
+        println!("\n{mode} pads {pads:?} -> {:?} on the {path}, equal to the CPU path: {same}", y.shape());
         show(&y);
         if !same {
             return Err(format!("{mode}: GPU and CPU differ").into());

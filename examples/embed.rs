@@ -49,10 +49,7 @@ async fn execute_gpu() -> Result<(), String> {
         .await
         .map_err(|e| format!("no GPU adapter: {e}"))?;
     let info = adapter.get_info();
-    let (device, queue) = adapter
-        .request_device(&Default::default())
-        .await
-        .map_err(|e| e.to_string())?;
+    let (device, queue) = adapter.request_device(&Default::default()).await.map_err(|e| e.to_string())?;
     println!("adapter: {} ({:?})", info.name, info.backend);
     execute_gpu_inner(&device, &queue).await
 }
@@ -80,10 +77,7 @@ fn pass(
     let entries: Vec<_> = bindings
         .iter()
         .enumerate()
-        .map(|(i, b)| wgpu::BindGroupEntry {
-            binding: i as u32,
-            resource: wgpu::BindingResource::Buffer(b.clone()),
-        })
+        .map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32, resource: wgpu::BindingResource::Buffer(b.clone()) })
         .collect();
     let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
         label: None,
@@ -97,12 +91,8 @@ fn pass(
 }
 
 async fn execute_gpu_inner(device: &wgpu::Device, queue: &wgpu::Queue) -> Result<(), String> {
-    let plan = PadPlan::new(
-        DataType::Float32,
-        &SHAPE,
-        &PadRequest::new(PADS.to_vec()).mode(Mode::Reflect),
-    )
-    .map_err(|e| e.to_string())?;
+    let plan = PadPlan::new(DataType::Float32, &SHAPE, &PadRequest::new(PADS.to_vec()).mode(Mode::Reflect))
+        .map_err(|e| e.to_string())?;
     let (in_bytes, out_bytes) = plan.byte_sizes().expect("fixed width");
 
     // One pooled allocation: [unused | x | padded y | z], each at an aligned offset.
@@ -117,11 +107,7 @@ async fn execute_gpu_inner(device: &wgpu::Device, queue: &wgpu::Queue) -> Result
         usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
         mapped_at_creation: false,
     });
-    let range = |offset, size| wgpu::BufferBinding {
-        buffer: &pool,
-        offset,
-        size: wgpu::BufferSize::new(size),
-    };
+    let range = |offset, size| wgpu::BufferBinding { buffer: &pool, offset, size: wgpu::BufferSize::new(size) };
 
     let kernel = PadKernel::new(device);
     let mut encoder = device.create_command_encoder(&Default::default());
@@ -132,25 +118,11 @@ async fn execute_gpu_inner(device: &wgpu::Device, queue: &wgpu::Queue) -> Result
         .encode(
             &mut encoder,
             &plan,
-            BufferRange {
-                buffer: &pool,
-                offset: x_at,
-                size: Some(in_bytes),
-            },
-            BufferRange {
-                buffer: &pool,
-                offset: y_at,
-                size: Some(out_bytes),
-            },
+            BufferRange { buffer: &pool, offset: x_at, size: Some(in_bytes) },
+            BufferRange { buffer: &pool, offset: y_at, size: Some(out_bytes) },
         )
         .map_err(|e| e.to_string())?;
-    pass(
-        device,
-        &mut encoder,
-        CONSUMER,
-        &[range(y_at, out_bytes), range(z_at, out_bytes)],
-        n_out,
-    );
+    pass(device, &mut encoder, CONSUMER, &[range(y_at, out_bytes), range(z_at, out_bytes)], n_out);
     let readback = device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("readback"),
         size: out_bytes,
@@ -161,12 +133,8 @@ async fn execute_gpu_inner(device: &wgpu::Device, queue: &wgpu::Queue) -> Result
     queue.submit([encoder.finish()]);
 
     let (tx, rx) = std::sync::mpsc::channel();
-    readback
-        .slice(..)
-        .map_async(wgpu::MapMode::Read, move |r| tx.send(r).unwrap());
-    device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .map_err(|e| e.to_string())?;
+    readback.slice(..).map_async(wgpu::MapMode::Read, move |r| tx.send(r).unwrap());
+    device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| e.to_string())?;
     rx.recv().unwrap().map_err(|e| e.to_string())?;
     let z: Vec<f32> = bytemuck::cast_slice(&readback.slice(..).get_mapped_range().map_err(|e| e.to_string())?).to_vec();
 

@@ -113,10 +113,7 @@ fn wall(f: impl FnOnce()) -> f64 {
 }
 
 fn ints<T: std::str::FromStr>(s: &str) -> Vec<T> {
-    s.split(',')
-        .filter(|x| !x.trim().is_empty())
-        .map(|x| x.trim().parse().ok().expect("a list of integers"))
-        .collect()
+    s.split(',').filter(|x| !x.trim().is_empty()).map(|x| x.trim().parse().ok().expect("a list of integers")).collect()
 }
 
 /// Times GPU work: timestamp queries around compute passes (and inside encoders for
@@ -150,14 +147,8 @@ impl<'a> GpuTimer<'a> {
             });
             (set, resolve, read)
         });
-        let inside_encoders = device
-            .features()
-            .contains(wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS);
-        GpuTimer {
-            ctx,
-            queries,
-            inside_encoders,
-        }
+        let inside_encoders = device.features().contains(wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS);
+        GpuTimer { ctx, queries, inside_encoders }
     }
 
     fn label(&self) -> &'static str {
@@ -246,11 +237,7 @@ fn measure(ctx: &GpuContext, timer: &GpuTimer, plan: &PadPlan, input: &Tensor, r
     let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
     let mut padded = in_data.to_vec();
     padded.resize(size4(in_bytes) as usize, 0);
-    let gin = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-        label: None,
-        contents: &padded,
-        usage,
-    });
+    let gin = device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: None, contents: &padded, usage });
     let mk = || {
         device.create_buffer(&wgpu::BufferDescriptor {
             label: None,
@@ -264,9 +251,7 @@ fn measure(ctx: &GpuContext, timer: &GpuTimer, plan: &PadPlan, input: &Tensor, r
     let kernel = ctx.kernel();
     let gpu_kernel_ms = time_ms(reps, || {
         timer.pass(|enc, ts| {
-            kernel
-                .encode_with_timestamps(enc, plan, BufferRange::whole(&gin), BufferRange::whole(&gout), ts)
-                .unwrap();
+            kernel.encode_with_timestamps(enc, plan, BufferRange::whole(&gin), BufferRange::whole(&gout), ts).unwrap();
         })
     });
     let gpu_copy_ms = time_ms(reps, || timer.copy(&gout, &gcopy, size4(out_bytes)));
@@ -287,14 +272,8 @@ fn measure(ctx: &GpuContext, timer: &GpuTimer, plan: &PadPlan, input: &Tensor, r
         label: None,
         layout: &pipeline.get_bind_group_layout(0),
         entries: &[
-            wgpu::BindGroupEntry {
-                binding: 0,
-                resource: gout.as_entire_binding(),
-            },
-            wgpu::BindGroupEntry {
-                binding: 1,
-                resource: gcopy.as_entire_binding(),
-            },
+            wgpu::BindGroupEntry { binding: 0, resource: gout.as_entire_binding() },
+            wgpu::BindGroupEntry { binding: 1, resource: gcopy.as_entire_binding() },
         ],
     });
     let words = size4(out_bytes) / 4;
@@ -303,10 +282,7 @@ fn measure(ctx: &GpuContext, timer: &GpuTimer, plan: &PadPlan, input: &Tensor, r
     let (gx, gy) = (groups.min(max), groups.div_ceil(groups.min(max)));
     let gpu_copy_shader_ms = time_ms(reps, || {
         timer.pass(|enc, ts| {
-            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: None,
-                timestamp_writes: ts,
-            });
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes: ts });
             pass.set_pipeline(&pipeline);
             pass.set_bind_group(0, &bind, &[]);
             pass.dispatch_workgroups(gx as u32, gy as u32, 1);
@@ -397,18 +373,11 @@ fn write_svg(path: &std::path::Path, records: &[Record]) -> Result<(), Box<dyn s
         ("GPU pad kernel", RGBColor(219, 68, 55), |r| r.gpu_kernel_gbps),
         ("GPU buffer copy", RGBColor(240, 170, 160), |r| r.gpu_copy_gbps),
     ];
-    let top = records
-        .iter()
-        .flat_map(|r| series.iter().map(move |s| (s.2)(r)))
-        .fold(0.0, f64::max)
-        * 1.1;
+    let top = records.iter().flat_map(|r| series.iter().map(move |s| (s.2)(r))).fold(0.0, f64::max) * 1.1;
     let height = 120 + 26 * records.len() as u32 * 2;
     let root = SVGBackend::new(path, (1000, height)).into_drawing_area();
     root.fill(&WHITE)?;
-    let title = format!(
-        "Pad throughput, GB/s of output ({})",
-        records.first().map_or("", |r| r.adapter.as_str())
-    );
+    let title = format!("Pad throughput, GB/s of output ({})", records.first().map_or("", |r| r.adapter.as_str()));
     let n = records.len() as f64;
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", 18))
@@ -440,11 +409,7 @@ fn write_svg(path: &std::path::Path, records: &[Record]) -> Result<(), Box<dyn s
             .label(*name)
             .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled()));
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()?;
+    chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
     root.present()?;
     Ok(())
 }
@@ -479,11 +444,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     match (&args.dtype, &args.shape, &args.pads) {
         (Some(dtype), Some(shape), Some(pads)) => {
             let dtype: DataType = dtype.parse()?;
-            let value = args
-                .value
-                .as_deref()
-                .map(|v| literal::parse_value(dtype, v))
-                .transpose()?;
+            let value = args.value.as_deref().map(|v| literal::parse_value(dtype, v)).transpose()?;
             add(dtype, ints(shape), ints(pads), args.mode.parse()?, value)?;
         }
         (None, None, None) => {
@@ -499,13 +460,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut records = Vec::new();
     let total = cases.len();
     for (i, (plan, input)) in cases.iter().enumerate() {
-        eprint!(
-            "\r[{}/{total}] {} {:?} {}...        ",
-            i + 1,
-            plan.dtype(),
-            plan.in_shape(),
-            plan.mode()
-        );
+        eprint!("\r[{}/{total}] {} {:?} {}...        ", i + 1, plan.dtype(), plan.in_shape(), plan.mode());
         records.push(measure(&ctx, &timer, plan, input, args.reps));
     }
     eprintln!("\r{:60}", "");

@@ -70,11 +70,7 @@ fn main() -> ExitCode {
         }
         Err(e) => {
             let text = e.to_string();
-            let first = text
-                .lines()
-                .next()
-                .unwrap_or("bad arguments")
-                .trim_start_matches("error: ");
+            let first = text.lines().next().unwrap_or("bad arguments").trim_start_matches("error: ");
             eprintln!("error: {first} (see --help)");
             return ExitCode::FAILURE;
         }
@@ -97,13 +93,7 @@ fn int_list(name: &str, text: &str) -> Result<Vec<i64>, String> {
     if text.trim().is_empty() {
         return Ok(vec![]);
     }
-    text.split(',')
-        .map(|v| {
-            v.trim()
-                .parse::<i64>()
-                .map_err(|_| format!("--{name}: {v:?} is not an integer"))
-        })
-        .collect()
+    text.split(',').map(|v| v.trim().parse::<i64>().map_err(|_| format!("--{name}: {v:?} is not an integer"))).collect()
 }
 
 fn read_npy(path: &Path, dtype: Option<DataType>) -> Result<(Tensor, npy::Descr), String> {
@@ -115,12 +105,7 @@ fn read_npy(path: &Path, dtype: Option<DataType>) -> Result<(Tensor, npy::Descr)
 
 /// Pads as asked and writes the output; returns the line `-v` prints.
 fn run(args: &Args) -> Result<String, String> {
-    let dtype = args
-        .dtype
-        .as_deref()
-        .map(str::parse::<DataType>)
-        .transpose()
-        .map_err(|e| e.to_string())?;
+    let dtype = args.dtype.as_deref().map(str::parse::<DataType>).transpose().map_err(|e| e.to_string())?;
     let (input, descr) = read_npy(&args.input, dtype)?;
     let dtype = input.dtype();
     let mode: Mode = args.mode.parse().map_err(|e: PadError| e.to_string())?;
@@ -134,10 +119,7 @@ fn run(args: &Args) -> Result<String, String> {
     if let Some(path) = &args.value_npy {
         let (value, value_descr) = read_npy(path, Some(dtype))?;
         if value_descr != descr && dtype != DataType::String {
-            return Err(format!(
-                "{}: descr {value_descr} differs from the input's {descr}",
-                path.display()
-            ));
+            return Err(format!("{}: descr {value_descr} differs from the input's {descr}", path.display()));
         }
         request = request.constant(value);
     }
@@ -170,10 +152,7 @@ fn run(args: &Args) -> Result<String, String> {
             };
             (padded.tensor, path)
         }
-        None => (
-            cpu::pad(&plan, &input).map_err(|e| e.to_string())?,
-            "path=cpu".to_string(),
-        ),
+        None => (cpu::pad(&plan, &input).map_err(|e| e.to_string())?, "path=cpu".to_string()),
     };
     let bytes = npy::to_bytes(&output, &descr).map_err(|e| e.to_string())?;
     write_atomically(&args.output, &bytes)?;
@@ -182,9 +161,7 @@ fn run(args: &Args) -> Result<String, String> {
 
 /// Writes beside the target, then renames, so a failure leaves no partial file.
 fn write_atomically(target: &Path, bytes: &[u8]) -> Result<(), String> {
-    let name = target
-        .file_name()
-        .ok_or_else(|| format!("{}: not a file path", target.display()))?;
+    let name = target.file_name().ok_or_else(|| format!("{}: not a file path", target.display()))?;
     let tmp = target.with_file_name(format!(".{}.tmp{}", name.to_string_lossy(), std::process::id()));
     let result = std::fs::write(&tmp, bytes).and_then(|_| std::fs::rename(&tmp, target));
     if let Err(e) = result {

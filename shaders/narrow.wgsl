@@ -1,12 +1,18 @@
 // One invocation per output u32 word for 8- and 16-bit elements (EPW elements per word), so
 // no two invocations write one word. A last partial word keeps the bytes beyond the output.
-// GRID, fixed per pipeline: 0 one axis, 1 two axes, 2 more (walked by a loop).
+// GRID, fixed per pipeline: 0 one axis, 1 two axes, 2 three, 3 more (walked by a loop).
 
 fn narrow_row_offset(row: u32) -> u32 {
     if (GRID == 0u) {
         return 0u;
     } else if (GRID == 1u) {
         return axis_offset(1u, row);
+    } else if (GRID == 2u) {
+        let q = P.div[1];
+        let outer = divide(row, q.x, q.y);
+        let a = axis_offset(1u, row - outer * P.axis[1].x);
+        let b = axis_offset(2u, outer);
+        return select(a + b, NONE, a == NONE || b == NONE);
     }
     return row_offset(row, 1u, P.rank);
 }

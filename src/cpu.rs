@@ -36,12 +36,7 @@ pub fn pad(plan: &PadPlan, input: &Tensor) -> Result<Tensor> {
             };
             let f = plan.folded(true);
             if out_len > 0 {
-                let mut store = StringStore {
-                    input: strings,
-                    out: &mut out,
-                    c: f.chunk,
-                    constant,
-                };
+                let mut store = StringStore { input: strings, out: &mut out, c: f.chunk, constant };
                 run(&mut store, &f.axes, plan.mode());
             }
             Tensor::from_strings(plan.out_shape().to_vec(), out)
@@ -123,12 +118,7 @@ fn pad_fixed(plan: &PadPlan, width: usize, input: &[u8], output: &mut [u8], cons
     if threads > 1 && f.axes.len() > 1 && output.len() >= PARALLEL_MIN_BYTES && top.kept >= threads {
         pad_fixed_parallel(&f.axes, plan.mode(), chunk_bytes, input, output, &pattern, threads);
     } else {
-        let mut store = ByteStore {
-            input,
-            out: output,
-            c: chunk_bytes,
-            pattern: &pattern,
-        };
+        let mut store = ByteStore { input, out: output, c: chunk_bytes, pattern: &pattern };
         run(&mut store, &f.axes, plan.mode());
     }
 }
@@ -155,34 +145,15 @@ fn pad_fixed_parallel(
             let first = t * per_thread;
             scope.spawn(move || {
                 let blocks = part.len() / block;
-                let mut store = ByteStore {
-                    input,
-                    out: part,
-                    c,
-                    pattern,
-                };
+                let mut store = ByteStore { input, out: part, c, pattern };
                 for j in 0..blocks {
                     let in_base = (top.crop_start + first + j) * in_strides[0];
-                    fill_axis(
-                        &mut store,
-                        axes,
-                        out_strides,
-                        in_strides,
-                        1,
-                        j * out_strides[0],
-                        in_base,
-                        mode,
-                    );
+                    fill_axis(&mut store, axes, out_strides, in_strides, 1, j * out_strides[0], in_base, mode);
                 }
             });
         }
     });
-    let mut store = ByteStore {
-        input,
-        out: output,
-        c,
-        pattern,
-    };
+    let mut store = ByteStore { input, out: output, c, pattern };
     extend_axis(&mut store, &top, out_strides[0], 0, mode);
 }
 

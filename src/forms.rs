@@ -19,29 +19,20 @@ pub struct FormOptions {
 
 impl Default for FormOptions {
     fn default() -> Self {
-        FormOptions {
-            lenient: false,
-            max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
-        }
+        FormOptions { lenient: false, max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES }
     }
 }
 
 impl FormOptions {
     /// Default options with `lenient` on.
     pub fn lenient() -> Self {
-        FormOptions {
-            lenient: true,
-            ..Default::default()
-        }
+        FormOptions { lenient: true, ..Default::default() }
     }
 }
 
 /// The Pad versions ONNX defines, for an opset number (e.g. opset 17 runs Pad-13).
 pub fn onnx_pad_version(opset: u32) -> u32 {
-    [24, 23, 21, 19, 18, 13, 11, 2, 1]
-        .into_iter()
-        .find(|&v| v <= opset)
-        .unwrap_or(1)
+    [24, 23, 21, 19, 18, 13, 11, 2, 1].into_iter().find(|&v| v <= opset).unwrap_or(1)
 }
 
 /// The ONNX Pad version that first accepts `dtype`.
@@ -170,11 +161,7 @@ pub fn onnx_pad_v2(
 /// Reads an integer tensor (int64, or int32 where `int32_ok`) that is 1-D, or 2-D `[1, n]`
 /// where `two_d_ok`.
 fn int_values(t: &Tensor, form: &str, input: &'static str, int32_ok: bool, two_d_ok: bool) -> Result<Vec<i64>> {
-    let invalid = |reason: String| PadError::InvalidInput {
-        form: form.to_string(),
-        input,
-        reason,
-    };
+    let invalid = |reason: String| PadError::InvalidInput { form: form.to_string(), input, reason };
     let shape_ok = t.shape().len() == 1 || (two_d_ok && t.shape().len() == 2 && t.shape()[0] == 1);
     if !shape_ok {
         let want = if two_d_ok { "1-D or [1, n]" } else { "1-D" };
@@ -182,18 +169,11 @@ fn int_values(t: &Tensor, form: &str, input: &'static str, int32_ok: bool, two_d
     }
     let bytes = t.bytes().unwrap_or(&[]);
     match t.dtype() {
-        DataType::Int64 => Ok(bytes
-            .chunks_exact(8)
-            .map(|c| i64::from_le_bytes(c.try_into().unwrap()))
-            .collect()),
-        DataType::Int32 if int32_ok => Ok(bytes
-            .chunks_exact(4)
-            .map(|c| i32::from_le_bytes(c.try_into().unwrap()) as i64)
-            .collect()),
-        other => Err(invalid(format!(
-            "type {other}, expected {}",
-            if int32_ok { "int32 or int64" } else { "int64" }
-        ))),
+        DataType::Int64 => Ok(bytes.chunks_exact(8).map(|c| i64::from_le_bytes(c.try_into().unwrap())).collect()),
+        DataType::Int32 if int32_ok => {
+            Ok(bytes.chunks_exact(4).map(|c| i32::from_le_bytes(c.try_into().unwrap()) as i64).collect())
+        }
+        other => Err(invalid(format!("type {other}, expected {}", if int32_ok { "int32 or int64" } else { "int64" }))),
     }
 }
 
@@ -316,10 +296,7 @@ pub fn openvino_pad(
             return Err(PadError::InvalidInput {
                 form: form.into(),
                 input,
-                reason: format!(
-                    "axis {axis}: pad {} is negative; OpenVINO Pad-1 allows only pads >= 0",
-                    values[axis]
-                ),
+                reason: format!("axis {axis}: pad {} is negative; OpenVINO Pad-1 allows only pads >= 0", values[axis]),
             });
         }
     }
@@ -337,10 +314,7 @@ mod tests {
     fn i64s(v: &[i64]) -> Tensor {
         Tensor::from_slice(DataType::Int64, vec![v.len()], v).unwrap()
     }
-    const D: FormOptions = FormOptions {
-        lenient: false,
-        max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
-    };
+    const D: FormOptions = FormOptions { lenient: false, max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES };
 
     #[test]
     fn opset_maps_to_pad_version() {
@@ -353,16 +327,9 @@ mod tests {
     #[test]
     fn pad_v1_and_v2_convert_value() {
         let p = onnx_pad_v2(DataType::Float16, &[1], &[1, 0], "constant", 1.5, D).unwrap();
-        assert_eq!(
-            p.constant(),
-            &crate::plan::Constant::Bytes(half::f16::from_f32(1.5).to_le_bytes().to_vec())
-        );
+        assert_eq!(p.constant(), &crate::plan::Constant::Bytes(half::f16::from_f32(1.5).to_le_bytes().to_vec()));
         let e = onnx_pad_v1(DataType::Int32, &[1], &[1, 0], "constant", 1.5, D).unwrap_err();
-        assert!(
-            e.to_string()
-                .contains("type int32 is not in ONNX Pad-1 (added in Pad-11"),
-            "{e}"
-        );
+        assert!(e.to_string().contains("type int32 is not in ONNX Pad-1 (added in Pad-11"), "{e}");
         let p = onnx_pad_v1(DataType::Int32, &[1], &[1, 0], "constant", 7.0, FormOptions::lenient()).unwrap();
         assert_eq!(p.constant(), &crate::plan::Constant::Bytes(7i32.to_le_bytes().to_vec()));
         assert!(onnx_pad_v1(DataType::Float32, &[1], &[1, 0], "wrap", 0.0, D).is_err());
@@ -372,21 +339,8 @@ mod tests {
     fn versions_gate_modes_types_and_axes() {
         let pads = i64s(&[1, 1]);
         let e = onnx_pad(13, DataType::Float32, &[2], "wrap", &pads, None, None, D).unwrap_err();
-        assert!(
-            matches!(e, PadError::NotInVersion { .. }) && e.to_string().contains("Pad-19"),
-            "{e}"
-        );
-        assert!(onnx_pad(
-            13,
-            DataType::Float32,
-            &[2],
-            "wrap",
-            &pads,
-            None,
-            None,
-            FormOptions::lenient()
-        )
-        .is_ok());
+        assert!(matches!(e, PadError::NotInVersion { .. }) && e.to_string().contains("Pad-19"), "{e}");
+        assert!(onnx_pad(13, DataType::Float32, &[2], "wrap", &pads, None, None, FormOptions::lenient()).is_ok());
         assert!(onnx_pad(19, DataType::Float32, &[2], "wrap", &pads, None, None, D).is_ok());
         assert!(onnx_pad(24, DataType::Float32, &[2], "symmetric", &pads, None, None, D).is_err());
         assert!(onnx_pad(11, DataType::Bfloat16, &[2], "edge", &pads, None, None, D).is_err());

@@ -5,9 +5,7 @@ use crate::error::{PadError, Result};
 use crate::tensor::Tensor;
 
 fn bad(dtype: DataType, text: &str, why: &str) -> PadError {
-    PadError::ConstantValue {
-        reason: format!("{text:?} is not a {dtype} value: {why}"),
-    }
+    PadError::ConstantValue { reason: format!("{text:?} is not a {dtype} value: {why}") }
 }
 
 fn float(text: &str) -> Option<f64> {
@@ -45,11 +43,7 @@ pub(crate) fn small_float_value(dtype: DataType, bits: u8) -> Option<f64> {
         return None;
     }
     if dtype == Float8e5m2 && exp == 31 {
-        return if man == 0 {
-            Some(if sign { f64::NEG_INFINITY } else { f64::INFINITY })
-        } else {
-            None
-        };
+        return if man == 0 { Some(if sign { f64::NEG_INFINITY } else { f64::INFINITY }) } else { None };
     }
     let magnitude = if exp == 0 {
         man as f64 / (1u32 << m_bits) as f64 * 2f64.powi(1 - bias)
@@ -105,10 +99,7 @@ pub fn parse_value(dtype: DataType, text: &str) -> Result<Tensor> {
         Float64 => f()?.to_le_bytes().to_vec(),
         Complex64 | Complex128 => {
             let mut parts = t.trim_matches(|c| c == '(' || c == ')').split(',');
-            let re = parts
-                .next()
-                .and_then(float)
-                .ok_or_else(|| bad(dtype, text, "expected re,im"))?;
+            let re = parts.next().and_then(float).ok_or_else(|| bad(dtype, text, "expected re,im"))?;
             let im = match parts.next() {
                 Some(p) => float(p).ok_or_else(|| bad(dtype, text, "expected re,im"))?,
                 None => 0.0,
@@ -156,10 +147,7 @@ mod tests {
     fn literals() {
         assert_eq!(bits(DataType::Float32, "nan"), f32::NAN.to_le_bytes());
         assert_eq!(bits(DataType::Float16, "-inf"), half::f16::NEG_INFINITY.to_le_bytes());
-        assert_eq!(
-            bits(DataType::Complex64, "1,-2"),
-            [1f32.to_le_bytes(), (-2f32).to_le_bytes()].concat()
-        );
+        assert_eq!(bits(DataType::Complex64, "1,-2"), [1f32.to_le_bytes(), (-2f32).to_le_bytes()].concat());
         assert_eq!(bits(DataType::Bool, "true"), [1]);
         assert_eq!(bits(DataType::Int4, "-1"), [0x0f]);
         assert_eq!(bits(DataType::Float4e2m1, "-6"), [0x0f]);
@@ -170,9 +158,6 @@ mod tests {
         assert!(parse_value(DataType::Float8e4m3fn, "0.3").is_err());
         assert!(parse_value(DataType::Int64, "9223372036854775808").is_err());
         assert!(parse_value(DataType::Bool, "yes").is_err());
-        assert_eq!(
-            parse_value(DataType::String, "pad").unwrap().strings().unwrap(),
-            &["pad".to_string()]
-        );
+        assert_eq!(parse_value(DataType::String, "pad").unwrap().strings().unwrap(), &["pad".to_string()]);
     }
 }

@@ -185,10 +185,7 @@ pub fn parse(bytes: &[u8]) -> Result<Npy> {
         v => return err(format!("unsupported .npy version {v}")),
     };
     if header_len > MAX_HEADER || header_start + header_len > bytes.len() {
-        return err(format!(
-            "header of {header_len} bytes does not fit the file of {} bytes",
-            bytes.len()
-        ));
+        return err(format!("header of {header_len} bytes does not fit the file of {} bytes", bytes.len()));
     }
     let header = &bytes[header_start..header_start + header_len];
     let mut p = HeaderParser { s: header, i: 0 };
@@ -317,19 +314,14 @@ pub fn to_tensor(npy: &Npy, dtype: Option<DataType>) -> Result<Tensor> {
                         .take_while(|&u| u != 0)
                         .map(char::from_u32)
                         .collect();
-                    s.ok_or_else(|| PadError::Npy {
-                        reason: format!("element {i} is not valid UTF-32"),
-                    })
+                    s.ok_or_else(|| PadError::Npy { reason: format!("element {i} is not valid UTF-32") })
                 })
                 .collect::<Result<Vec<_>>>()?;
             Tensor::from_strings(npy.shape.clone(), strings)
         }
         ElementWidth::Bits4 => {
             if let Some(i) = npy.data.iter().position(|&b| b > 0x0f) {
-                return err(format!(
-                    "{dtype} element {i} is {:#04x}: the high nibble must be 0",
-                    npy.data[i]
-                ));
+                return err(format!("{dtype} element {i} is {:#04x}: the high nibble must be 0", npy.data[i]));
             }
             Tensor::from_bytes(dtype, npy.shape.clone(), pack_nibbles(&npy.data))
         }
@@ -343,13 +335,7 @@ pub fn to_bytes(tensor: &Tensor, like: &Descr) -> Result<Vec<u8>> {
     let mut descr = like.clone();
     let mut data = match tensor.data() {
         TensorData::Strings(strings) => {
-            let width = strings
-                .iter()
-                .map(|s| s.chars().count())
-                .max()
-                .unwrap_or(0)
-                .max(like.size)
-                .max(1);
+            let width = strings.iter().map(|s| s.chars().count()).max().unwrap_or(0).max(like.size).max(1);
             descr.size = width;
             let mut out = Vec::with_capacity(strings.len() * width * 4);
             for s in strings {
@@ -416,42 +402,23 @@ mod tests {
 
     #[test]
     fn big_endian_and_fortran_are_converted() {
-        let f = file(
-            "{'descr': '>i2', 'fortran_order': True, 'shape': (2, 2), }",
-            &[0, 1, 0, 2, 0, 3, 0, 4],
-        );
+        let f = file("{'descr': '>i2', 'fortran_order': True, 'shape': (2, 2), }", &[0, 1, 0, 2, 0, 3, 0, 4]);
         let t = to_tensor(&parse(&f).unwrap(), None).unwrap();
         assert_eq!(t.as_slice::<i16>().unwrap(), &[1, 3, 2, 4]);
     }
 
     #[test]
     fn hostile_headers_are_refused() {
-        let huge = file(
-            "{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000000000000,), }",
-            &[0; 8],
-        );
+        let huge = file("{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000000000000,), }", &[0; 8]);
         assert!(parse(&huge).unwrap_err().to_string().contains("needs"));
-        let over = file(
-            "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296, 4294967296), }",
-            &[],
-        );
+        let over =
+            file("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296, 4294967296), }", &[]);
         assert!(parse(&over).is_err());
         assert!(parse(b"\x93NUMPY\x01\x00\xff\xff{").is_err());
-        assert!(parse(&file(
-            "{'descr': '<S3', 'fortran_order': False, 'shape': (), }",
-            &[0; 3]
-        ))
-        .is_err());
+        assert!(parse(&file("{'descr': '<S3', 'fortran_order': False, 'shape': (), }", &[0; 3])).is_err());
         assert!(parse(&file("{'descr': '<f4', 'shape': (), }", &[0; 4])).is_err());
-        let nib = parse(&file(
-            "{'descr': '|V1', 'fortran_order': False, 'shape': (1,), }",
-            &[0x10],
-        ))
-        .unwrap();
-        assert!(to_tensor(&nib, Some(DataType::Int4))
-            .unwrap_err()
-            .to_string()
-            .contains("high nibble"));
+        let nib = parse(&file("{'descr': '|V1', 'fortran_order': False, 'shape': (1,), }", &[0x10])).unwrap();
+        assert!(to_tensor(&nib, Some(DataType::Int4)).unwrap_err().to_string().contains("high nibble"));
         assert!(to_tensor(&nib, None).is_err());
         assert!(to_tensor(&nib, Some(DataType::Float32)).is_err());
     }

@@ -54,10 +54,7 @@ impl FromStr for Mode {
     type Err = PadError;
     /// Parses a mode name, case-sensitively.
     fn from_str(s: &str) -> Result<Mode> {
-        Mode::ALL
-            .into_iter()
-            .find(|m| m.name() == s)
-            .ok_or_else(|| PadError::InvalidMode { mode: s.to_string() })
+        Mode::ALL.into_iter().find(|m| m.name() == s).ok_or_else(|| PadError::InvalidMode { mode: s.to_string() })
     }
 }
 
@@ -134,11 +131,7 @@ impl Constant {
         }
         if element_count(value.shape()) != Some(1) {
             return Err(PadError::ConstantValue {
-                reason: format!(
-                    "shape {:?} has {} elements, expected exactly 1",
-                    value.shape(),
-                    value.len()
-                ),
+                reason: format!("shape {:?} has {} elements, expected exactly 1", value.shape(), value.len()),
             });
         }
         Ok(match value.data() {
@@ -232,14 +225,7 @@ pub struct AxisMap {
 
 impl AxisMap {
     fn identity(len: usize) -> AxisMap {
-        AxisMap {
-            in_len: len,
-            out_len: len,
-            crop_start: 0,
-            kept: len,
-            pad_before: 0,
-            pad_after: 0,
-        }
+        AxisMap { in_len: len, out_len: len, crop_start: 0, kept: len, pad_before: 0, pad_after: 0 }
     }
 
     /// True if the axis is neither cropped nor padded.
@@ -302,13 +288,7 @@ impl PadPlan {
             let (n, b, e) = (in_shape[axis], begins[axis], ends[axis]);
             let out = n as i128 + b as i128 + e as i128;
             if out < 0 {
-                return Err(PadError::NegativeOutputDim {
-                    axis,
-                    len: n as u64,
-                    begin: b,
-                    end: e,
-                    out,
-                });
+                return Err(PadError::NegativeOutputDim { axis, len: n as u64, begin: b, end: e, out });
             }
             let out = usize::try_from(out).map_err(|_| PadError::TooLarge {
                 what: format!("axis {axis}: output length {out} (input {n}, pads {b}, {e}) does not fit in usize"),
@@ -378,16 +358,7 @@ impl PadPlan {
             }
             axes.push(map);
         }
-        Ok(PadPlan {
-            dtype,
-            mode: request.mode,
-            in_shape: in_shape.to_vec(),
-            out_shape,
-            begins,
-            ends,
-            axes,
-            constant,
-        })
+        Ok(PadPlan { dtype, mode: request.mode, in_shape: in_shape.to_vec(), out_shape, begins, ends, axes, constant })
     }
 
     /// The element type.
@@ -432,10 +403,7 @@ impl PadPlan {
     }
     /// Bytes of the input and output in this crate's layout (`None` for strings).
     pub fn byte_sizes(&self) -> Option<(u64, u64)> {
-        Some((
-            self.dtype.storage_bytes(self.in_len() as u64)?,
-            self.dtype.storage_bytes(self.out_len() as u64)?,
-        ))
+        Some((self.dtype.storage_bytes(self.in_len() as u64)?, self.dtype.storage_bytes(self.out_len() as u64)?))
     }
 
     /// Merges adjacent axes where the result is the same: runs of unpadded axes, and in
@@ -525,10 +493,7 @@ mod tests {
         expect(Mode::Edge, [0, 0, 0, 0, 0, 1, 2, 2, 2, 2, 2]);
         assert_eq!(source_index(Mode::Constant, -1, 3), None);
         assert_eq!(source_index(Mode::Reflect, 5, 1), Some(0));
-        assert_eq!(
-            source_index(Mode::Wrap, i64::MIN, 7),
-            Some((i64::MIN as i128).rem_euclid(7) as u64)
-        );
+        assert_eq!(source_index(Mode::Wrap, i64::MIN, 7), Some((i64::MIN as i128).rem_euclid(7) as u64));
     }
 
     #[test]
@@ -537,27 +502,13 @@ mod tests {
         assert_eq!(p.out_shape(), &[6]);
         let a = p.axes()[0];
         assert_eq!((a.crop_start, a.kept, a.pad_before, a.pad_after), (2, 3, 0, 3));
-        assert_eq!(
-            (0..6).map(|o| a.source(Mode::Reflect, o).unwrap()).collect::<Vec<_>>(),
-            [2, 3, 4, 3, 2, 3]
-        );
+        assert_eq!((0..6).map(|o| a.source(Mode::Reflect, o).unwrap()).collect::<Vec<_>>(), [2, 3, 4, 3, 2, 3]);
     }
 
     #[test]
     fn errors_name_axis_and_values() {
         let e = plan(&[4, 4], &[0, -4, 0, 1], Mode::Reflect).unwrap_err();
-        assert!(
-            matches!(
-                e,
-                PadError::EmptyAxis {
-                    axis: 1,
-                    len: 4,
-                    cropped: 4,
-                    ..
-                }
-            ),
-            "{e}"
-        );
+        assert!(matches!(e, PadError::EmptyAxis { axis: 1, len: 4, cropped: 4, .. }), "{e}");
         assert_eq!(
             e.to_string(),
             "reflect pad on axis 1: nothing left to reflect after cropping 4 of 4 elements (output length 1)"
@@ -566,30 +517,10 @@ mod tests {
         assert!(matches!(e, PadError::NegativeOutputDim { axis: 1, out: -1, .. }), "{e}");
         assert!(e.to_string().contains("axis 1"));
         let e = plan(&[4, 4], &[1, 1], Mode::Constant).unwrap_err();
-        assert!(
-            matches!(
-                e,
-                PadError::PadsLength {
-                    len: 2,
-                    expected: 4,
-                    ..
-                }
-            ),
-            "{e}"
-        );
+        assert!(matches!(e, PadError::PadsLength { len: 2, expected: 4, .. }), "{e}");
         let r = PadRequest::new(vec![1, 1, 1, 1]).axes(vec![1, -1]);
         let e = PadPlan::new(DataType::Int8, &[2, 2], &r).unwrap_err();
-        assert!(
-            matches!(
-                e,
-                PadError::RepeatedAxis {
-                    axis: 1,
-                    first: 0,
-                    second: 1
-                }
-            ),
-            "{e}"
-        );
+        assert!(matches!(e, PadError::RepeatedAxis { axis: 1, first: 0, second: 1 }), "{e}");
         let r = PadRequest::new(vec![1, 1]).axes(vec![-3]);
         let e = PadPlan::new(DataType::Int8, &[2, 2], &r).unwrap_err();
         assert!(matches!(e, PadError::AxisOutOfRange { axis: -3, rank: 2 }), "{e}");
@@ -623,10 +554,7 @@ mod tests {
         let r = PadRequest::new(vec![1, 1]).constant(v);
         assert!(PadPlan::new(DataType::Float32, &[2], &r).is_ok());
         let e = PadPlan::new(DataType::Int32, &[2], &r).unwrap_err();
-        assert!(
-            e.to_string().contains("float32 does not match the input's type int32"),
-            "{e}"
-        );
+        assert!(e.to_string().contains("float32 does not match the input's type int32"), "{e}");
         let v = Tensor::from_slice(DataType::Float32, vec![2], &[1f32, 2.0]).unwrap();
         let e = PadPlan::new(DataType::Float32, &[2], &PadRequest::new(vec![1, 1]).constant(v)).unwrap_err();
         assert!(e.to_string().contains("expected exactly 1"), "{e}");
@@ -644,9 +572,6 @@ mod tests {
         assert_eq!(f.chunk, 20);
         let p = plan(&[2, 3, 4, 5], &[0, 1, 0, 0, 0, 1, 0, 0], Mode::Constant).unwrap();
         let f = p.folded(false);
-        assert_eq!(
-            f.axes.iter().map(|a| (a.out_len, a.pad_before)).collect::<Vec<_>>(),
-            [(2, 0), (100, 20)]
-        );
+        assert_eq!(f.axes.iter().map(|a| (a.out_len, a.pad_before)).collect::<Vec<_>>(), [(2, 0), (100, 20)]);
     }
 }

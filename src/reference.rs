@@ -83,10 +83,7 @@ pub fn pad(plan: &PadPlan, input: &Tensor) -> Tensor {
                 Constant::String(c) => c.clone(),
                 Constant::Bytes(_) => String::new(),
             };
-            let out = sources
-                .iter()
-                .map(|i| i.map_or(constant.clone(), |i| s[i].clone()))
-                .collect();
+            let out = sources.iter().map(|i| i.map_or(constant.clone(), |i| s[i].clone())).collect();
             Tensor::from_strings(out_shape, out).expect("shape matches")
         }
         (TensorData::Bytes(b), c) => {
@@ -96,10 +93,7 @@ pub fn pad(plan: &PadPlan, input: &Tensor) -> Tensor {
             };
             let bytes = if plan.dtype().width() == ElementWidth::Bits4 {
                 let elems = unpack_nibbles(b, plan.in_len());
-                let out: Vec<u8> = sources
-                    .iter()
-                    .map(|i| i.map_or(constant[0] & 0x0f, |i| elems[i]))
-                    .collect();
+                let out: Vec<u8> = sources.iter().map(|i| i.map_or(constant[0] & 0x0f, |i| elems[i])).collect();
                 pack_nibbles(&out)
             } else {
                 let w = plan.dtype().width().bytes().expect("fixed width");

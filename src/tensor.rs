@@ -40,29 +40,17 @@ impl Tensor {
     /// assert!(Tensor::from_bytes(DataType::Int16, vec![3], vec![0; 5]).is_err());
     /// ```
     pub fn from_bytes(dtype: DataType, shape: Vec<usize>, bytes: Vec<u8>) -> Result<Tensor> {
-        let invalid = |reason: String| PadError::InvalidTensor {
-            dtype: dtype.name(),
-            shape: shape_u64(&shape),
-            reason,
-        };
+        let invalid =
+            |reason: String| PadError::InvalidTensor { dtype: dtype.name(), shape: shape_u64(&shape), reason };
         if dtype.width() == ElementWidth::String {
             return Err(invalid("strings are built with Tensor::from_strings".into()));
         }
         let count = element_count(&shape).ok_or_else(|| invalid("element count overflows u64".into()))?;
-        let expected = dtype
-            .storage_bytes(count)
-            .ok_or_else(|| invalid("byte size overflows u64".into()))?;
+        let expected = dtype.storage_bytes(count).ok_or_else(|| invalid("byte size overflows u64".into()))?;
         if bytes.len() as u64 != expected {
-            return Err(invalid(format!(
-                "{} bytes given, {expected} expected for {count} elements",
-                bytes.len()
-            )));
+            return Err(invalid(format!("{} bytes given, {expected} expected for {count} elements", bytes.len())));
         }
-        Ok(Tensor {
-            dtype,
-            shape,
-            data: TensorData::Bytes(bytes),
-        })
+        Ok(Tensor { dtype, shape, data: TensorData::Bytes(bytes) })
     }
 
     /// A string tensor.
@@ -75,11 +63,7 @@ impl Tensor {
                 reason: format!("{} strings given, {count:?} expected", strings.len()),
             });
         }
-        Ok(Tensor {
-            dtype: DataType::String,
-            shape,
-            data: TensorData::Strings(strings),
-        })
+        Ok(Tensor { dtype: DataType::String, shape, data: TensorData::Strings(strings) })
     }
 
     /// A string tensor from raw bytes per element, refusing any that is not UTF-8.
@@ -123,16 +107,13 @@ impl Tensor {
 
     /// A zero-filled tensor (all-zero bits, `false`, or empty strings).
     pub fn zeros(dtype: DataType, shape: Vec<usize>) -> Result<Tensor> {
-        let count = element_count(&shape).ok_or_else(|| PadError::TooLarge {
-            what: format!("shape {shape:?} overflows u64"),
-        })?;
+        let count = element_count(&shape)
+            .ok_or_else(|| PadError::TooLarge { what: format!("shape {shape:?} overflows u64") })?;
         let data = match dtype.storage_bytes(count) {
             Some(b) => TensorData::Bytes(vec![0; usize::try_from(b).map_err(|_| too_large(b))?]),
-            None if dtype == DataType::String => TensorData::Strings(vec![
-                String::new();
-                usize::try_from(count)
-                    .map_err(|_| too_large(count))?
-            ]),
+            None if dtype == DataType::String => {
+                TensorData::Strings(vec![String::new(); usize::try_from(count).map_err(|_| too_large(count))?])
+            }
             None => return Err(too_large(count)),
         };
         Ok(Tensor { dtype, shape, data })
@@ -195,9 +176,7 @@ impl Tensor {
 }
 
 fn too_large(n: u64) -> PadError {
-    PadError::TooLarge {
-        what: format!("{n} elements do not fit this machine's address space"),
-    }
+    PadError::TooLarge { what: format!("{n} elements do not fit this machine's address space") }
 }
 
 /// Splits 4-bit packed bytes into one element per byte (low nibble), `count` elements.
@@ -213,10 +192,7 @@ pub fn unpack_nibbles(packed: &[u8], count: usize) -> Vec<u8> {
 
 /// Packs one element per byte (low nibble used) two per byte, ONNX layout.
 pub fn pack_nibbles(elements: &[u8]) -> Vec<u8> {
-    elements
-        .chunks(2)
-        .map(|pair| (pair[0] & 0x0f) | (pair.get(1).copied().unwrap_or(0) << 4))
-        .collect()
+    elements.chunks(2).map(|pair| (pair[0] & 0x0f) | (pair.get(1).copied().unwrap_or(0) << 4)).collect()
 }
 
 #[cfg(test)]

@@ -12,45 +12,25 @@ use wgpu_pad::npy;
 fn pad_exe() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     let dir = exe.parent().unwrap().parent().unwrap();
-    let path = dir
-        .join("examples")
-        .join(format!("pad{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        path.exists(),
-        "{} not built (cargo test builds examples)",
-        path.display()
-    );
+    let path = dir.join("examples").join(format!("pad{}", std::env::consts::EXE_SUFFIX));
+    assert!(path.exists(), "{} not built (cargo test builds examples)", path.display());
     path
 }
 
 fn run(args: &[&str]) -> Output {
-    Command::new(pad_exe())
-        .args(args)
-        .env("RUST_LOG", "warn")
-        .output()
-        .unwrap()
+    Command::new(pad_exe()).args(args).env("RUST_LOG", "warn").output().unwrap()
 }
 
 fn stderr_lines(out: &Output) -> Vec<String> {
-    String::from_utf8_lossy(&out.stderr)
-        .lines()
-        .map(str::to_string)
-        .collect()
+    String::from_utf8_lossy(&out.stderr).lines().map(str::to_string).collect()
 }
 
 /// Checks an error run: non-zero exit, one `error:` line, last.
 fn assert_clean_error(out: &Output, what: &str) {
     let lines = stderr_lines(out);
     assert!(!out.status.success(), "{what}: exited 0");
-    assert!(
-        lines.last().is_some_and(|l| l.starts_with("error: ")),
-        "{what}: stderr {lines:?}"
-    );
-    assert_eq!(
-        lines.iter().filter(|l| l.starts_with("error:")).count(),
-        1,
-        "{what}: {lines:?}"
-    );
+    assert!(lines.last().is_some_and(|l| l.starts_with("error: ")), "{what}: stderr {lines:?}");
+    assert_eq!(lines.iter().filter(|l| l.starts_with("error:")).count(), 1, "{what}: {lines:?}");
 }
 
 fn corpus_through_cli(device: &str) {
@@ -61,25 +41,12 @@ fn corpus_through_cli(device: &str) {
         let chunks: Vec<_> = cases.chunks(cases.len().div_ceil(4)).collect();
         let handles: Vec<_> = chunks
             .into_iter()
-            .map(|chunk| {
-                s.spawn(|| {
-                    chunk
-                        .iter()
-                        .filter_map(|c| check_case(c, device, &tmp).err())
-                        .collect::<Vec<_>>()
-                })
-            })
+            .map(|chunk| s.spawn(|| chunk.iter().filter_map(|c| check_case(c, device, &tmp).err()).collect::<Vec<_>>()))
             .collect();
         handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
     });
     std::fs::remove_dir_all(&tmp).ok();
-    assert!(
-        failures.is_empty(),
-        "{} of {} cases failed:\n{}",
-        failures.len(),
-        cases.len(),
-        failures.join("\n")
-    );
+    assert!(failures.is_empty(), "{} of {} cases failed:\n{}", failures.len(), cases.len(), failures.join("\n"));
 }
 
 fn check_case(case: &common::Case, device: &str, tmp: &Path) -> Result<(), String> {
@@ -124,11 +91,7 @@ fn check_case(case: &common::Case, device: &str, tmp: &Path) -> Result<(), Strin
                 return Err(format!("{name}: failed: {:?}", stderr_lines(&out)));
             }
             let lines = stderr_lines(&out);
-            let path_line = lines
-                .iter()
-                .find(|l| l.starts_with("path="))
-                .cloned()
-                .unwrap_or_default();
+            let path_line = lines.iter().find(|l| l.starts_with("path=")).cloned().unwrap_or_default();
             let want = match device {
                 "cpu" => "path=cpu",
                 _ if case.dtype.gpu_capable() => "path=gpu adapter=",
@@ -181,23 +144,14 @@ fn cli_errors_are_one_line_and_leave_output_untouched() {
     let (i, e) = (input.to_str().unwrap(), existing.to_str().unwrap());
     let missing_dir = dir.join("no/such/dir/out.npy");
     for (what, args) in [
-        (
-            "bad mode",
-            vec![i, e, "--pads=1,1", "--mode", "mirror", "--device", "cpu"],
-        ),
+        ("bad mode", vec![i, e, "--pads=1,1", "--mode", "mirror", "--device", "cpu"]),
         ("bad pads", vec![i, e, "--pads", "1,x", "--device", "cpu"]),
         ("pads length", vec![i, e, "--pads", "-1,2,3", "--device", "cpu"]),
-        (
-            "bad value",
-            vec![i, e, "--pads=1,1", "--value", "abc", "--device", "cpu"],
-        ),
+        ("bad value", vec![i, e, "--pads=1,1", "--value", "abc", "--device", "cpu"]),
         ("missing input", vec!["/no/such.npy", e, "--pads=1,1"]),
         ("unknown flag", vec![i, e, "--pads=1,1", "--frobnicate"]),
         ("bad dtype", vec![i, e, "--pads=1,1", "--dtype", "float33"]),
-        (
-            "reflect empty",
-            vec![i, e, "--pads=-3,1", "--mode", "reflect", "--device", "cpu"],
-        ),
+        ("reflect empty", vec![i, e, "--pads=-3,1", "--mode", "reflect", "--device", "cpu"]),
     ] {
         let out = run(&args);
         assert_clean_error(&out, what);
@@ -216,5 +170,98 @@ fn cli_errors_are_one_line_and_leave_output_untouched() {
         let y = npy::to_tensor(&npy::parse(&std::fs::read(&o).unwrap()).unwrap(), None).unwrap();
         assert_eq!(y.as_slice::<f32>().unwrap(), &[2., 3., 3., 3.]);
     }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A .npy file from a raw header dict and data.
+fn raw_npy(header: &str, data: &[u8]) -> Vec<u8> {
+    let mut v = b"\x93NUMPY\x01\x00".to_vec();
+    v.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    v.extend_from_slice(header.as_bytes());
+    v.extend_from_slice(data);
+    v
+}
+
+#[test]
+fn hostile_npy_files_are_refused_quickly_and_cleanly() {
+    let dir = std::env::temp_dir().join(format!("wgpu-pad-cli-hostile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let existing = dir.join("existing.npy");
+    let files: Vec<(&str, Vec<u8>)> = vec![
+        ("empty file", vec![]),
+        ("truncated magic", b"\x93NUM".to_vec()),
+        ("truncated header", raw_npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", &[])[..30].to_vec()),
+        ("header length past the file", b"\x93NUMPY\x01\x00\xff\xff{'descr'".to_vec()),
+        ("malformed dict", raw_npy("{'descr': '<f4' 'shape': (2,)}", &[0; 8])),
+        ("shape not a tuple", raw_npy("{'descr': '<f4', 'fortran_order': False, 'shape': 2, }", &[0; 8])),
+        ("shape disagrees with length", raw_npy("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }", &[0; 8])),
+        (
+            "10^18 elements",
+            raw_npy("{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000, 1000000000), }", &[0; 8]),
+        ),
+        ("unknown descr", raw_npy("{'descr': '<S4', 'fortran_order': False, 'shape': (2,), }", &[0; 8])),
+        ("object descr", raw_npy("{'descr': '|O', 'fortran_order': False, 'shape': (2,), }", &[0; 16])),
+        ("negative dim", raw_npy("{'descr': '<f4', 'fortran_order': False, 'shape': (-2,), }", &[0; 8])),
+        ("unknown key", raw_npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'x': 1}", &[0; 8])),
+    ];
+    for (what, bytes) in &files {
+        let input = dir.join("in.npy");
+        std::fs::write(&input, bytes).unwrap();
+        std::fs::write(&existing, b"keep me").unwrap();
+        let started = std::time::Instant::now();
+        let out = run(&[input.to_str().unwrap(), existing.to_str().unwrap(), "--pads=1,1", "--device", "cpu"]);
+        assert!(started.elapsed().as_secs_f64() < 1.0, "{what}: took {:?}", started.elapsed());
+        assert_clean_error(&out, what);
+        assert_eq!(std::fs::read(&existing).unwrap(), b"keep me", "{what}: output changed");
+    }
+    // A 4-bit element with its high nibble set.
+    let input = dir.join("nibble.npy");
+    std::fs::write(&input, raw_npy("{'descr': '|V1', 'fortran_order': False, 'shape': (2,), }", &[0x01, 0x1f]))
+        .unwrap();
+    let out = run(&[input.to_str().unwrap(), existing.to_str().unwrap(), "--pads=1,1", "--dtype", "int4"]);
+    assert_clean_error(&out, "high nibble");
+    assert!(stderr_lines(&out).last().unwrap().contains("high nibble"));
+    // Outputs that cannot be written: a missing directory, a path under a file.
+    let good = dir.join("good.npy");
+    std::fs::write(&good, raw_npy("{'descr': '<i2', 'fortran_order': False, 'shape': (2,), }", &[1, 0, 2, 0])).unwrap();
+    for target in [dir.join("missing/dir/out.npy"), existing.join("under_a_file.npy")] {
+        let out = run(&[good.to_str().unwrap(), target.to_str().unwrap(), "--pads=1,1", "--device", "cpu"]);
+        assert_clean_error(&out, &target.display().to_string());
+        assert!(!target.exists());
+    }
+    assert_eq!(std::fs::read(&existing).unwrap(), b"keep me");
+    // Leftover temporary files: none.
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn fortran_order_and_big_endian_are_read_correctly() {
+    let dir = std::env::temp_dir().join(format!("wgpu-pad-cli-order-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // [[1, 2, 3], [4, 5, 6]] as big-endian i2 in Fortran order: 1 4 2 5 3 6.
+    let data: Vec<u8> = [1i16, 4, 2, 5, 3, 6].iter().flat_map(|v| v.to_be_bytes()).collect();
+    let input = dir.join("f.npy");
+    std::fs::write(&input, raw_npy("{'descr': '>i2', 'fortran_order': True, 'shape': (2, 3), }", &data)).unwrap();
+    let output = dir.join("o.npy");
+    let out = run(&[
+        input.to_str().unwrap(),
+        output.to_str().unwrap(),
+        "--pads=0,1,0,0",
+        "--mode",
+        "edge",
+        "--device",
+        "cpu",
+    ]);
+    assert!(out.status.success(), "{:?}", stderr_lines(&out));
+    let y = npy::parse(&std::fs::read(&output).unwrap()).unwrap();
+    // The output keeps the input's descr (big-endian), in C order.
+    assert_eq!(y.descr.to_string(), ">i2");
+    assert_eq!(npy::to_tensor(&y, None).unwrap().as_slice::<i16>().unwrap(), &[1, 1, 2, 3, 4, 4, 5, 6]);
     std::fs::remove_dir_all(&dir).ok();
 }

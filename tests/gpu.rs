@@ -104,14 +104,7 @@ fn several_encodes_in_one_submission_at_offsets_in_one_pool() {
     let buffer = storage(ctx, &pool);
     let mut encoder = ctx.device().create_command_encoder(&Default::default());
     for ((p, _), (in_at, out_at)) in jobs.iter().zip(&layout) {
-        kernel
-            .encode(
-                &mut encoder,
-                p,
-                BufferRange::at(&buffer, *in_at),
-                BufferRange::at(&buffer, *out_at),
-            )
-            .unwrap();
+        kernel.encode(&mut encoder, p, BufferRange::at(&buffer, *in_at), BufferRange::at(&buffer, *out_at)).unwrap();
     }
     ctx.queue().submit([encoder.finish()]);
     let after = read(ctx, &buffer, 0, next);
@@ -154,43 +147,17 @@ fn misuse_is_an_error_not_a_panic() {
         assert!(ok, "expected {want}, got {e:?}");
         assert!(!e.to_string().is_empty());
     };
-    check(
-        BufferRange::whole(&uniform_only),
-        BufferRange::whole(&good),
-        &p,
-        "usage",
-    );
+    check(BufferRange::whole(&uniform_only), BufferRange::whole(&good), &p, "usage");
     check(BufferRange::at(&good, 4), BufferRange::at(&good, align), &p, "align");
     check(BufferRange::whole(&good), BufferRange::whole(&small), &p, "small");
-    check(
-        BufferRange::whole(&good),
-        BufferRange {
-            buffer: &good,
-            offset: align,
-            size: Some(16),
-        },
-        &p,
-        "small",
-    );
+    check(BufferRange::whole(&good), BufferRange { buffer: &good, offset: align, size: Some(16) }, &p, "small");
     check(BufferRange::whole(&good), BufferRange::at(&good, 0), &p, "overlap");
     let strings = PadPlan::new(DataType::String, &[2], &PadRequest::new(vec![1, 1])).unwrap();
-    check(
-        BufferRange::whole(&good),
-        BufferRange::at(&good, align),
-        &strings,
-        "unsupported",
-    );
+    check(BufferRange::whole(&good), BufferRange::at(&good, align), &strings, "unsupported");
     let int4 = PadPlan::new(DataType::Int4, &[2], &PadRequest::new(vec![1, 1])).unwrap();
-    check(
-        BufferRange::whole(&good),
-        BufferRange::at(&good, align),
-        &int4,
-        "unsupported",
-    );
+    check(BufferRange::whole(&good), BufferRange::at(&good, align), &int4, "unsupported");
     // After all that, the same encoder still records a good pad.
-    kernel
-        .encode(&mut enc, &p, BufferRange::whole(&good), BufferRange::at(&good, align))
-        .unwrap();
+    kernel.encode(&mut enc, &p, BufferRange::whole(&good), BufferRange::at(&good, align)).unwrap();
     ctx.queue().submit([enc.finish()]);
     assert_eq!(read(ctx, &good, align, 24), vec![0u8; 24]);
 }
@@ -203,17 +170,21 @@ fn warm_calls_compile_nothing() {
     let input = storage(ctx, &[0u8; 256]);
     let output = storage(ctx, &[0u8; 512]);
     let mut enc = ctx.device().create_command_encoder(&Default::default());
-    kernel
-        .encode(&mut enc, &p, BufferRange::whole(&input), BufferRange::whole(&output))
-        .unwrap();
+    kernel.encode(&mut enc, &p, BufferRange::whole(&input), BufferRange::whole(&output)).unwrap();
     assert_eq!(kernel.compile_count(), 1);
-    let q = plan(DataType::Int32, &[3, 9], &[0, 2, 4, 0], Mode::Reflect); // same mode and width
+    // Same mode, width, grid and one-period pads: the same pipeline.
+    let q = plan(DataType::Int32, &[3, 9], &[0, 2, 1, 0], Mode::Reflect);
     for _ in 0..10 {
-        kernel
-            .encode(&mut enc, &q, BufferRange::whole(&input), BufferRange::whole(&output))
-            .unwrap();
+        kernel.encode(&mut enc, &q, BufferRange::whole(&input), BufferRange::whole(&output)).unwrap();
     }
     assert_eq!(kernel.compile_count(), 1);
+    // Pads past one period take the modulo variant: one more, once.
+    let r = plan(DataType::Int32, &[3, 9], &[0, 2, 4, 0], Mode::Reflect);
+    kernel.prepare(&r).unwrap();
+    for _ in 0..3 {
+        kernel.encode(&mut enc, &r, BufferRange::whole(&input), BufferRange::whole(&output)).unwrap();
+    }
+    assert_eq!(kernel.compile_count(), 2);
     ctx.queue().submit([enc.finish()]);
 }
 
@@ -248,9 +219,6 @@ fn empty_inputs_and_outputs() {
     assert_eq!(y.as_slice::<i32>().unwrap(), &[7; 4]);
     // An empty output.
     let p = plan(DataType::Uint16, &[0, 3], &[0, 1, 0, 1], Mode::Wrap);
-    let y = ctx
-        .pad_blocking(&p, &Tensor::zeros(DataType::Uint16, vec![0, 3]).unwrap())
-        .unwrap()
-        .tensor;
+    let y = ctx.pad_blocking(&p, &Tensor::zeros(DataType::Uint16, vec![0, 3]).unwrap()).unwrap().tensor;
     assert_eq!(y.shape(), &[0, 5]);
 }

@@ -78,15 +78,7 @@ fn case() -> impl Strategy<Value = Case> {
                     pads[i] = pads[i].max(-(n / 2));
                     pads[k + i] = pads[k + i].max(-(n - n / 2));
                 }
-                Case {
-                    dtype,
-                    shape,
-                    pads,
-                    axes,
-                    mode,
-                    seed,
-                    constant,
-                }
+                Case { dtype, shape, pads, axes, mode, seed, constant }
             })
     })
 }
@@ -136,11 +128,7 @@ fn check(path: common::PadPath, cases: u32) {
     use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
     let ran = AtomicU32::new(0);
     let nonempty = AtomicU32::new(0);
-    let mut runner = TestRunner::new(Config {
-        cases,
-        failure_persistence: None,
-        ..Config::default()
-    });
+    let mut runner = TestRunner::new(Config { cases, failure_persistence: None, ..Config::default() });
     runner
         .run(&case(), |c| {
             let x = input(&c);
@@ -171,10 +159,7 @@ fn check(path: common::PadPath, cases: u32) {
     let (ran, nonempty) = (ran.into_inner(), nonempty.into_inner());
     eprintln!("{ran} of {cases} cases padded, {nonempty} with non-empty outputs");
     // Guard against a generator whose cases the plan mostly refuses.
-    assert!(
-        nonempty * 2 >= cases,
-        "only {nonempty} of {cases} cases padded something"
-    );
+    assert!(nonempty * 2 >= cases, "only {nonempty} of {cases} cases padded something");
 }
 
 test_each_path!(random_pads_match_reference, |path| check(path, 384));

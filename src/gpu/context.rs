@@ -3,8 +3,6 @@
 
 use std::sync::{Arc, Mutex};
 
-use wgpu::util::DeviceExt;
-
 use super::kernel::{BufferRange, PadKernel};
 use crate::cpu;
 use crate::error::{PadError, Result};
@@ -68,9 +66,7 @@ impl GpuContext {
                 adapters
                     .into_iter()
                     .find(|a| a.get_info().name.to_lowercase().contains(&wanted))
-                    .ok_or_else(|| PadError::NoGpu {
-                        reason: format!("no adapter's name contains {name:?}"),
-                    })?
+                    .ok_or_else(|| PadError::NoGpu { reason: format!("no adapter's name contains {name:?}") })?
             }
             Err(_) => instance
                 .request_adapter(&wgpu::RequestAdapterOptions {
@@ -91,9 +87,7 @@ impl GpuContext {
                 ..Default::default()
             })
             .await
-            .map_err(|e| PadError::NoGpu {
-                reason: format!("{} ({:?}): {e}", info.name, info.backend),
-            })?;
+            .map_err(|e| PadError::NoGpu { reason: format!("{} ({:?}): {e}", info.name, info.backend) })?;
         let lost = Arc::new(Mutex::new(None));
         let flag = lost.clone();
         device.set_device_lost_callback(move |reason, message| {
@@ -103,13 +97,7 @@ impl GpuContext {
         // and anything else is logged rather than taking the process down.
         device.on_uncaptured_error(Arc::new(|e| log::error!("wgpu-pad: uncaptured GPU error: {e}")));
         log::info!("wgpu-pad: using {} ({:?})", info.name, info.backend);
-        Ok(GpuContext {
-            kernel: PadKernel::new(&device),
-            device,
-            queue,
-            info,
-            lost,
-        })
+        Ok(GpuContext { kernel: PadKernel::new(&device), device, queue, info, lost })
     }
 
     /// [`new`](Self::new), blocking.
@@ -146,6 +134,8 @@ impl GpuContext {
     }
 
     fn check_lost(&self) -> Result<()> {
+        // Let wgpu run pending callbacks, the device-lost one among them.
+        let _ = self.device.poll(wgpu::PollType::Poll);
         match &*self.lost.lock().unwrap_or_else(|e| e.into_inner()) {
             Some(reason) => Err(PadError::DeviceLost { reason: reason.clone() }),
             None => Ok(()),
@@ -158,10 +148,7 @@ impl GpuContext {
         if !plan.dtype().gpu_capable() {
             let reason = format!("{} has no GPU kernel", plan.dtype());
             log::info!("wgpu-pad: {reason}; padding on the CPU path");
-            return Ok(Padded {
-                tensor: cpu::pad(plan, input)?,
-                path: ExecPath::CpuFallback { reason },
-            });
+            return Ok(Padded { tensor: cpu::pad(plan, input)?, path: ExecPath::CpuFallback { reason } });
         }
         if input.dtype() != plan.dtype() || input.shape() != plan.in_shape() {
             return Err(PadError::InvalidTensor {
@@ -173,10 +160,7 @@ impl GpuContext {
         self.check_lost()?;
         let (_, out_bytes) = plan.byte_sizes().unwrap_or((0, 0));
         let bytes = self.run(plan, input.bytes().unwrap_or(&[]), out_bytes).await?;
-        Ok(Padded {
-            tensor: Tensor::from_bytes(plan.dtype(), plan.out_shape().to_vec(), bytes)?,
-            path: ExecPath::Gpu,
-        })
+        Ok(Padded { tensor: Tensor::from_bytes(plan.dtype(), plan.out_shape().to_vec(), bytes)?, path: ExecPath::Gpu })
     }
 
     /// [`pad`](Self::pad), blocking.
@@ -200,13 +184,16 @@ impl GpuContext {
         }
         let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let mut padded_input = input.to_vec();
-        padded_input.resize(input.len().next_multiple_of(4).max(4), 0);
-        let in_buf = self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("wgpu-pad input"),
-            contents: &padded_input,
-            usage: wgpu::BufferUsages::STORAGE,
-        });
+        let in_buf =
+            match super::kernel::buffer_with(&self.device, "wgpu-pad input", wgpu::BufferUsages::STORAGE, input) {
+                Ok(b) => b,
+                Err(e) => {
+                    drop(validation);
+                    drop(oom);
+                    self.check_lost()?;
+                    return Err(e);
+                }
+            };
         let out_buf = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("wgpu-pad output"),
             size: out_size,
@@ -220,12 +207,7 @@ impl GpuContext {
             mapped_at_creation: false,
         });
         let mut encoder = self.device.create_command_encoder(&Default::default());
-        let encoded = self.kernel.encode(
-            &mut encoder,
-            plan,
-            BufferRange::whole(&in_buf),
-            BufferRange::whole(&out_buf),
-        );
+        let encoded = self.kernel.encode(&mut encoder, plan, BufferRange::whole(&in_buf), BufferRange::whole(&out_buf));
         if let Err(e) = encoded {
             drop(validation);
             drop(oom);
@@ -236,14 +218,10 @@ impl GpuContext {
         let validation = validation.pop().await;
         let oom = oom.pop().await;
         if let Some(e) = oom {
-            return Err(PadError::OutOfMemory {
-                reason: super::kernel::describe(&e),
-            });
+            return Err(PadError::OutOfMemory { reason: super::kernel::describe(&e) });
         }
         if let Some(e) = validation {
-            return Err(PadError::Gpu {
-                reason: super::kernel::describe(&e),
-            });
+            return Err(PadError::Gpu { reason: super::kernel::describe(&e) });
         }
         let bytes = read_buffer(&self.device, &readback, out_bytes).await;
         self.check_lost()?;
@@ -259,26 +237,17 @@ pub(crate) async fn read_buffer(device: &wgpu::Device, buffer: &wgpu::Buffer, le
     });
     device
         .poll(wgpu::PollType::wait_indefinitely())
-        .map_err(|e| PadError::DeviceLost {
-            reason: format!("waiting for the pad: {e}"),
-        })?;
+        .map_err(|e| PadError::DeviceLost { reason: format!("waiting for the pad: {e}") })?;
     match receiver.receive().await {
         Some(Ok(())) => {}
-        Some(Err(e)) => {
-            return Err(PadError::Gpu {
-                reason: format!("reading the output back: {e}"),
-            })
-        }
-        None => {
-            return Err(PadError::DeviceLost {
-                reason: "the readback was dropped".into(),
-            })
-        }
+        Some(Err(e)) => return Err(PadError::Gpu { reason: format!("reading the output back: {e}") }),
+        None => return Err(PadError::DeviceLost { reason: "the readback was dropped".into() }),
     }
     let bytes = {
-        let view = buffer.slice(..).get_mapped_range().map_err(|e| PadError::Gpu {
-            reason: format!("reading the output back: {e}"),
-        })?;
+        let view = buffer
+            .slice(..)
+            .get_mapped_range()
+            .map_err(|e| PadError::Gpu { reason: format!("reading the output back: {e}") })?;
         view[..len as usize].to_vec()
     };
     buffer.unmap();

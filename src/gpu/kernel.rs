@@ -5,12 +5,13 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use wgpu::util::DeviceExt;
-
 use super::launch::{launch, shader_source, width_of, Kernel, Launch};
 use crate::dtype::ElementWidth;
 use crate::error::{PadError, Result};
 use crate::plan::{Mode, PadPlan};
+
+/// What a pipeline is specialised for: mode, moved width, grid shape, one-period pads.
+type PipelineKey = (Mode, ElementWidth, u32, bool);
 
 /// A range of a caller's buffer: where a pad reads its input or writes its output.
 ///
@@ -30,20 +31,12 @@ pub struct BufferRange<'a> {
 impl<'a> BufferRange<'a> {
     /// The whole buffer, from offset 0.
     pub fn whole(buffer: &'a wgpu::Buffer) -> Self {
-        BufferRange {
-            buffer,
-            offset: 0,
-            size: None,
-        }
+        BufferRange { buffer, offset: 0, size: None }
     }
 
     /// The rest of the buffer from `offset`.
     pub fn at(buffer: &'a wgpu::Buffer, offset: u64) -> Self {
-        BufferRange {
-            buffer,
-            offset,
-            size: None,
-        }
+        BufferRange { buffer, offset, size: None }
     }
 }
 
@@ -67,7 +60,7 @@ pub struct PadKernel {
     device: wgpu::Device,
     layout: wgpu::BindGroupLayout,
     pipeline_layout: wgpu::PipelineLayout,
-    pipelines: Mutex<HashMap<(Mode, ElementWidth, u32), wgpu::ComputePipeline>>,
+    pipelines: Mutex<HashMap<PipelineKey, wgpu::ComputePipeline>>,
     compiles: AtomicUsize,
     /// Bound in place of an empty input (constant pads of an empty tensor).
     empty_input: wgpu::Buffer,
@@ -149,16 +142,17 @@ impl PadKernel {
         self.compiles.load(Ordering::Relaxed)
     }
 
-    /// Compiles (or fetches) the pipeline for `mode`, `width` and `grid` (see `shaders/`).
-    fn pipeline(&self, mode: Mode, width: ElementWidth, grid: u32) -> Result<wgpu::ComputePipeline> {
+    /// Compiles (or fetches) the pipeline for a key (see `shaders/`).
+    fn pipeline(&self, key: PipelineKey) -> Result<wgpu::ComputePipeline> {
         let mut cache = self.pipelines.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(p) = cache.get(&(mode, width, grid)) {
+        if let Some(p) = cache.get(&key) {
             return Ok(p.clone());
         }
+        let (mode, width, grid, one_period) = key;
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("wgpu-pad shader"),
-            source: wgpu::ShaderSource::Wgsl(shader_source(mode, width, grid).into()),
+            source: wgpu::ShaderSource::Wgsl(shader_source(mode, width, grid, one_period).into()),
         });
         let pipeline = self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
             label: Some("wgpu-pad pipeline"),
@@ -174,8 +168,8 @@ impl PadKernel {
             });
         }
         self.compiles.fetch_add(1, Ordering::Relaxed);
-        log::debug!("wgpu-pad: compiled the {mode} pipeline for {width:?}, grid {grid}");
-        cache.insert((mode, width, grid), pipeline.clone());
+        log::debug!("wgpu-pad: compiled the {mode} pipeline for {width:?}, grid {grid}, one period {one_period}");
+        cache.insert(key, pipeline.clone());
         Ok(pipeline)
     }
 
@@ -183,7 +177,7 @@ impl PadKernel {
     pub fn prepare(&self, plan: &PadPlan) -> Result<()> {
         if plan.dtype().gpu_capable() && plan.out_len() > 0 {
             let l = launch(plan, self.limits.max_compute_workgroups_per_dimension)?;
-            self.pipeline(plan.mode(), width_of(l.word_bytes), l.params.grid)?;
+            self.pipeline((plan.mode(), width_of(l.word_bytes), l.params.grid, l.one_period))?;
         }
         Ok(())
     }
@@ -227,60 +221,31 @@ impl PadKernel {
             let (a0, a1) = (input.offset, input.offset + in_bind);
             let (b0, b1) = (output.offset, output.offset + out_bind);
             if a0 < b1 && b0 < a1 {
-                return Err(PadError::Overlap {
-                    input_start: a0,
-                    input_end: a1,
-                    output_start: b0,
-                    output_end: b1,
-                });
+                return Err(PadError::Overlap { input_start: a0, input_end: a1, output_start: b0, output_end: b1 });
             }
         }
         if out_bytes == 0 {
-            return Ok(Encoded {
-                workgroups: [0; 3],
-                out_bytes,
-            });
+            return Ok(Encoded { workgroups: [0; 3], out_bytes });
         }
-        let Launch {
-            params,
-            workgroups,
-            kernel,
-            word_bytes,
-        } = launch(plan, self.limits.max_compute_workgroups_per_dimension)?;
+        let Launch { params, workgroups, kernel, word_bytes, one_period } =
+            launch(plan, self.limits.max_compute_workgroups_per_dimension)?;
         debug_assert_eq!(kernel == Kernel::Narrow, word_bytes < 4);
-        let pipeline = self.pipeline(plan.mode(), width_of(word_bytes), params.grid)?;
+        let pipeline = self.pipeline((plan.mode(), width_of(word_bytes), params.grid, one_period))?;
 
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-        let uniform = self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("wgpu-pad params"),
-            contents: bytemuck::bytes_of(&params),
-            usage: wgpu::BufferUsages::UNIFORM,
-        });
+        let uniform =
+            buffer_with(&self.device, "wgpu-pad params", wgpu::BufferUsages::UNIFORM, bytemuck::bytes_of(&params))?;
         let input_binding = if in_bytes == 0 {
-            wgpu::BufferBinding {
-                buffer: &self.empty_input,
-                offset: 0,
-                size: None,
-            }
+            wgpu::BufferBinding { buffer: &self.empty_input, offset: 0, size: None }
         } else {
-            wgpu::BufferBinding {
-                buffer: input.buffer,
-                offset: input.offset,
-                size: wgpu::BufferSize::new(in_bind),
-            }
+            wgpu::BufferBinding { buffer: input.buffer, offset: input.offset, size: wgpu::BufferSize::new(in_bind) }
         };
         let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("wgpu-pad bind group"),
             layout: &self.layout,
             entries: &[
-                wgpu::BindGroupEntry {
-                    binding: 0,
-                    resource: uniform.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 1,
-                    resource: wgpu::BindingResource::Buffer(input_binding),
-                },
+                wgpu::BindGroupEntry { binding: 0, resource: uniform.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 1, resource: wgpu::BindingResource::Buffer(input_binding) },
                 wgpu::BindGroupEntry {
                     binding: 2,
                     resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
@@ -294,10 +259,8 @@ impl PadKernel {
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(PadError::OutOfMemory { reason: describe(&e) });
         }
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("wgpu-pad"),
-            timestamp_writes,
-        });
+        let mut pass =
+            encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("wgpu-pad"), timestamp_writes });
         pass.set_pipeline(&pipeline);
         pass.set_bind_group(0, &bind_group, &[]);
         pass.dispatch_workgroups(workgroups[0], workgroups[1], workgroups[2]);
@@ -309,41 +272,23 @@ impl PadKernel {
     fn check_range(&self, which: &'static str, r: &BufferRange<'_>, bytes: u64) -> Result<u64> {
         let usage = r.buffer.usage();
         if !usage.contains(wgpu::BufferUsages::STORAGE) {
-            return Err(PadError::BufferUsage {
-                which,
-                usage: "STORAGE",
-                has: format!("{usage:?}"),
-            });
+            return Err(PadError::BufferUsage { which, usage: "STORAGE", has: format!("{usage:?}") });
         }
         let alignment = self.limits.min_storage_buffer_offset_alignment as u64;
         if !r.offset.is_multiple_of(alignment) {
-            return Err(PadError::MisalignedOffset {
-                which,
-                offset: r.offset,
-                alignment,
-            });
+            return Err(PadError::MisalignedOffset { which, offset: r.offset, alignment });
         }
         let bind = bytes.next_multiple_of(4);
         let size = r.buffer.size();
         let available = match r.size {
             Some(s) if r.offset.checked_add(s).is_some_and(|end| end <= size) => s,
             Some(s) => {
-                return Err(PadError::BufferTooSmall {
-                    which,
-                    needed: s,
-                    offset: r.offset,
-                    size,
-                });
+                return Err(PadError::BufferTooSmall { which, needed: s, offset: r.offset, size });
             }
             None => size.saturating_sub(r.offset),
         };
         if bytes > 0 && (bind > available || r.offset > size) {
-            return Err(PadError::BufferTooSmall {
-                which,
-                needed: bind,
-                offset: r.offset,
-                size: available.min(size),
-            });
+            return Err(PadError::BufferTooSmall { which, needed: bind, offset: r.offset, size: available.min(size) });
         }
         let max = self.limits.max_storage_buffer_binding_size;
         if bind > max {
@@ -358,4 +303,30 @@ impl PadKernel {
 /// A wgpu error on one line: its description (several lines, with the causes) joined.
 pub(crate) fn describe(e: &wgpu::Error) -> String {
     e.to_string().split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// A buffer holding `bytes` (rounded up to 4 with zeros). Unlike wgpu's `create_buffer_init`,
+/// which panics when the device is lost, a failure here is an error.
+pub(crate) fn buffer_with(
+    device: &wgpu::Device,
+    label: &str,
+    usage: wgpu::BufferUsages,
+    bytes: &[u8],
+) -> Result<wgpu::Buffer> {
+    let size = (bytes.len() as u64).next_multiple_of(4).max(4);
+    let buffer =
+        device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size, usage, mapped_at_creation: true });
+    {
+        let mut view = buffer.slice(..).get_mapped_range_mut().map_err(|e| PadError::DeviceLost {
+            reason: format!(
+                "cannot fill the {label} buffer: {}",
+                e.to_string().split_whitespace().collect::<Vec<_>>().join(" ")
+            ),
+        })?;
+        let mut padded = bytes.to_vec();
+        padded.resize(size as usize, 0);
+        view.copy_from_slice(&padded);
+    }
+    buffer.unmap();
+    Ok(buffer)
 }

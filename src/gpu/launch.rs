@@ -72,6 +72,8 @@ pub struct Launch {
     /// Bytes the shader moves per element: the type's width, or wider where the innermost
     /// axis is unpadded and its bytes split evenly into 4-, 8- or 16-byte words.
     pub word_bytes: usize,
+    /// Every pad is at most one period of the mode's extension, so no modulo is needed.
+    pub one_period: bool,
 }
 
 /// The shader width for `bytes` per element.
@@ -104,14 +106,7 @@ pub fn launch(plan: &PadPlan, max_groups: u32) -> Result<Launch> {
     let mut word = bytes;
     let inner = *axes.last().expect("at least one axis");
     if inner.is_identity() || plan.mode() == crate::Mode::Constant {
-        let fields = [
-            inner.in_len,
-            inner.out_len,
-            inner.crop_start,
-            inner.kept,
-            inner.pad_before,
-            inner.pad_after,
-        ];
+        let fields = [inner.in_len, inner.out_len, inner.crop_start, inner.kept, inner.pad_before, inner.pad_after];
         word = [16, 8, 4]
             .into_iter()
             .find(|&w| w >= bytes && fields.iter().all(|&f| (f * bytes) % w == 0))
@@ -157,17 +152,18 @@ pub fn launch(plan: &PadPlan, max_groups: u32) -> Result<Launch> {
     };
     if let Constant::Bytes(b) = plan.constant() {
         // The constant repeated to fill one word.
-        let c: Vec<u8> = b
-            .iter()
-            .copied()
-            .cycle()
-            .take(word)
-            .chain(std::iter::repeat(0))
-            .take(16)
-            .collect();
+        let c: Vec<u8> = b.iter().copied().cycle().take(word).chain(std::iter::repeat(0)).take(16).collect();
         params.constant = bytemuck::pod_read_unaligned(&c);
     }
     // The uniform holds axes innermost first, so the hot fields sit at constant indices.
+    let one_period = axes.iter().all(|a| {
+        let limit = match plan.mode() {
+            crate::Mode::Reflect if a.kept < 2 => 0,
+            crate::Mode::Reflect => a.kept - 1,
+            _ => a.kept,
+        };
+        a.pad_before <= limit && a.pad_after <= limit
+    });
     let mut stride = 1u64;
     for (i, a) in axes.iter().rev().enumerate() {
         let period = match plan.mode() {
@@ -185,12 +181,7 @@ pub fn launch(plan: &PadPlan, max_groups: u32) -> Result<Launch> {
                 a.out_len
             )));
         }
-        params.axis[i] = [
-            a.out_len as u32,
-            a.pad_before as u32,
-            a.kept as u32,
-            a.crop_start as u32,
-        ];
+        params.axis[i] = [a.out_len as u32, a.pad_before as u32, a.kept as u32, a.crop_start as u32];
         let (magic, shift) = magic_divisor(a.out_len as u32);
         params.div[i] = [magic, shift, stride as u32, 0];
         let (pmagic, pshift) = magic_divisor(period as u32);
@@ -203,9 +194,7 @@ pub fn launch(plan: &PadPlan, max_groups: u32) -> Result<Launch> {
         let x = groups.min(max_groups as u64);
         let y = groups.div_ceil(x);
         if y > max_groups as u64 {
-            return Err(too_large(format!(
-                "{items} invocations exceed the device's dispatch limits"
-            )));
+            return Err(too_large(format!("{items} invocations exceed the device's dispatch limits")));
         }
         Ok([x as u32, y as u32])
     };
@@ -216,7 +205,7 @@ pub fn launch(plan: &PadPlan, max_groups: u32) -> Result<Launch> {
             let per_word = 4 / word as u64;
             let words = out_elems.div_ceil(per_word);
             params.count = words as u32;
-            params.grid = (rank as u32 - 1).min(2);
+            params.grid = (rank as u32 - 1).min(3);
             let [x, y] = groups_for(words)?;
             [x, y, 1]
         }
@@ -251,17 +240,12 @@ pub fn launch(plan: &PadPlan, max_groups: u32) -> Result<Launch> {
             }
         }
     };
-    Ok(Launch {
-        params,
-        workgroups,
-        kernel,
-        word_bytes: word,
-    })
+    Ok(Launch { params, workgroups, kernel, word_bytes: word, one_period })
 }
 
 /// The shader source for one mode and width: the per-mode index function, the shared
 /// prelude, the width's definitions and its main.
-pub fn shader_source(mode: crate::Mode, width: ElementWidth, grid: u32) -> String {
+pub fn shader_source(mode: crate::Mode, width: ElementWidth, grid: u32, one_period: bool) -> String {
     // The WGSL mulhi must agree with the host's.
     debug_assert_eq!(divide(7, magic_divisor(3)), 2);
     use crate::Mode::*;
@@ -295,7 +279,7 @@ pub fn shader_source(mode: crate::Mode, width: ElementWidth, grid: u32) -> Strin
         ),
     };
     let common = include_str!("../../shaders/common.wgsl");
-    format!("const GRID: u32 = {grid}u;\n{defs}\n{common}\n{mode_src}\n{main}")
+    format!("const GRID: u32 = {grid}u;\nconst ONE_PERIOD: bool = {one_period};\n{defs}\n{common}\n{mode_src}\n{main}")
 }
 
 #[cfg(test)]
@@ -309,35 +293,16 @@ mod tests {
 
     #[test]
     fn rank3_uses_the_grid_for_rows() {
-        let l = launch(
-            &plan(
-                DataType::Float32,
-                &[1, 64, 512, 512],
-                &[0, 0, 1, 1, 0, 0, 1, 1],
-                Mode::Edge,
-            ),
-            65535,
-        )
-        .unwrap();
+        let l =
+            launch(&plan(DataType::Float32, &[1, 64, 512, 512], &[0, 0, 1, 1, 0, 0, 1, 1], Mode::Edge), 65535).unwrap();
         assert_eq!(l.kernel, Kernel::Wide);
         assert_eq!(l.params.grid, 1);
         assert_eq!(l.workgroups, [9, 514, 64]);
         assert_eq!(l.params.axis[0], [514, 1, 512, 0]);
-        assert_eq!(
-            [l.params.div[0][2], l.params.div[1][2], l.params.div[2][2]],
-            [1, 512, 512 * 512]
-        );
+        assert_eq!([l.params.div[0][2], l.params.div[1][2], l.params.div[2][2]], [1, 512, 512 * 512]);
         // edge has no period; reflect's offset puts o = 0 at position p mod 2(n-1) = 1022 - 1.
-        let r = launch(
-            &plan(
-                DataType::Float32,
-                &[1, 64, 512, 512],
-                &[0, 0, 1, 1, 0, 0, 1, 1],
-                Mode::Reflect,
-            ),
-            65535,
-        )
-        .unwrap();
+        let r = launch(&plan(DataType::Float32, &[1, 64, 512, 512], &[0, 0, 1, 1, 0, 0, 1, 1], Mode::Reflect), 65535)
+            .unwrap();
         assert_eq!(&r.params.period[0][..2], &[1022, 1021]);
         assert_eq!(l.word_bytes, 4);
     }
@@ -345,36 +310,19 @@ mod tests {
     #[test]
     fn unpadded_inner_axes_move_as_wide_words() {
         // RGBA u8: one u32 per pixel, on the wide kernel.
-        let l = launch(
-            &plan(DataType::Uint8, &[1, 64, 64, 4], &[0, 2, 2, 0, 0, 2, 2, 0], Mode::Edge),
-            65535,
-        )
-        .unwrap();
+        let l = launch(&plan(DataType::Uint8, &[1, 64, 64, 4], &[0, 2, 2, 0, 0, 2, 2, 0], Mode::Edge), 65535).unwrap();
         assert_eq!((l.kernel, l.word_bytes, l.params.rank), (Kernel::Wide, 4, 2));
         assert_eq!(l.params.axis[0], [68, 2, 64, 0]);
         // 256 f16 per row: 32 vec4 words.
-        let l = launch(
-            &plan(DataType::Float16, &[8, 4096, 256], &[0, 3, 0, 0, 5, 0], Mode::Reflect),
-            65535,
-        )
-        .unwrap();
+        let l = launch(&plan(DataType::Float16, &[8, 4096, 256], &[0, 3, 0, 0, 5, 0], Mode::Reflect), 65535).unwrap();
         assert_eq!((l.word_bytes, l.params.rank), (16, 3));
         assert_eq!(l.params.axis[0], [32, 0, 32, 0]);
         // 3 bytes per pixel split into no word: u8 stays per byte.
-        let l = launch(
-            &plan(DataType::Uint8, &[9, 9, 3], &[1, 1, 0, 1, 1, 0], Mode::Wrap),
-            65535,
-        )
-        .unwrap();
+        let l = launch(&plan(DataType::Uint8, &[9, 9, 3], &[1, 1, 0, 1, 1, 0], Mode::Wrap), 65535).unwrap();
         assert_eq!((l.kernel, l.word_bytes), (Kernel::Narrow, 1));
         // The constant fills the whole word.
         let v = crate::Tensor::from_slice(DataType::Uint16, vec![], &[0xabcdu16]).unwrap();
-        let p = PadPlan::new(
-            DataType::Uint16,
-            &[4, 2],
-            &PadRequest::new(vec![1, 0, 0, 0]).constant(v),
-        )
-        .unwrap();
+        let p = PadPlan::new(DataType::Uint16, &[4, 2], &PadRequest::new(vec![1, 0, 0, 0]).constant(v)).unwrap();
         let l = launch(&p, 65535).unwrap();
         assert_eq!((l.word_bytes, l.params.constant[0]), (4, 0xabcd_abcd));
         assert_eq!((l.params.rank, l.params.axis[0]), (1, [5, 1, 4, 0]));
@@ -386,30 +334,10 @@ mod tests {
     #[test]
     fn magic_division_is_exact() {
         let mut divisors: Vec<u32> = (1..=1000).collect();
-        divisors.extend([
-            1023,
-            1024,
-            1025,
-            65535,
-            65536,
-            65537,
-            1 << 20,
-            (1 << 30) + 1,
-            (1 << 31) - 1,
-            1 << 31,
-        ]);
+        divisors.extend([1023, 1024, 1025, 65535, 65536, 65537, 1 << 20, (1 << 30) + 1, (1 << 31) - 1, 1 << 31]);
         for &d in &divisors {
             let m = magic_divisor(d);
-            let edges = [
-                0u32,
-                1,
-                d - 1,
-                d,
-                d + 1,
-                2 * d.min(1 << 29) - 1,
-                (1 << 31) - 1,
-                (1 << 31) - 2,
-            ];
+            let edges = [0u32, 1, d - 1, d, d + 1, 2 * d.min(1 << 29) - 1, (1 << 31) - 1, (1 << 31) - 2];
             let mut n = 12345u32;
             for k in edges.into_iter().chain((0..200).map(|_| {
                 n = n.wrapping_mul(1_103_515_245).wrapping_add(12345);
@@ -428,10 +356,7 @@ mod tests {
         assert_eq!(l.kernel, Kernel::Narrow);
         let [x, y, _] = l.workgroups;
         assert!(x as u64 * y as u64 * 64 * 4 >= (1 << 26) + 2);
-        let l = launch(
-            &plan(DataType::Uint8, &[70000, 70000], &[0, 1, 0, 1], Mode::Constant),
-            65535,
-        );
+        let l = launch(&plan(DataType::Uint8, &[70000, 70000], &[0, 1, 0, 1], Mode::Constant), 65535);
         assert!(matches!(l, Err(PadError::TooLarge { .. })));
     }
 
@@ -445,7 +370,7 @@ mod tests {
                 ElementWidth::Bits64,
                 ElementWidth::Bits128,
             ] {
-                let s = shader_source(mode, w, 1);
+                let s = shader_source(mode, w, 1, false);
                 assert!(s.contains("fn source_coord") && s.contains("fn main"));
             }
         }

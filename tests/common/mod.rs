@@ -10,11 +10,7 @@ pub fn corpus_dir() -> PathBuf {
     let dir = std::env::var_os("WGPU_PAD_CONFORMANCE")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance/cases"));
-    assert!(
-        dir.is_dir(),
-        "conformance corpus not found at {} (set WGPU_PAD_CONFORMANCE)",
-        dir.display()
-    );
+    assert!(dir.is_dir(), "conformance corpus not found at {} (set WGPU_PAD_CONFORMANCE)", dir.display());
     dir
 }
 
@@ -41,10 +37,7 @@ fn load_npy(path: &Path, dtype: DataType) -> (Tensor, npy::Descr) {
 }
 
 pub fn cases() -> Vec<Case> {
-    let mut dirs: Vec<_> = std::fs::read_dir(corpus_dir())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
+    let mut dirs: Vec<_> = std::fs::read_dir(corpus_dir()).unwrap().map(|e| e.unwrap().path()).collect();
     dirs.sort();
     dirs.into_iter()
         .map(|dir| {
@@ -53,10 +46,7 @@ pub fn cases() -> Vec<Case> {
             let dtype: DataType = json["dtype"].as_str().unwrap().parse().unwrap();
             let ints = |v: &serde_json::Value| v.as_array().unwrap().iter().map(|x| x.as_i64().unwrap()).collect();
             let (input, input_descr) = load_npy(&dir.join("input.npy"), dtype);
-            let value = dir
-                .join("value.npy")
-                .exists()
-                .then(|| load_npy(&dir.join("value.npy"), dtype).0);
+            let value = dir.join("value.npy").exists().then(|| load_npy(&dir.join("value.npy"), dtype).0);
             let expect = if json["expect"] == "ok" {
                 Ok(load_npy(&dir.join("expected.npy"), dtype).0)
             } else {

@@ -7,9 +7,9 @@ const NONE: u32 = 0xffffffffu;
 struct Params {
     // Axes after merging (1..=16), stored innermost first: axis 0 has input stride 1.
     rank: u32,
-    // Narrow kernel: output u32 words. Wide kernel: rows (output elements / axis 0's length).
+    // Wide kernel and narrow rows: rows. Narrow kernel otherwise: output u32 words.
     count: u32,
-    // Output elements.
+    // Output elements; for narrow rows, words per row.
     out_elems: u32,
     // Wide kernel grid, see wide.wgsl.
     grid: u32,

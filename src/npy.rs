@@ -257,7 +257,7 @@ fn swap_bytes(data: &mut [u8], descr: &Descr) {
 }
 
 fn fortran_to_c(data: &[u8], shape: &[usize], item: usize) -> Vec<u8> {
-    let count: usize = shape.iter().product();
+    let count = data.len() / item.max(1);
     let mut out = vec![0u8; data.len()];
     let mut coord = vec![0usize; shape.len()];
     for c_index in 0..count {

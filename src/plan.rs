@@ -281,6 +281,9 @@ impl PadPlan {
     /// with nothing left to extend on an axis it must fill).
     pub fn new(dtype: DataType, in_shape: &[usize], request: &PadRequest) -> Result<PadPlan> {
         let rank = in_shape.len();
+        if element_count(in_shape).is_none_or(|n| usize::try_from(n).is_err()) {
+            return Err(PadError::TooLarge { what: format!("input shape {in_shape:?} has more than 2^64 elements") });
+        }
         let (begins, ends) = per_axis_pads(rank, &request.pads, request.axes.as_deref())?;
 
         let mut out_shape = Vec::with_capacity(rank);
@@ -395,11 +398,11 @@ impl PadPlan {
     }
     /// Number of input elements.
     pub fn in_len(&self) -> usize {
-        self.in_shape.iter().product()
+        element_count(&self.in_shape).unwrap_or(0) as usize
     }
     /// Number of output elements.
     pub fn out_len(&self) -> usize {
-        self.out_shape.iter().product()
+        element_count(&self.out_shape).unwrap_or(0) as usize
     }
     /// Bytes of the input and output in this crate's layout (`None` for strings).
     pub fn byte_sizes(&self) -> Option<(u64, u64)> {
@@ -546,6 +549,14 @@ mod tests {
         assert!(matches!(e, PadError::NegativeOutputDim { axis: 0, .. }), "{e}");
         let e = plan(&[1 << 20, 1 << 20], &[0, 0, 1 << 20, 0], Mode::Constant).unwrap_err();
         assert!(e.to_string().contains("max_output_bytes"), "{e}");
+    }
+
+    #[test]
+    fn zero_sized_shapes_with_huge_dims() {
+        let p = plan(&[1 << 40, 1 << 40, 0], &[0, 0, 0, 0, 0, 0], Mode::Constant).unwrap();
+        assert_eq!((p.in_len(), p.out_len()), (0, 0));
+        let e = plan(&[1 << 40, 1 << 40], &[0, 0, 0, 0], Mode::Edge).unwrap_err();
+        assert!(matches!(e, PadError::TooLarge { .. }), "{e}");
     }
 
     #[test]

@@ -21,8 +21,12 @@ pub struct Tensor {
     data: TensorData,
 }
 
-/// Number of elements of a shape, or `None` if it overflows `u64`.
+/// Number of elements of a shape, or `None` if it overflows `u64`. A zero anywhere makes
+/// it 0, however large the other dimensions.
 pub fn element_count(shape: &[usize]) -> Option<u64> {
+    if shape.contains(&0) {
+        return Some(0);
+    }
     shape.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d as u64))
 }
 
@@ -141,7 +145,8 @@ impl Tensor {
 
     /// Number of elements.
     pub fn len(&self) -> usize {
-        self.shape.iter().product()
+        // The constructors checked that the data holds this many.
+        element_count(&self.shape).unwrap_or(0) as usize
     }
 
     /// True if the tensor has no elements.
@@ -217,5 +222,7 @@ mod tests {
         let e = Tensor::from_utf8(vec![1], vec![vec![0xff]]).unwrap_err();
         assert!(e.to_string().contains("element 0 is not UTF-8"), "{e}");
         assert!(Tensor::from_bytes(DataType::Uint8, vec![usize::MAX, 2], vec![]).is_err());
+        let empty = Tensor::from_bytes(DataType::Uint8, vec![1 << 40, 1 << 40, 0], vec![]).unwrap();
+        assert_eq!(empty.len(), 0);
     }
 }

@@ -203,11 +203,27 @@ pub fn launch(plan: &PadPlan, max_groups: u32) -> Result<Launch> {
     let workgroups = match kernel {
         Kernel::Narrow => {
             let per_word = 4 / word as u64;
-            let words = out_elems.div_ceil(per_word);
-            params.count = words as u32;
-            params.grid = (rank as u32 - 1).min(3);
-            let [x, y] = groups_for(words)?;
-            [x, y, 1]
+            // Rows of whole words, counting an unpadded innermost run into the row.
+            let chunked = rank >= 2 && axes[rank - 1].is_identity();
+            let p = if chunked { rank - 2 } else { rank - 1 };
+            let c = if chunked { axes[rank - 1].out_len as u64 } else { 1 };
+            let row_elems = axes[p].out_len as u64 * c;
+            let row_words = row_elems / per_word;
+            let rows = out_elems / row_elems;
+            let x = row_words.div_ceil(WORKGROUP as u64);
+            let y = rows.min(max_groups as u64);
+            if row_elems % per_word == 0 && x <= max_groups as u64 && rows.div_ceil(y) <= max_groups as u64 {
+                params.grid = 10 + if chunked { 4 } else { 0 } + p.min(3) as u32;
+                params.count = rows as u32;
+                params.out_elems = row_words as u32;
+                [x as u32, y as u32, rows.div_ceil(y) as u32]
+            } else {
+                let words = out_elems.div_ceil(per_word);
+                params.count = words as u32;
+                params.grid = (rank as u32 - 1).min(3);
+                let [x, y] = groups_for(words)?;
+                [x, y, 1]
+            }
         }
         Kernel::Wide => {
             let inner = axes[rank - 1].out_len as u64;
@@ -317,9 +333,14 @@ mod tests {
         let l = launch(&plan(DataType::Float16, &[8, 4096, 256], &[0, 3, 0, 0, 5, 0], Mode::Reflect), 65535).unwrap();
         assert_eq!((l.word_bytes, l.params.rank), (16, 3));
         assert_eq!(l.params.axis[0], [32, 0, 32, 0]);
-        // 3 bytes per pixel split into no word: u8 stays per byte.
+        // 3 bytes per pixel split into no word: u8 stays per byte, in rows of whole words
+        // (12 pixels of 3 bytes: 9 words), one axis above.
+        let l = launch(&plan(DataType::Uint8, &[9, 10, 3], &[1, 1, 0, 1, 1, 0], Mode::Wrap), 65535).unwrap();
+        assert_eq!((l.kernel, l.word_bytes, l.params.grid), (Kernel::Narrow, 1, 15));
+        assert_eq!((l.params.count, l.params.out_elems), (11, 9));
+        // Rows that are not whole words: the per-word walk.
         let l = launch(&plan(DataType::Uint8, &[9, 9, 3], &[1, 1, 0, 1, 1, 0], Mode::Wrap), 65535).unwrap();
-        assert_eq!((l.kernel, l.word_bytes), (Kernel::Narrow, 1));
+        assert_eq!((l.kernel, l.params.grid), (Kernel::Narrow, 2));
         // The constant fills the whole word.
         let v = crate::Tensor::from_slice(DataType::Uint16, vec![], &[0xabcdu16]).unwrap();
         let p = PadPlan::new(DataType::Uint16, &[4, 2], &PadRequest::new(vec![1, 0, 0, 0]).constant(v)).unwrap();

@@ -212,7 +212,7 @@ pub fn launch(plan: &PadPlan, max_groups: u32) -> Result<Launch> {
             let rows = out_elems / row_elems;
             let x = row_words.div_ceil(WORKGROUP as u64);
             let y = rows.min(max_groups as u64);
-            if row_elems % per_word == 0 && x <= max_groups as u64 && rows.div_ceil(y) <= max_groups as u64 {
+            if row_elems.is_multiple_of(per_word) && x <= max_groups as u64 && rows.div_ceil(y) <= max_groups as u64 {
                 params.grid = 10 + if chunked { 4 } else { 0 } + p.min(3) as u32;
                 params.count = rows as u32;
                 params.out_elems = row_words as u32;

@@ -7,6 +7,8 @@
 //   3  rows too many for y and z: x on axis 0, rows linear over y and z.
 //   4  rows longer than x holds: a flat index, split into row and x by one division.
 
+const ELEMS: u32 = 2u;
+
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let inner = P.axis[0];
@@ -42,13 +44,19 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         }
         off = row_offset(row, 1u, P.rank);
     }
-    if (x >= inner.x) {
-        return;
+    // Grids 1-4 give each invocation ELEMS elements of its row, a grid width apart (so a
+    // SIMD group's accesses stay contiguous); the row's offsets are worked out once for them.
+    let step = select(nwg.x * 64u, 0u, GRID == 0u || GRID == 4u);
+    let elems = select(ELEMS, 1u, GRID == 0u || GRID == 4u);
+    for (var e = 0u; e < elems; e++) {
+        let xe = x + e * step;
+        if (xe < inner.x) {
+            let k = source_coord(xe, 0u);
+            var v = constant_word();
+            if (k != NONE && off != NONE) {
+                v = src[off + inner.w + k];
+            }
+            dst[row * inner.x + xe] = v;
+        }
     }
-    let k = source_coord(x, 0u);
-    var v = constant_word();
-    if (k != NONE && off != NONE) {
-        v = src[off + inner.w + k];
-    }
-    dst[row * inner.x + x] = v;
 }

@@ -1,7 +1,7 @@
 //! The CPU path: copies contiguous kept runs of the input, then fills each axis's pads by
 //! blocks of output already written (or the constant), outermost axis last.
 //!
-//! The recursion is written once over [`Store`], in units of `chunk` elements (the plan's
+//! The recursion is written once over a `Store` (output and input access), in units of `chunk` elements (the plan's
 //! unpadded trailing axes), so one code path serves every byte width, the 4-bit types
 //! (unpacked to bytes, padded, repacked) and strings.
 
@@ -342,13 +342,17 @@ impl Store for ByteStore<'_> {
             4 => reverse_fixed::<4>(region),
             8 => reverse_fixed::<8>(region),
             16 => reverse_fixed::<16>(region),
-            _ => {
-                for i in 0..len / 2 {
-                    let (head, tail) = region.split_at_mut((len - 1 - i) * c);
-                    head[i * c..(i + 1) * c].swap_with_slice(&mut tail[..c]);
-                }
-            }
+            _ => reverse_chunks(region, c),
         }
+    }
+}
+
+/// Reverses the order of the `c`-item chunks of `region`.
+fn reverse_chunks<T>(region: &mut [T], c: usize) {
+    let len = region.len() / c;
+    for i in 0..len / 2 {
+        let (head, tail) = region.split_at_mut((len - 1 - i) * c);
+        head[i * c..(i + 1) * c].swap_with_slice(&mut tail[..c]);
     }
 }
 
@@ -396,11 +400,7 @@ impl Store for StringStore<'_> {
 
     fn reverse(&mut self, dst: usize, len: usize) {
         let c = self.c;
-        let region = &mut self.out[dst * c..(dst + len) * c];
-        for i in 0..len / 2 {
-            let (head, tail) = region.split_at_mut((len - 1 - i) * c);
-            head[i * c..(i + 1) * c].swap_with_slice(&mut tail[..c]);
-        }
+        reverse_chunks(&mut self.out[dst * c..(dst + len) * c], c);
     }
 }
 

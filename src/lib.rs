@@ -17,9 +17,15 @@
 //! assert_eq!(y.as_slice::<f32>().unwrap(), &[2., 1., 2., 3., 2., 1., 5., 4., 5., 6., 5., 4.]);
 //! ```
 //!
-//! - [`forms`] builds plans from ONNX Pad-1 … Pad-24, com.microsoft Pad-1 and OpenVINO Pad-1.
-//! - [`cpu`] runs a plan on host memory; [`reference`] is the slow per-element oracle.
-//! - [`npy`] reads and writes `.npy` files, including ml_dtypes' descrs.
+//! - [`forms`] builds plans from ONNX Pad-1 … Pad-24, com.microsoft Pad-1 and OpenVINO Pad-1,
+//!   checked against the declared version.
+//! - [`gpu`] runs a plan with WGSL compute shaders: [`gpu::PadKernel`] records into an
+//!   engine's own encoder, device and buffers; [`gpu::GpuContext`] pads host tensors.
+//! - [`cpu`] runs a plan on host memory; [`reference`](mod@reference) is the slow per-element oracle.
+//! - [`npy`] reads and writes `.npy` files, including ml_dtypes' descrs; [`literal`] parses
+//!   a constant of any type from text.
+//!
+//! Every bad request is a [`PadError`] naming the axis and the values, never a panic.
 #![warn(missing_docs)]
 
 pub mod cpu;

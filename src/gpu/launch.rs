@@ -11,6 +11,8 @@ use crate::plan::{Constant, PadPlan};
 pub const MAX_RANK: usize = 16;
 /// Invocations per workgroup (`@workgroup_size` in the shaders).
 pub const WORKGROUP: u32 = 64;
+/// Elements of a row per invocation in the wide kernel's row grids (`ELEMS` in wide.wgsl).
+pub const WIDE_ELEMS: u64 = 2;
 
 /// The uniform buffer's contents; `shaders/common.wgsl` declares the same struct.
 #[repr(C)]
@@ -229,12 +231,13 @@ pub fn launch(plan: &PadPlan, max_groups: u32) -> Result<Launch> {
             let inner = axes[rank - 1].out_len as u64;
             let rows = out_elems / inner;
             params.count = rows as u32;
-            let x = inner.div_ceil(WORKGROUP as u64);
+            // Grids 1-3 give each invocation WIDE_ELEMS elements of a row.
+            let x = inner.div_ceil(WORKGROUP as u64 * WIDE_ELEMS);
             if rank == 1 {
                 params.grid = 0;
                 let [x, y] = groups_for(inner)?;
                 [x, y, 1]
-            } else if x > max_groups as u64 {
+            } else if inner.div_ceil(WORKGROUP as u64) > max_groups as u64 {
                 params.grid = 4;
                 let [x, y] = groups_for(out_elems)?;
                 [x, y, 1]
@@ -313,7 +316,7 @@ mod tests {
             launch(&plan(DataType::Float32, &[1, 64, 512, 512], &[0, 0, 1, 1, 0, 0, 1, 1], Mode::Edge), 65535).unwrap();
         assert_eq!(l.kernel, Kernel::Wide);
         assert_eq!(l.params.grid, 1);
-        assert_eq!(l.workgroups, [9, 514, 64]);
+        assert_eq!(l.workgroups, [5, 514, 64]);
         assert_eq!(l.params.axis[0], [514, 1, 512, 0]);
         assert_eq!([l.params.div[0][2], l.params.div[1][2], l.params.div[2][2]], [1, 512, 512 * 512]);
         // edge has no period; reflect's offset puts o = 0 at position p mod 2(n-1) = 1022 - 1.

@@ -147,7 +147,7 @@ impl GpuContext {
     pub async fn pad(&self, plan: &PadPlan, input: &Tensor) -> Result<Padded> {
         if !plan.dtype().gpu_capable() {
             let reason = format!("{} has no GPU kernel", plan.dtype());
-            log::info!("wgpu-pad: {reason}; padding on the CPU path");
+            log::warn!("wgpu-pad: {reason}; padding on the CPU path");
             return Ok(Padded { tensor: cpu::pad(plan, input)?, path: ExecPath::CpuFallback { reason } });
         }
         if input.dtype() != plan.dtype() || input.shape() != plan.in_shape() {

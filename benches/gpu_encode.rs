@@ -37,7 +37,7 @@ fn bench(c: &mut Criterion) {
         &PadRequest::new(vec![0, 0, 1, 1, 0, 0, 1, 1]).mode(Mode::Reflect),
     )
     .unwrap();
-    let (input, output) = (buffer(1024), buffer(1024));
+    let (input, output) = (buffer(4096), buffer(4096));
     kernel.prepare(&small).unwrap();
     let compiled = kernel.compile_count();
     c.bench_function("encode_small_warm", |b| {

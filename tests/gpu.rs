@@ -48,6 +48,15 @@ fn storage(ctx: &GpuContext, bytes: &[u8]) -> wgpu::Buffer {
     })
 }
 
+/// Engines share one kernel and one context across threads.
+#[test]
+fn kernel_and_context_are_send_and_sync() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<PadKernel>();
+    send_sync::<GpuContext>();
+    send_sync::<PadPlan>();
+}
+
 #[test]
 fn outputs_past_a_single_dispatch_are_bit_exact() {
     let Some(ctx) = ctx() else { return };

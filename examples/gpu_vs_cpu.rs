@@ -7,7 +7,8 @@
 //! ```
 //!
 //! Every figure is the median of `--reps` repetitions after a warm-up, all measured in
-//! this one process and run. GPU kernel and copy-shader times come from timestamp queries
+//! this one process and run; the CPU figures and the memcpy are interleaved repetition by
+//! repetition. GPU kernel and copy-shader times come from timestamp queries
 //! where the adapter has them (else wall time around a wait, noted in the output).
 
 use std::time::Instant;
@@ -224,13 +225,21 @@ fn measure(ctx: &GpuContext, timer: &GpuTimer, plan: &PadPlan, input: &Tensor, r
     let (in_bytes, out_bytes) = plan.byte_sizes().expect("fixed-width types");
     let in_data = input.bytes().unwrap();
 
-    // CPU: into a preallocated output, allocating, and the memcpy limit.
+    // CPU: into a preallocated output, allocating, and the memcpy limit, interleaved
+    // repetition by repetition so that all three see the same machine state.
     let mut out = vec![0u8; out_bytes as usize];
-    let cpu_ms = time_ms(reps, || wall(|| cpu::pad_into(plan, in_data, &mut out).unwrap()));
-    let cpu_fresh_ms = time_ms(reps, || wall(|| drop(cpu::pad(plan, input).unwrap())));
     let src = vec![1u8; out_bytes as usize];
     let mut dst = vec![0u8; out_bytes as usize];
-    let memcpy_ms = time_ms(reps, || wall(|| dst.copy_from_slice(std::hint::black_box(&src))));
+    let (mut cpu, mut fresh, mut copy) = (Vec::new(), Vec::new(), Vec::new());
+    for rep in 0..=reps {
+        let c = wall(|| dst.copy_from_slice(std::hint::black_box(&src)));
+        let p = wall(|| cpu::pad_into(plan, in_data, &mut out).unwrap());
+        let f = wall(|| drop(cpu::pad(plan, input).unwrap()));
+        if rep > 0 {
+            (copy.push(c), cpu.push(p), fresh.push(f));
+        }
+    }
+    let (cpu_ms, cpu_fresh_ms, memcpy_ms) = (median(cpu), median(fresh), median(copy));
 
     // GPU buffers: the input, the output, and a copy target of the output's size.
     let size4 = |b: u64| b.next_multiple_of(4).max(4);

@@ -1,6 +1,9 @@
 //! The CPU path: copies contiguous kept runs of the input, then fills each axis's pads by
 //! blocks of output already written (or the constant), outermost axis last.
 //!
+//! Outputs of 4 MiB and more are split across threads (`WGPU_PAD_CPU_THREADS`, default the
+//! machine's parallelism).
+//!
 //! The recursion is written once over a `Store` (output and input access), in units of `chunk` elements (the plan's
 //! unpadded trailing axes), so one code path serves every byte width, the 4-bit types
 //! (unpacked to bytes, padded, repacked) and strings.
@@ -113,7 +116,7 @@ fn pad_fixed(plan: &PadPlan, width: usize, input: &[u8], output: &mut [u8], cons
     let f = plan.folded(true);
     let chunk_bytes = f.chunk * width;
     let pattern: Vec<u8> = constant.iter().copied().cycle().take(chunk_bytes).collect();
-    let threads = thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = cpu_threads();
     let top = f.axes[0];
     if threads > 1 && f.axes.len() > 1 && output.len() >= PARALLEL_MIN_BYTES && top.kept >= threads {
         pad_fixed_parallel(&f.axes, plan.mode(), chunk_bytes, input, output, &pattern, threads);
@@ -121,6 +124,18 @@ fn pad_fixed(plan: &PadPlan, width: usize, input: &[u8], output: &mut [u8], cons
         let mut store = ByteStore { input, out: output, c: chunk_bytes, pattern: &pattern };
         run(&mut store, &f.axes, plan.mode());
     }
+}
+
+/// Threads for large outputs: `WGPU_PAD_CPU_THREADS` if set, else the machine's parallelism.
+fn cpu_threads() -> usize {
+    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *THREADS.get_or_init(|| {
+        std::env::var("WGPU_PAD_CPU_THREADS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .filter(|&n| n > 0)
+            .unwrap_or_else(|| thread::available_parallelism().map_or(1, |n| n.get()))
+    })
 }
 
 /// Splits the outermost axis's kept blocks across threads, then fills its pads.

@@ -62,22 +62,34 @@ impl FromStr for Mode {
 /// (`j` runs from `-p` to `kept + q - 1`): `Some(index in 0..kept)`, or `None` where the
 /// constant goes. This is the per-mode index function of `SEMANTICS.md` section 2.
 pub fn source_index(mode: Mode, j: i64, kept: u64) -> Option<u64> {
-    let n = kept as i128;
-    let j = j as i128;
-    if (0..n).contains(&j) {
-        return Some(j as u64);
+    // i64 suffices unless the period 2n or the offset could overflow it; i128 is a library
+    // call on most targets and this runs once per padded row on the CPU path.
+    if kept < 1 << 60 && j.unsigned_abs() < 1 << 60 {
+        return extend(mode, j, kept as i64).map(|k| k as u64);
     }
-    if n == 0 {
+    extend(mode, j as i128, kept as i128).map(|k| k as u64)
+}
+
+/// `f(j)` of SEMANTICS.md section 2 for a kept length `n`, in any wide enough integer.
+fn extend<T>(mode: Mode, j: T, n: T) -> Option<T>
+where
+    T: Copy + Ord + From<u8> + std::ops::Sub<Output = T> + std::ops::Mul<Output = T> + RemEuclid,
+{
+    let (zero, one, two) = (T::from(0), T::from(1), T::from(2));
+    if zero <= j && j < n {
+        return Some(j);
+    }
+    if n == zero {
         return None;
     }
-    let f = match mode {
+    Some(match mode {
         Mode::Constant => return None,
-        Mode::Edge => j.clamp(0, n - 1),
-        Mode::Wrap => j.rem_euclid(n),
-        Mode::Reflect if n == 1 => 0,
+        Mode::Edge => j.clamp(zero, n - one),
+        Mode::Wrap => j.rem_euclid_(n),
+        Mode::Reflect if n == one => zero,
         Mode::Reflect => {
-            let period = 2 * (n - 1);
-            let k = j.rem_euclid(period);
+            let period = two * (n - one);
+            let k = j.rem_euclid_(period);
             if k < n {
                 k
             } else {
@@ -85,16 +97,32 @@ pub fn source_index(mode: Mode, j: i64, kept: u64) -> Option<u64> {
             }
         }
         Mode::Symmetric => {
-            let period = 2 * n;
-            let k = j.rem_euclid(period);
+            let period = two * n;
+            let k = j.rem_euclid_(period);
             if k < n {
                 k
             } else {
-                period - 1 - k
+                period - one - k
             }
         }
-    };
-    Some(f as u64)
+    })
+}
+
+/// `rem_euclid` for the integer types `extend` runs on.
+trait RemEuclid {
+    fn rem_euclid_(self, n: Self) -> Self;
+}
+
+impl RemEuclid for i64 {
+    fn rem_euclid_(self, n: i64) -> i64 {
+        self.rem_euclid(n)
+    }
+}
+
+impl RemEuclid for i128 {
+    fn rem_euclid_(self, n: i128) -> i128 {
+        self.rem_euclid(n)
+    }
 }
 
 /// The constant's bits: one element of the plan's type.
@@ -497,6 +525,16 @@ mod tests {
         assert_eq!(source_index(Mode::Constant, -1, 3), None);
         assert_eq!(source_index(Mode::Reflect, 5, 1), Some(0));
         assert_eq!(source_index(Mode::Wrap, i64::MIN, 7), Some((i64::MIN as i128).rem_euclid(7) as u64));
+        assert_eq!(source_index(Mode::Reflect, -(1 << 61), u64::MAX / 2), Some(1 << 61));
+        // The i64 and i128 paths agree.
+        for mode in Mode::ALL {
+            for n in 0..7i64 {
+                for j in -30..30i64 {
+                    let wide = extend(mode, j as i128, n as i128).map(|k| k as u64);
+                    assert_eq!(source_index(mode, j, n as u64), wide, "{mode} j={j} n={n}");
+                }
+            }
+        }
     }
 
     #[test]

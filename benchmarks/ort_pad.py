@@ -1,0 +1,64 @@
+"""ONNX Runtime's CPU Pad on the harness's large cases, against a memcpy of the output's
+bytes in the same process: the figure our CPU path is compared with in BENCHMARKS.md.
+
+    python3 -m pip install onnxruntime onnx numpy
+    python3 benchmarks/ort_pad.py
+
+Outputs are bound once (io_binding), so each run pads into preallocated memory, as our
+`cpu_ms` does. Median of 9 runs after a warm-up.
+"""
+import time
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper
+
+CASES = [
+    ("float32", np.float32, TensorProto.FLOAT, [1, 64, 512, 512], [0, 0, 1, 1, 0, 0, 1, 1]),
+    ("uint8", np.uint8, TensorProto.UINT8, [1, 2048, 2048, 4], [0, 2, 2, 0, 0, 2, 2, 0]),
+]
+MODES = ["constant", "reflect", "edge", "wrap"]  # ONNX has no symmetric
+
+
+def median_ms(f, reps=9):
+    f()
+    times = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        f()
+        times.append((time.perf_counter() - t) * 1e3)
+    return sorted(times)[len(times) // 2]
+
+
+def model(elem, shape, mode):
+    x = helper.make_tensor_value_info("x", elem, shape)
+    y = helper.make_tensor_value_info("y", elem, None)
+    pads = helper.make_tensor("pads", TensorProto.INT64, [2 * len(shape)], [0] * 2 * len(shape))
+    node = helper.make_node("Pad", ["x", "pads"], ["y"], mode=mode)
+    graph = helper.make_graph([node], "pad", [x], [y], initializer=[pads])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=9)
+
+
+print(f"onnxruntime {ort.__version__}, median of 9")
+print(f"{'case':<34} {'threads':>7} {'ort ms':>8} {'memcpy ms':>9} {'ort/memcpy':>10}")
+for name, dtype, elem, shape, pads in CASES:
+    x = (np.arange(np.prod(shape)) % 251).astype(dtype).reshape(shape)
+    out_shape = [n + pads[i] + pads[i + len(shape)] for i, n in enumerate(shape)]
+    src = np.ones(out_shape, dtype)
+    dst = np.empty_like(src)
+    memcpy = median_ms(lambda: np.copyto(dst, src))
+    for mode in MODES:
+        m = model(elem, shape, mode)
+        m.graph.initializer[0].CopyFrom(helper.make_tensor("pads", TensorProto.INT64, [len(pads)], pads))
+        for threads in (1, 2):
+            opts = ort.SessionOptions()
+            opts.intra_op_num_threads = threads
+            sess = ort.InferenceSession(m.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+            out = np.empty(out_shape, dtype)
+            io = sess.io_binding()
+            io.bind_cpu_input("x", x)
+            io.bind_output("y", "cpu", 0, dtype, out_shape, out.ctypes.data)
+            ms = median_ms(lambda: sess.run_with_iobinding(io))
+            case = f"{name} {shape} {mode}"
+            print(f"{case:<34} {threads:>7} {ms:>8.3f} {memcpy:>9.3f} {ms / memcpy:>10.2f}")

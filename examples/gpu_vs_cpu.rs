@@ -236,7 +236,9 @@ fn measure(ctx: &GpuContext, timer: &GpuTimer, plan: &PadPlan, input: &Tensor, r
         let p = wall(|| cpu::pad_into(plan, in_data, &mut out).unwrap());
         let f = wall(|| drop(cpu::pad(plan, input).unwrap()));
         if rep > 0 {
-            (copy.push(c), cpu.push(p), fresh.push(f));
+            copy.push(c);
+            cpu.push(p);
+            fresh.push(f);
         }
     }
     let (cpu_ms, cpu_fresh_ms, memcpy_ms) = (median(cpu), median(fresh), median(copy));

@@ -10,7 +10,7 @@
 
 use std::thread;
 
-use crate::dtype::{DataType, ElementWidth};
+use crate::dtype::ElementWidth;
 use crate::error::{PadError, Result};
 use crate::plan::{AxisMap, Constant, Mode, PadPlan};
 use crate::tensor::{pack_nibbles, unpack_nibbles, Tensor, TensorData};
@@ -417,9 +417,4 @@ impl Store for StringStore<'_> {
         let c = self.c;
         reverse_chunks(&mut self.out[dst * c..(dst + len) * c], c);
     }
-}
-
-/// True if the CPU path is the only one for this type (strings and 4-bit types).
-pub fn cpu_only(dtype: DataType) -> bool {
-    !dtype.gpu_capable()
 }

@@ -18,6 +18,8 @@ fn check(dtype: DataType, shape: &[usize], pads: &[i64]) {
 fn threaded_outputs_match_the_reference() {
     // An odd number of outer blocks (uneven split), cropping and padding on the split axis.
     check(DataType::Float32, &[7, 400, 400], &[-1, -1, 3, 2, 2, 2]);
+    // Past 16 MiB, the size the speed targets speak of.
+    check(DataType::Float32, &[5, 1000, 1003], &[1, -2, 3, 0, 2, 1]);
     // Bytes with an unpadded channel run folded into the chunk.
     check(DataType::Uint8, &[3, 700, 700, 3], &[0, 3, 2, 0, 1, 4, 1, 0]);
 }

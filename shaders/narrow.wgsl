@@ -25,10 +25,11 @@ fn narrow_row_offset(row: u32) -> u32 {
 // the axes above p (3: three or more). P.count holds the rows, P.out_elems words per row.
 const CHUNKED: bool = GRID >= 14u;
 const UP: u32 = (GRID - 10u) % 4u;
+const ROW_WORDS: u32 = 2u;
 
 fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>) {
     let row = gid.y + gid.z * nwg.y;
-    if (row >= P.count || gid.x >= P.out_elems) {
+    if (row >= P.count) {
         return;
     }
     let p = select(0u, 1u, CHUNKED);
@@ -44,33 +45,39 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>) {
     } else if (UP == 3u) {
         off = row_offset(row, p + 1u, P.rank);
     }
-    // Element x0 of the row is position o on axis p, element e of its run.
-    let x0 = gid.x * EPW;
-    var o = x0;
-    var e = 0u;
-    var c = 1u;
-    if (CHUNKED) {
-        c = P.axis[0].x;
-        o = divide(x0, P.div[0].x, P.div[0].y);
-        e = x0 - o * c;
-    }
     let a = P.axis[p];
     let stride = P.div[p].z;
-    var word = 0u;
-    for (var k = 0u; k < EPW; k++) {
-        let s = source_coord(o, p);
-        var v = P.constant.x & MASK;
-        if (s != NONE && off != NONE) {
-            let i = off + (a.w + s) * stride + e;
-            v = (src[i >> EPW_LOG2] >> ((i & (EPW - 1u)) * BITS)) & MASK;
+    // ROW_WORDS words of the row per invocation, a grid width apart, sharing the row's offset.
+    for (var r = 0u; r < ROW_WORDS; r++) {
+        let wx = gid.x + r * nwg.x * 64u;
+        if (wx < P.out_elems) {
+            // Element x0 of the row is position o on axis p, element e of its run.
+            let x0 = wx * EPW;
+            var o = x0;
+            var e = 0u;
+            var c = 1u;
+            if (CHUNKED) {
+                c = P.axis[0].x;
+                o = divide(x0, P.div[0].x, P.div[0].y);
+                e = x0 - o * c;
+            }
+            var word = 0u;
+            for (var k = 0u; k < EPW; k++) {
+                let s = source_coord(o, p);
+                var v = P.constant.x & MASK;
+                if (s != NONE && off != NONE) {
+                    let i = off + (a.w + s) * stride + e;
+                    v = (src[i >> EPW_LOG2] >> ((i & (EPW - 1u)) * BITS)) & MASK;
+                }
+                word |= v << (k * BITS);
+                e += 1u;
+                let next = e == c;
+                o += select(0u, 1u, next);
+                e = select(e, 0u, next);
+            }
+            dst[row * P.out_elems + wx] = word;
         }
-        word |= v << (k * BITS);
-        e += 1u;
-        let next = e == c;
-        o += select(0u, 1u, next);
-        e = select(e, 0u, next);
     }
-    dst[row * P.out_elems + gid.x] = word;
 }
 
 @compute @workgroup_size(64)

@@ -13,6 +13,8 @@ pub const MAX_RANK: usize = 16;
 pub const WORKGROUP: u32 = 64;
 /// Elements of a row per invocation in the wide kernel's row grids (`ELEMS` in wide.wgsl).
 pub const WIDE_ELEMS: u64 = 2;
+/// Words of a row per invocation in the narrow kernel's row grids (`ROW_WORDS` in narrow.wgsl).
+pub const NARROW_ROW_WORDS: u64 = 2;
 
 /// The uniform buffer's contents; `shaders/common.wgsl` declares the same struct.
 #[repr(C)]
@@ -212,7 +214,7 @@ pub fn launch(plan: &PadPlan, max_groups: u32) -> Result<Launch> {
             let row_elems = axes[p].out_len as u64 * c;
             let row_words = row_elems / per_word;
             let rows = out_elems / row_elems;
-            let x = row_words.div_ceil(WORKGROUP as u64);
+            let x = row_words.div_ceil(WORKGROUP as u64 * NARROW_ROW_WORDS);
             let y = rows.min(max_groups as u64);
             if row_elems.is_multiple_of(per_word) && x <= max_groups as u64 && rows.div_ceil(y) <= max_groups as u64 {
                 params.grid = 10 + if chunked { 4 } else { 0 } + p.min(3) as u32;

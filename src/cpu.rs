@@ -28,7 +28,7 @@ const PARALLEL_MIN_BYTES: usize = 4 << 20;
 /// assert_eq!(y.as_slice::<i32>().unwrap(), &[3, 2, 1, 2, 3, 2, 1]);
 /// ```
 pub fn pad(plan: &PadPlan, input: &Tensor) -> Result<Tensor> {
-    check_input(plan, input)?;
+    plan.check_input(input)?;
     let out_len = plan.out_len();
     match input.data() {
         TensorData::Strings(strings) => {
@@ -78,17 +78,6 @@ pub fn pad_into(plan: &PadPlan, input: &[u8], output: &mut [u8]) -> Result<()> {
         });
     }
     pad_bytes(plan, input, output)
-}
-
-fn check_input(plan: &PadPlan, input: &Tensor) -> Result<()> {
-    if input.dtype() != plan.dtype() || input.shape() != plan.in_shape() {
-        return Err(PadError::InvalidTensor {
-            dtype: input.dtype().name(),
-            shape: input.shape().iter().map(|&d| d as u64).collect(),
-            reason: format!("the plan is for {} of shape {:?}", plan.dtype(), plan.in_shape()),
-        });
-    }
-    Ok(())
 }
 
 fn pad_bytes(plan: &PadPlan, input: &[u8], output: &mut [u8]) -> Result<()> {

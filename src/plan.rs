@@ -266,14 +266,20 @@ impl AxisMap {
         source_index(mode, o as i64 - self.pad_before as i64, self.kept as u64).map(|k| self.crop_start + k as usize)
     }
 
-    fn scaled(&self, k: usize) -> AxisMap {
+    /// Every length and offset of the axis, as an array.
+    pub fn fields(&self) -> [usize; 6] {
+        [self.in_len, self.out_len, self.crop_start, self.kept, self.pad_before, self.pad_after]
+    }
+
+    /// The axis with `f` applied to every length and offset (to change its unit).
+    pub fn map_fields(&self, f: impl Fn(usize) -> usize) -> AxisMap {
         AxisMap {
-            in_len: self.in_len * k,
-            out_len: self.out_len * k,
-            crop_start: self.crop_start * k,
-            kept: self.kept * k,
-            pad_before: self.pad_before * k,
-            pad_after: self.pad_after * k,
+            in_len: f(self.in_len),
+            out_len: f(self.out_len),
+            crop_start: f(self.crop_start),
+            kept: f(self.kept),
+            pad_before: f(self.pad_before),
+            pad_after: f(self.pad_after),
         }
     }
 }
@@ -432,6 +438,18 @@ impl PadPlan {
     pub fn out_len(&self) -> usize {
         element_count(&self.out_shape).unwrap_or(0) as usize
     }
+    /// Checks that `input` is what the plan was built for (type and shape).
+    pub fn check_input(&self, input: &Tensor) -> Result<()> {
+        if input.dtype() != self.dtype || input.shape() != self.in_shape {
+            return Err(PadError::InvalidTensor {
+                dtype: input.dtype().name(),
+                shape: input.shape().iter().map(|&d| d as u64).collect(),
+                reason: format!("the plan is for {} of shape {:?}", self.dtype, self.in_shape),
+            });
+        }
+        Ok(())
+    }
+
     /// Bytes of the input and output in this crate's layout (`None` for strings).
     pub fn byte_sizes(&self) -> Option<(u64, u64)> {
         Some((self.dtype.storage_bytes(self.in_len() as u64)?, self.dtype.storage_bytes(self.out_len() as u64)?))
@@ -448,7 +466,9 @@ impl PadPlan {
                 Some(prev) if prev.is_identity() && a.is_identity() => {
                     *prev = AxisMap::identity(prev.in_len * a.in_len)
                 }
-                Some(prev) if self.mode == Mode::Constant && a.is_identity() => *prev = prev.scaled(a.in_len),
+                Some(prev) if self.mode == Mode::Constant && a.is_identity() => {
+                    *prev = prev.map_fields(|f| f * a.in_len)
+                }
                 _ => axes.push(a),
             }
         }

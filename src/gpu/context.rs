@@ -150,13 +150,7 @@ impl GpuContext {
             log::warn!("wgpu-pad: {reason}; padding on the CPU path");
             return Ok(Padded { tensor: cpu::pad(plan, input)?, path: ExecPath::CpuFallback { reason } });
         }
-        if input.dtype() != plan.dtype() || input.shape() != plan.in_shape() {
-            return Err(PadError::InvalidTensor {
-                dtype: input.dtype().name(),
-                shape: input.shape().iter().map(|&d| d as u64).collect(),
-                reason: format!("the plan is for {} of shape {:?}", plan.dtype(), plan.in_shape()),
-            });
-        }
+        plan.check_input(input)?;
         self.check_lost()?;
         let (_, out_bytes) = plan.byte_sizes().unwrap_or((0, 0));
         let bytes = self.run(plan, input.bytes().unwrap_or(&[]), out_bytes).await?;

@@ -110,21 +110,13 @@ pub fn launch(plan: &PadPlan, max_groups: u32) -> Result<Launch> {
     let mut word = bytes;
     let inner = *axes.last().expect("at least one axis");
     if inner.is_identity() || plan.mode() == crate::Mode::Constant {
-        let fields = [inner.in_len, inner.out_len, inner.crop_start, inner.kept, inner.pad_before, inner.pad_after];
         word = [16, 8, 4]
             .into_iter()
-            .find(|&w| w >= bytes && fields.iter().all(|&f| (f * bytes) % w == 0))
+            .find(|&w| w >= bytes && inner.fields().iter().all(|&f| (f * bytes) % w == 0))
             .unwrap_or(bytes);
         let k = word / bytes;
         let last = axes.len() - 1;
-        axes[last] = crate::plan::AxisMap {
-            in_len: inner.in_len / k,
-            out_len: inner.out_len / k,
-            crop_start: inner.crop_start / k,
-            kept: inner.kept / k,
-            pad_before: inner.pad_before / k,
-            pad_after: inner.pad_after / k,
-        };
+        axes[last] = inner.map_fields(|f| f / k);
         if axes.len() > 1 && axes[last].is_identity() && axes[last].in_len == 1 {
             axes.pop();
         }

@@ -38,7 +38,7 @@ fn bench(c: &mut Criterion) {
     )
     .unwrap();
     let (input, output) = (buffer(4096), buffer(4096));
-    kernel.prepare(&small).unwrap();
+    kernel.prepare(&small, BufferRange::whole(&input), BufferRange::whole(&output)).unwrap();
     let compiled = kernel.compile_count();
     c.bench_function("encode_small_warm", |b| {
         b.iter_batched(

@@ -109,7 +109,7 @@ async fn execute_gpu_inner(device: &wgpu::Device, queue: &wgpu::Queue) -> Result
     });
     let range = |offset, size| wgpu::BufferBinding { buffer: &pool, offset, size: wgpu::BufferSize::new(size) };
 
-    let kernel = PadKernel::new(device);
+    let kernel = PadKernel::new(device).map_err(|e| e.to_string())?;
     let mut encoder = device.create_command_encoder(&Default::default());
     let n_in = plan.in_len() as u32;
     let n_out = plan.out_len() as u32;
@@ -118,8 +118,8 @@ async fn execute_gpu_inner(device: &wgpu::Device, queue: &wgpu::Queue) -> Result
         .encode(
             &mut encoder,
             &plan,
-            BufferRange { buffer: &pool, offset: x_at, size: Some(in_bytes) },
-            BufferRange { buffer: &pool, offset: y_at, size: Some(out_bytes) },
+            BufferRange { size: Some(in_bytes), ..BufferRange::at(&pool, x_at) },
+            BufferRange { size: Some(out_bytes), ..BufferRange::at(&pool, y_at) },
         )
         .map_err(|e| e.to_string())?;
     pass(device, &mut encoder, CONSUMER, &[range(y_at, out_bytes), range(z_at, out_bytes)], n_out);
@@ -145,11 +145,11 @@ async fn execute_gpu_inner(device: &wgpu::Device, queue: &wgpu::Queue) -> Result
     let want: Vec<f32> = y.as_slice::<f32>().unwrap().iter().map(|v| v * 2.0 + 1.0).collect();
 
     println!(
-        "producer -> pad {:?} {:?} reflect -> {:?} (workgroups {:?}) -> consumer, one submit",
+        "producer -> pad {:?} {:?} reflect -> {:?} ({} dispatch) -> consumer, one submit",
         plan.in_shape(),
         PADS,
         plan.out_shape(),
-        recorded.workgroups
+        recorded.dispatches
     );
     println!("first padded row after the consumer: {:?}", &z[..plan.out_shape()[2]]);
     if z.iter().map(|v| v.to_bits()).eq(want.iter().map(|v| v.to_bits())) {

@@ -1,28 +1,53 @@
 // Shared by every pad shader: parameters, bindings, and the walk from output coordinates to
-// input offsets. The mode file supplies `source_coord`, the width file `WORD` and
-// `constant_word` (or `EPW`, `BITS`, `MASK` for 8- and 16-bit elements).
+// input offsets. The host prepends the constants it shares (MAX_RANK, WORKGROUP,
+// WIDE_ELEMS), MULTI_PERIOD and the width's WORD definitions; the mode file supplies
+// `source_coord`. src/gpu/params.rs declares the same structs.
 
 const NONE: u32 = 0xffffffffu;
 
+// One axis of a dispatch. Coordinates are global, over the whole output; this dispatch
+// (a binding window) covers [start, start + len) of each axis.
+struct Axis {
+    pad_before: u32,
+    kept: u32,
+    crop_start: u32,
+    start: u32,
+    len: u32,
+    // Magic multiplier and shift dividing by len (magic 0: len is 1).
+    len_magic: u32,
+    len_shift: u32,
+    // Strides of the input and output views, in moved words.
+    in_stride: u32,
+    out_stride: u32,
+    // The mode's period, an offset making (o + period_offset) mod period the position in
+    // the period, and the period's magic multiplier and shift.
+    period: u32,
+    period_offset: u32,
+    period_magic: u32,
+    period_shift: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+}
+
 struct Params {
-    // Axes after merging (1..=16), stored innermost first: axis 0 has input stride 1.
     rank: u32,
-    // Wide kernel and narrow rows: rows. Narrow kernel otherwise: output u32 words.
+    // Wide kernel: rows of the window. Narrow kernel: output words it covers.
     count: u32,
-    // Output elements; for narrow rows, words per row.
-    out_elems: u32,
-    // Wide kernel grid, see wide.wgsl.
-    grid: u32,
+    // Narrow kernel: the window's first output element (from the binding's start) and its
+    // element count; the window is one contiguous run of a dense output.
+    first: u32,
+    elems: u32,
+    // Offsets of coordinate (0, ..., 0) in the input and output bindings, in moved words;
+    // they wrap when a window's binding starts past the tensor's start.
+    in_base: u32,
+    out_base: u32,
+    _pad0: u32,
+    _pad1: u32,
     // The constant's bits, repeated to fill a word.
     constant: vec4<u32>,
-    // Per axis: output length, pad before, kept length, crop start.
-    axis: array<vec4<u32>, 16>,
-    // Per axis: magic multiplier and shift dividing by the output length (magic 0: length 1),
-    // input stride in elements, unused.
-    div: array<vec4<u32>, 16>,
-    // Per axis, for the periodic modes: the period, an offset making (o + offset) mod period
-    // the position in the period, and the period's magic multiplier and shift.
-    period: array<vec4<u32>, 16>,
+    // Innermost first: axis 0 is the row.
+    axes: array<Axis, MAX_RANK>,
 }
 
 @group(0) @binding(0) var<uniform> P: Params;
@@ -50,38 +75,40 @@ fn divide(n: u32, magic: u32, shift: u32) -> u32 {
 
 // (o - pad before) mod period on axis d, for the periodic modes.
 fn position_in_period(o: u32, d: u32) -> u32 {
-    let q = P.period[d];
-    let t = o + q.y;
-    return t - divide(t, q.z, q.w) * q.x;
+    let a = P.axes[d];
+    let t = o + a.period_offset;
+    return t - divide(t, a.period_magic, a.period_shift) * a.period;
 }
 
-// Input offset of coordinate `c` on axis `d`, or NONE in constant padding.
-fn axis_offset(d: u32, c: u32) -> u32 {
-    let k = source_coord(c, d);
+// Input offset of global coordinate o on axis d, or NONE in constant padding.
+fn axis_source(d: u32, o: u32) -> u32 {
+    let k = source_coord(o, d);
     if (k == NONE) {
         return NONE;
     }
-    return (P.axis[d].w + k) * P.div[d].z;
+    return (P.axes[d].crop_start + k) * P.axes[d].in_stride;
 }
 
-// Input offset of the row at row-major position `lin` over axes first..end-1 (innermost
-// first), or NONE if any of its coordinates lies in constant padding.
-fn row_offset(lin_in: u32, first: u32, end: u32) -> u32 {
-    var lin = lin_in;
-    var off = 0u;
-    for (var d = first; d < end; d++) {
+// Input and output offsets of the row at window-local position `row` over axes 1 and up
+// (innermost first); the input offset is NONE where the row lies in constant padding.
+fn row_offsets(row: u32) -> vec2<u32> {
+    var lin = row;
+    var src_off = P.in_base;
+    var dst_off = P.out_base;
+    var outside = false;
+    for (var d = 1u; d < P.rank; d++) {
+        let a = P.axes[d];
         // The outermost axis takes what is left, undivided.
         var c = lin;
-        if (d + 1u < end) {
-            let q = P.div[d];
-            lin = divide(c, q.x, q.y);
-            c -= lin * P.axis[d].x;
+        if (d + 1u < P.rank) {
+            lin = divide(c, a.len_magic, a.len_shift);
+            c -= lin * a.len;
         }
-        let o = axis_offset(d, c);
-        if (o == NONE) {
-            return NONE;
-        }
-        off += o;
+        let o = c + a.start;
+        let s = axis_source(d, o);
+        outside = outside || s == NONE;
+        src_off += s;
+        dst_off += o * a.out_stride;
     }
-    return off;
+    return vec2<u32>(select(src_off, NONE, outside), dst_off);
 }

@@ -138,8 +138,8 @@ pub enum PadError {
         /// The buffer's size.
         size: u64,
     },
-    /// A caller's GPU buffer offset that the device cannot bind.
-    #[error("{which} buffer offset {offset} is not a multiple of {alignment} (the device's min_storage_buffer_offset_alignment)")]
+    /// A caller's GPU buffer offset that is not a multiple of the element's size.
+    #[error("{which} buffer offset {offset} is not a multiple of {alignment}, the element's size in bytes")]
     MisalignedOffset {
         /// `input` or `output`.
         which: &'static str,
@@ -169,6 +169,29 @@ pub enum PadError {
         output_start: u64,
         /// Output range end.
         output_end: u64,
+    },
+    /// The GPU path cannot run this plan or view on this device (the CPU path can).
+    /// [`GpuContext::pad`](crate::gpu::GpuContext::pad) falls back to the CPU for these.
+    #[error("the GPU path cannot run this pad ({limit}): {what}")]
+    GpuLimit {
+        /// Which limit, to branch on without reading the message.
+        limit: GpuLimit,
+        /// The sizes or axes involved, and the limit's value.
+        what: String,
+    },
+    /// A buffer view the pad cannot read or write (strides, overlap, alignment).
+    #[error("{which} view: {reason}")]
+    InvalidView {
+        /// `input` or `output`.
+        which: &'static str,
+        /// What is wrong, naming the axis and the values.
+        reason: String,
+    },
+    /// The device lacks something the GPU path needs.
+    #[error("this device cannot run wgpu-pad's shaders: {missing}")]
+    DeviceUnsupported {
+        /// What is missing, and the value the device reports.
+        missing: String,
     },
     /// No GPU adapter or device could be had.
     #[error("no GPU available: {reason}")]
@@ -200,6 +223,31 @@ pub enum PadError {
         /// wgpu's message.
         reason: String,
     },
+}
+
+/// Why the GPU path refuses a plan that the CPU path can run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum GpuLimit {
+    /// The input or output exceeds the device's `max_buffer_size`.
+    BufferSize,
+    /// More axes remain after merging unpadded ones than the shaders hold.
+    Rank,
+    /// An axis, row or window whose indices do not fit the shaders' 32-bit arithmetic.
+    IndexRange,
+    /// A view so scattered that its binding windows would be too many to record.
+    Windows,
+}
+
+impl std::fmt::Display for GpuLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            GpuLimit::BufferSize => "max_buffer_size",
+            GpuLimit::Rank => "rank",
+            GpuLimit::IndexRange => "index range",
+            GpuLimit::Windows => "binding windows",
+        })
+    }
 }
 
 /// `Result` with [`PadError`].

@@ -40,7 +40,7 @@ pub mod reference;
 mod tensor;
 
 pub use dtype::{DataType, ElementWidth};
-pub use error::{PadError, Result};
+pub use error::{GpuLimit, PadError, Result};
 pub use forms::FormOptions;
-pub use plan::{source_index, AxisMap, Constant, FoldedPlan, Mode, PadPlan, PadRequest, DEFAULT_MAX_OUTPUT_BYTES};
+pub use plan::{source_index, AxisMap, Constant, Mode, PadPlan, PadRequest, DEFAULT_MAX_OUTPUT_BYTES};
 pub use tensor::{element_count, pack_nibbles, unpack_nibbles, Tensor, TensorData};

@@ -252,7 +252,7 @@ pub struct AxisMap {
 }
 
 impl AxisMap {
-    fn identity(len: usize) -> AxisMap {
+    pub(crate) fn identity(len: usize) -> AxisMap {
         AxisMap { in_len: len, out_len: len, crop_start: 0, kept: len, pad_before: 0, pad_after: 0 }
     }
 
@@ -272,7 +272,7 @@ impl AxisMap {
     }
 
     /// The axis with `f` applied to every length and offset (to change its unit).
-    pub fn map_fields(&self, f: impl Fn(usize) -> usize) -> AxisMap {
+    pub(crate) fn map_fields(&self, f: impl Fn(usize) -> usize) -> AxisMap {
         AxisMap {
             in_len: f(self.in_len),
             out_len: f(self.out_len),
@@ -287,7 +287,7 @@ impl AxisMap {
 /// A plan with adjacent axes merged where that changes nothing, so paths loop over as few
 /// axes as possible. `chunk` consecutive elements move as one unit.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FoldedPlan {
+pub(crate) struct FoldedPlan {
     /// The merged axes, outermost first; never empty.
     pub axes: Vec<AxisMap>,
     /// Elements per unit (the trailing unpadded axes, when folded into the unit).
@@ -459,7 +459,7 @@ impl PadPlan {
     /// constant mode an axis with the unpadded axes inside it. Axes of length one that are
     /// not padded disappear. With `fold_inner`, trailing unpadded axes become the `chunk`.
     /// Meaningful only for non-empty outputs.
-    pub fn folded(&self, fold_inner: bool) -> FoldedPlan {
+    pub(crate) fn folded(&self, fold_inner: bool) -> FoldedPlan {
         let mut axes: Vec<AxisMap> = Vec::with_capacity(self.axes.len());
         for &a in self.axes.iter().filter(|a| !(a.is_identity() && a.in_len == 1)) {
             match axes.last_mut() {

@@ -85,7 +85,7 @@ fn outputs_past_a_single_dispatch_are_bit_exact() {
 #[test]
 fn several_encodes_in_one_submission_at_offsets_in_one_pool() {
     let Some(ctx) = ctx() else { return };
-    let kernel = PadKernel::new(ctx.device());
+    let kernel = PadKernel::new(ctx.device()).unwrap();
     let align = ctx.device().limits().min_storage_buffer_offset_alignment as u64;
     let jobs = [
         (plan(DataType::Float32, &[3, 5], &[1, 2, 0, 1], Mode::Reflect), 1u8),
@@ -130,7 +130,7 @@ fn several_encodes_in_one_submission_at_offsets_in_one_pool() {
 #[test]
 fn misuse_is_an_error_not_a_panic() {
     let Some(ctx) = ctx() else { return };
-    let kernel = PadKernel::new(ctx.device());
+    let kernel = PadKernel::new(ctx.device()).unwrap();
     let device = ctx.device();
     let align = device.limits().min_storage_buffer_offset_alignment as u64;
     let p = plan(DataType::Float32, &[4], &[1, 1], Mode::Edge); // 16 bytes in, 24 out
@@ -147,7 +147,7 @@ fn misuse_is_an_error_not_a_panic() {
         let e = kernel.encode(&mut enc, p, input, output).unwrap_err();
         let ok = match want {
             "usage" => matches!(e, PadError::BufferUsage { usage: "STORAGE", .. }),
-            "align" => matches!(e, PadError::MisalignedOffset { offset: 4, .. }),
+            "align" => matches!(e, PadError::MisalignedOffset { offset: 2, alignment: 4, .. }),
             "small" => matches!(e, PadError::BufferTooSmall { which: "output", .. }),
             "overlap" => matches!(e, PadError::Overlap { .. }),
             "unsupported" => matches!(e, PadError::Unsupported { .. }),
@@ -157,9 +157,9 @@ fn misuse_is_an_error_not_a_panic() {
         assert!(!e.to_string().is_empty());
     };
     check(BufferRange::whole(&uniform_only), BufferRange::whole(&good), &p, "usage");
-    check(BufferRange::at(&good, 4), BufferRange::at(&good, align), &p, "align");
+    check(BufferRange::at(&good, 2), BufferRange::at(&good, align), &p, "align");
     check(BufferRange::whole(&good), BufferRange::whole(&small), &p, "small");
-    check(BufferRange::whole(&good), BufferRange { buffer: &good, offset: align, size: Some(16) }, &p, "small");
+    check(BufferRange::whole(&good), BufferRange { size: Some(16), ..BufferRange::at(&good, align) }, &p, "small");
     check(BufferRange::whole(&good), BufferRange::at(&good, 0), &p, "overlap");
     let strings = PadPlan::new(DataType::String, &[2], &PadRequest::new(vec![1, 1])).unwrap();
     check(BufferRange::whole(&good), BufferRange::at(&good, align), &strings, "unsupported");
@@ -174,7 +174,7 @@ fn misuse_is_an_error_not_a_panic() {
 #[test]
 fn warm_calls_compile_nothing() {
     let Some(ctx) = ctx() else { return };
-    let kernel = PadKernel::new(ctx.device());
+    let kernel = PadKernel::new(ctx.device()).unwrap();
     let p = plan(DataType::Float32, &[8, 8], &[1, 1, 1, 1], Mode::Reflect);
     let input = storage(ctx, &[0u8; 256]);
     let output = storage(ctx, &[0u8; 512]);
@@ -189,7 +189,7 @@ fn warm_calls_compile_nothing() {
     assert_eq!(kernel.compile_count(), 1);
     // Pads past one period take the modulo variant: one more, once.
     let r = plan(DataType::Int32, &[3, 9], &[0, 2, 4, 0], Mode::Reflect);
-    kernel.prepare(&r).unwrap();
+    kernel.prepare(&r, BufferRange::whole(&input), BufferRange::whole(&output)).unwrap();
     for _ in 0..3 {
         kernel.encode(&mut enc, &r, BufferRange::whole(&input), BufferRange::whole(&output)).unwrap();
     }

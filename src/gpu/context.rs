@@ -3,7 +3,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use super::kernel::{BufferRange, PadKernel};
+use super::buffers::{buffer_with, describe, BufferRange};
+use super::kernel::PadKernel;
 use crate::cpu;
 use crate::error::{PadError, Result};
 use crate::plan::PadPlan;
@@ -14,7 +15,8 @@ use crate::tensor::Tensor;
 pub enum ExecPath {
     /// The GPU ran the pad.
     Gpu,
-    /// The type has no GPU kernel (strings, 4-bit types): the CPU path ran it.
+    /// The GPU path cannot run this pad (strings and 4-bit types have no kernel; a size,
+    /// rank or index range past the device's limits): the CPU path ran it.
     CpuFallback {
         /// Why.
         reason: String,
@@ -38,6 +40,9 @@ pub struct Padded {
 /// backends searched. The device gets the adapter's own limits, not wgpu's defaults, so
 /// large tensors fit where the hardware allows, and timestamp queries where offered.
 ///
+/// Its futures are `Send` on native targets, and wait for their own submission without
+/// blocking the executor's thread.
+///
 /// ```no_run
 /// use wgpu_pad::{gpu::GpuContext, DataType, Mode, PadPlan, PadRequest, Tensor};
 /// let gpu = GpuContext::new_blocking()?;
@@ -58,6 +63,12 @@ pub struct GpuContext {
 impl GpuContext {
     /// Opens the default device (see the type's documentation for the rule).
     pub async fn new() -> Result<GpuContext> {
+        Self::with_limits(None).await
+    }
+
+    /// Opens the default device with `limits` instead of the adapter's own (for example
+    /// WebGPU's defaults, as many engines request); `None` for the adapter's.
+    pub async fn with_limits(limits: Option<wgpu::Limits>) -> Result<GpuContext> {
         let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
         let adapter = match std::env::var("WGPU_ADAPTER_NAME") {
             Ok(name) => {
@@ -78,12 +89,15 @@ impl GpuContext {
                 .map_err(|e| PadError::NoGpu { reason: e.to_string() })?,
         };
         let info = adapter.get_info();
+        if let Err(e) = PadKernel::check_support(&adapter.limits(), &adapter.get_downlevel_capabilities()) {
+            return Err(PadError::NoGpu { reason: format!("{} ({:?}): {e}", info.name, info.backend) });
+        }
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("wgpu-pad"),
                 required_features: adapter.features()
                     & (wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS),
-                required_limits: adapter.limits(),
+                required_limits: limits.unwrap_or_else(|| adapter.limits()),
                 ..Default::default()
             })
             .await
@@ -97,23 +111,25 @@ impl GpuContext {
         // and anything else is logged rather than taking the process down.
         device.on_uncaptured_error(Arc::new(|e| log::error!("wgpu-pad: uncaptured GPU error: {e}")));
         log::info!("wgpu-pad: using {} ({:?})", info.name, info.backend);
-        Ok(GpuContext { kernel: PadKernel::new(&device), device, queue, info, lost })
+        Ok(GpuContext { kernel: PadKernel::new(&device)?, device, queue, info, lost })
     }
 
     /// [`new`](Self::new), blocking.
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn new_blocking() -> Result<GpuContext> {
         pollster::block_on(Self::new())
     }
 
-    /// Wraps a device and queue the caller already has.
-    pub fn from_device(device: &wgpu::Device, queue: &wgpu::Queue, info: wgpu::AdapterInfo) -> GpuContext {
-        GpuContext {
-            kernel: PadKernel::new(device),
+    /// Wraps a device and queue the caller already has; fails where the device cannot run
+    /// the shaders.
+    pub fn from_device(device: &wgpu::Device, queue: &wgpu::Queue, info: wgpu::AdapterInfo) -> Result<GpuContext> {
+        Ok(GpuContext {
+            kernel: PadKernel::new(device)?,
             device: device.clone(),
             queue: queue.clone(),
             info,
             lost: Arc::new(Mutex::new(None)),
-        }
+        })
     }
 
     /// The device.
@@ -134,7 +150,7 @@ impl GpuContext {
     }
 
     fn check_lost(&self) -> Result<()> {
-        // Let wgpu run pending callbacks, the device-lost one among them.
+        // Let wgpu run pending callbacks, the device-lost one among them (never waits).
         let _ = self.device.poll(wgpu::PollType::Poll);
         match &*self.lost.lock().unwrap_or_else(|e| e.into_inner()) {
             Some(reason) => Err(PadError::DeviceLost { reason: reason.clone() }),
@@ -142,15 +158,25 @@ impl GpuContext {
         }
     }
 
-    /// Pads `input`: uploads it, runs the pad, downloads the output. Strings and 4-bit
-    /// types run on the CPU path instead, logged and reported in [`Padded::path`].
+    /// Pads `input`: uploads it, runs the pad, downloads the output. Where the GPU path
+    /// cannot run the plan (strings, 4-bit types, sizes or ranks past the device's limits),
+    /// the CPU path runs it instead, with a warning, and [`Padded::path`] says why. Sizes
+    /// are checked before anything is uploaded.
     pub async fn pad(&self, plan: &PadPlan, input: &Tensor) -> Result<Padded> {
-        if !plan.dtype().gpu_capable() {
-            let reason = format!("{} has no GPU kernel", plan.dtype());
+        plan.check_input(input)?;
+        let refusal = if !plan.dtype().gpu_capable() {
+            Some(format!("{} has no GPU kernel", plan.dtype()))
+        } else {
+            match self.kernel.check_plan(plan) {
+                Ok(()) => None,
+                Err(e @ PadError::GpuLimit { .. }) => Some(e.to_string()),
+                Err(e) => return Err(e),
+            }
+        };
+        if let Some(reason) = refusal {
             log::warn!("wgpu-pad: {reason}; padding on the CPU path");
             return Ok(Padded { tensor: cpu::pad(plan, input)?, path: ExecPath::CpuFallback { reason } });
         }
-        plan.check_input(input)?;
         self.check_lost()?;
         let (_, out_bytes) = plan.byte_sizes().unwrap_or((0, 0));
         let bytes = self.run(plan, input.bytes().unwrap_or(&[]), out_bytes).await?;
@@ -158,6 +184,7 @@ impl GpuContext {
     }
 
     /// [`pad`](Self::pad), blocking.
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn pad_blocking(&self, plan: &PadPlan, input: &Tensor) -> Result<Padded> {
         pollster::block_on(self.pad(plan, input))
     }
@@ -167,71 +194,73 @@ impl GpuContext {
             return Ok(Vec::new());
         }
         let out_size = out_bytes.next_multiple_of(4);
-        let max = self.device.limits().max_buffer_size;
-        if out_size > max || input.len() as u64 > max {
-            return Err(PadError::TooLarge {
-                what: format!(
-                    "input of {} and output of {out_bytes} bytes; the device's max_buffer_size is {max}",
-                    input.len()
-                ),
-            });
-        }
+        // Scopes are popped before any await, so the future stays Send.
         let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let in_buf =
-            match super::kernel::buffer_with(&self.device, "wgpu-pad input", wgpu::BufferUsages::STORAGE, input) {
-                Ok(b) => b,
-                Err(e) => {
-                    drop(validation);
-                    drop(oom);
-                    self.check_lost()?;
-                    return Err(e);
-                }
-            };
-        let out_buf = self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("wgpu-pad output"),
-            size: out_size,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
-            mapped_at_creation: false,
-        });
-        let readback = self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("wgpu-pad readback"),
-            size: out_size,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let mut encoder = self.device.create_command_encoder(&Default::default());
-        let encoded = self.kernel.encode(&mut encoder, plan, BufferRange::whole(&in_buf), BufferRange::whole(&out_buf));
-        if let Err(e) = encoded {
-            drop(validation);
-            drop(oom);
-            return Err(e);
-        }
-        encoder.copy_buffer_to_buffer(&out_buf, 0, &readback, 0, out_size);
-        self.queue.submit([encoder.finish()]);
-        let validation = validation.pop().await;
-        let oom = oom.pop().await;
+        let made = (|| {
+            let in_buf = buffer_with(&self.device, "wgpu-pad input", wgpu::BufferUsages::STORAGE, input)?;
+            let out_buf = self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("wgpu-pad output"),
+                size: out_size,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            });
+            let readback = self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("wgpu-pad readback"),
+                size: out_size,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            let mut encoder = self.device.create_command_encoder(&Default::default());
+            self.kernel.encode(&mut encoder, plan, BufferRange::whole(&in_buf), BufferRange::whole(&out_buf))?;
+            encoder.copy_buffer_to_buffer(&out_buf, 0, &readback, 0, out_size);
+            let submission = self.queue.submit([encoder.finish()]);
+            Ok::<_, PadError>((readback, submission))
+        })();
+        let (validation, oom) = (validation.pop(), oom.pop());
+        let (validation, oom) = (validation.await, oom.await);
         if let Some(e) = oom {
-            return Err(PadError::OutOfMemory { reason: super::kernel::describe(&e) });
+            return Err(PadError::OutOfMemory { reason: describe(&e) });
         }
         if let Some(e) = validation {
-            return Err(PadError::Gpu { reason: super::kernel::describe(&e) });
+            self.check_lost()?;
+            return Err(PadError::Gpu { reason: describe(&e) });
         }
-        let bytes = read_buffer(&self.device, &readback, out_bytes).await;
+        let (readback, submission) = made.inspect_err(|_| drop(self.check_lost()))?;
+        let bytes = read_buffer(&self.device, &readback, out_bytes, submission).await;
         self.check_lost()?;
         bytes
     }
 }
 
-/// Maps `buffer` (MAP_READ) and copies out its first `len` bytes.
-pub(crate) async fn read_buffer(device: &wgpu::Device, buffer: &wgpu::Buffer, len: u64) -> Result<Vec<u8>> {
+/// Maps `buffer` (MAP_READ) once `submission` is done and copies out its first `len` bytes.
+/// On native targets a short-lived thread drives wgpu until then, so the awaiting task
+/// never blocks its executor; in the browser the event loop does.
+pub(crate) async fn read_buffer(
+    device: &wgpu::Device,
+    buffer: &wgpu::Buffer,
+    len: u64,
+    submission: wgpu::SubmissionIndex,
+) -> Result<Vec<u8>> {
     let (sender, receiver) = futures_intrusive::channel::shared::oneshot_channel();
     buffer.slice(..).map_async(wgpu::MapMode::Read, move |r| {
         sender.send(r).ok();
     });
-    device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .map_err(|e| PadError::DeviceLost { reason: format!("waiting for the pad: {e}") })?;
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        let device = device.clone();
+        std::thread::Builder::new()
+            .name("wgpu-pad wait".into())
+            .spawn(move || {
+                let wait = wgpu::PollType::Wait { submission_index: Some(submission), timeout: None };
+                if let Err(e) = device.poll(wait) {
+                    log::warn!("wgpu-pad: waiting for the pad: {e}");
+                }
+            })
+            .map_err(|e| PadError::Gpu { reason: format!("cannot start the thread that waits for the GPU: {e}") })?;
+    }
+    #[cfg(target_arch = "wasm32")]
+    let _ = (device, submission);
     match receiver.receive().await {
         Some(Ok(())) => {}
         Some(Err(e)) => return Err(PadError::Gpu { reason: format!("reading the output back: {e}") }),

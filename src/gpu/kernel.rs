@@ -1,77 +1,111 @@
-//! [`PadKernel`]: records pads into a caller's command encoder, on the caller's device and
-//! buffers. The library half of wgpu's `execute_gpu_inner`.
+//! [`PadKernel`]: records pads into a caller's command encoder or open compute pass, on the
+//! caller's device and buffers. The library half of wgpu's `execute_gpu_inner`.
+//!
+//! Nothing here waits: requests are validated on the host before anything is created, and
+//! the few errors only wgpu can see (a shader a driver rejects, memory running out) are
+//! caught in error scopes whose results are checked without blocking. On native backends
+//! they are known at once and returned; where they arrive later (WebGPU), they wait for
+//! [`PadKernel::pop_errors`].
 
 use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
+use std::task::{Context, Poll, Waker};
 
-use super::launch::{launch, shader_source, width_of, Kernel, Launch};
-use crate::dtype::ElementWidth;
+use super::buffers::{describe, BufferRange};
+use super::layout::{layout, DeviceLimits, Layout, View};
+use super::params::{params_stride, Params, WORKGROUP};
+use super::shader::PipelineKey;
+use crate::dtype::DataType;
 use crate::error::{PadError, Result};
 use crate::plan::{Mode, PadPlan};
 
-/// What a pipeline is specialised for: mode, moved width, grid shape, one-period pads.
-type PipelineKey = (Mode, ElementWidth, u32, bool);
+#[cfg(not(target_arch = "wasm32"))]
+type ErrorFuture = Pin<Box<dyn Future<Output = Option<wgpu::Error>> + Send>>;
+#[cfg(target_arch = "wasm32")]
+type ErrorFuture = Pin<Box<dyn Future<Output = Option<wgpu::Error>>>>;
 
-/// A range of a caller's buffer: where a pad reads its input or writes its output.
+/// Records ONNX Pad on one `wgpu::Device`.
 ///
-/// The offset must be a multiple of the device's `min_storage_buffer_offset_alignment`
-/// (256 on most devices). The range read or written is the plan's byte size rounded up to
-/// a multiple of 4; on output, bytes past the plan's size in a last partial word are kept.
-#[derive(Debug, Clone, Copy)]
-pub struct BufferRange<'a> {
-    /// The buffer; it needs `STORAGE` usage.
-    pub buffer: &'a wgpu::Buffer,
-    /// Byte offset into it.
-    pub offset: u64,
-    /// The range's size in bytes, if the caller bounds it; `None` for the rest of the buffer.
-    pub size: Option<u64>,
-}
-
-impl<'a> BufferRange<'a> {
-    /// The whole buffer, from offset 0.
-    pub fn whole(buffer: &'a wgpu::Buffer) -> Self {
-        BufferRange { buffer, offset: 0, size: None }
-    }
-
-    /// The rest of the buffer from `offset`.
-    pub fn at(buffer: &'a wgpu::Buffer, offset: u64) -> Self {
-        BufferRange { buffer, offset, size: None }
-    }
-}
-
-/// Records ONNX Pad into command encoders on one `wgpu::Device`.
+/// Made once per device and shared (it is `Send + Sync`). Pipelines depend only on mode
+/// and moved word width (at most 40 exist); they compile on first use, or ahead of time
+/// with [`precompile`](Self::precompile), into an optional `wgpu::PipelineCache`.
 ///
-/// Made once per device and shared (it is `Send + Sync`); pipelines compile lazily, once per
-/// (mode, element width), and are cached. Each [`encode`](Self::encode) owns its small
-/// uniform buffer, so several pads may be encoded into one encoder and submitted together.
+/// Two ways to record:
+/// - [`encode`](Self::encode): one call, its own compute pass in the caller's encoder.
+/// - [`prepare`](Self::prepare) once, then [`PreparedPad::record`] into any compute pass
+///   the engine has open, as often as it likes while the buffers stay the same.
 ///
 /// ```no_run
 /// # fn demo(device: &wgpu::Device, queue: &wgpu::Queue, input: &wgpu::Buffer, output: &wgpu::Buffer) -> wgpu_pad::Result<()> {
 /// use wgpu_pad::{gpu::{BufferRange, PadKernel}, DataType, Mode, PadPlan, PadRequest};
-/// let kernel = PadKernel::new(device);
+/// let kernel = PadKernel::new(device)?;
 /// let plan = PadPlan::new(DataType::Float16, &[1, 3, 224, 224], &PadRequest::new(vec![0, 0, 2, 2, 0, 0, 2, 2]).mode(Mode::Reflect))?;
+/// let pad = kernel.prepare(&plan, BufferRange::whole(input), BufferRange::at(output, 64))?;
 /// let mut encoder = device.create_command_encoder(&Default::default());
-/// kernel.encode(&mut encoder, &plan, BufferRange::whole(input), BufferRange::at(output, 256))?;
+/// {
+///     let mut pass = encoder.begin_compute_pass(&Default::default());
+///     // ... the engine's own dispatches ...
+///     pad.record(&mut pass);
+/// }
 /// queue.submit([encoder.finish()]);
 /// # Ok(()) }
 /// ```
 pub struct PadKernel {
     device: wgpu::Device,
-    layout: wgpu::BindGroupLayout,
+    bind_layout: wgpu::BindGroupLayout,
     pipeline_layout: wgpu::PipelineLayout,
     pipelines: Mutex<HashMap<PipelineKey, wgpu::ComputePipeline>>,
     compiles: AtomicUsize,
-    /// Bound in place of an empty input (constant pads of an empty tensor).
+    cache: Option<wgpu::PipelineCache>,
+    /// Bound in place of an input a window does not read.
     empty_input: wgpu::Buffer,
-    limits: wgpu::Limits,
+    limits: DeviceLimits,
+    uniform_alignment: u32,
+    /// Error-scope results not known yet (WebGPU).
+    pending: Mutex<Vec<ErrorFuture>>,
+}
+
+/// A pad ready to record: its pipeline, bind groups and workgroup counts, for fixed
+/// buffers. Recording it costs a few calls on the pass and allocates nothing.
+#[derive(Debug, Clone)]
+pub struct PreparedPad {
+    pipeline: Option<wgpu::ComputePipeline>,
+    dispatches: Vec<(wgpu::BindGroup, [u32; 3])>,
+    out_bytes: u64,
+}
+
+impl PreparedPad {
+    /// Records the pad into an open compute pass: sets the pipeline and bind group and
+    /// dispatches, once per binding window. The pass's pipeline and bind group 0 are left
+    /// set to the pad's. An empty output records nothing.
+    pub fn record(&self, pass: &mut wgpu::ComputePass<'_>) {
+        let Some(pipeline) = &self.pipeline else { return };
+        pass.set_pipeline(pipeline);
+        for (bind_group, [x, y, z]) in &self.dispatches {
+            pass.set_bind_group(0, bind_group, &[]);
+            pass.dispatch_workgroups(*x, *y, *z);
+        }
+    }
+
+    /// Dispatches recorded per [`record`](Self::record): one per binding window.
+    pub fn dispatch_count(&self) -> usize {
+        self.dispatches.len()
+    }
+
+    /// Bytes of output the pad writes.
+    pub fn out_bytes(&self) -> u64 {
+        self.out_bytes
+    }
 }
 
 /// What one [`PadKernel::encode`] recorded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Encoded {
-    /// Workgroups dispatched (all zero for an empty output: nothing recorded).
-    pub workgroups: [u32; 3],
+    /// Dispatches recorded: one per binding window (none for an empty output).
+    pub dispatches: usize,
     /// Bytes the pad writes.
     pub out_bytes: u64,
 }
@@ -89,10 +123,32 @@ fn storage_entry(binding: u32) -> wgpu::BindGroupLayoutEntry {
     }
 }
 
+/// Polls a future once without blocking.
+fn poll_now<F: Future + ?Sized>(f: Pin<&mut F>) -> Poll<F::Output> {
+    f.poll(&mut Context::from_waker(Waker::noop()))
+}
+
+fn gpu_error(e: wgpu::Error, doing: &str) -> PadError {
+    match e {
+        wgpu::Error::OutOfMemory { .. } => PadError::OutOfMemory { reason: format!("{doing}: {}", describe(&e)) },
+        e => PadError::Gpu { reason: format!("{doing}: {}", describe(&e)) },
+    }
+}
+
 impl PadKernel {
-    /// A kernel for `device`. Compiles nothing yet.
-    pub fn new(device: &wgpu::Device) -> PadKernel {
-        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+    /// A kernel for `device`. Compiles nothing yet. Fails with
+    /// [`PadError::DeviceUnsupported`] where the device's limits cannot run the shaders
+    /// (WebGL2's, say: no storage buffers in compute).
+    pub fn new(device: &wgpu::Device) -> Result<PadKernel> {
+        Self::with_pipeline_cache(device, None)
+    }
+
+    /// [`new`](Self::new), compiling pipelines through `cache` (see
+    /// `wgpu::Device::create_pipeline_cache`; engines save its data between runs).
+    pub fn with_pipeline_cache(device: &wgpu::Device, cache: Option<wgpu::PipelineCache>) -> Result<PadKernel> {
+        let limits = device.limits();
+        Self::check_limits(&limits)?;
+        let bind_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("wgpu-pad bind group layout"),
             entries: &[
                 wgpu::BindGroupLayoutEntry {
@@ -101,7 +157,7 @@ impl PadKernel {
                     ty: wgpu::BindingType::Buffer {
                         ty: wgpu::BufferBindingType::Uniform,
                         has_dynamic_offset: false,
-                        min_binding_size: None,
+                        min_binding_size: wgpu::BufferSize::new(std::mem::size_of::<Params>() as u64),
                     },
                     count: None,
                 },
@@ -111,7 +167,7 @@ impl PadKernel {
         });
         let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("wgpu-pad pipeline layout"),
-            bind_group_layouts: &[Some(&layout)],
+            bind_group_layouts: &[Some(&bind_layout)],
             immediate_size: 0,
         });
         let empty_input = device.create_buffer(&wgpu::BufferDescriptor {
@@ -120,15 +176,58 @@ impl PadKernel {
             usage: wgpu::BufferUsages::STORAGE,
             mapped_at_creation: false,
         });
-        PadKernel {
+        Ok(PadKernel {
             device: device.clone(),
-            layout,
+            bind_layout,
             pipeline_layout,
             pipelines: Mutex::new(HashMap::new()),
             compiles: AtomicUsize::new(0),
+            cache,
             empty_input,
-            limits: device.limits(),
+            limits: DeviceLimits::of(&limits),
+            uniform_alignment: limits.min_uniform_buffer_offset_alignment,
+            pending: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Checks, without a device, that an adapter with these limits and capabilities can run
+    /// the shaders (pass `adapter.limits()` and `adapter.get_downlevel_capabilities()`, or
+    /// the limits an engine will request).
+    pub fn check_support(limits: &wgpu::Limits, downlevel: &wgpu::DownlevelCapabilities) -> Result<()> {
+        if !downlevel.flags.contains(wgpu::DownlevelFlags::COMPUTE_SHADERS) {
+            return Err(PadError::DeviceUnsupported {
+                missing: "compute shaders (DownlevelFlags::COMPUTE_SHADERS)".into(),
+            });
         }
+        Self::check_limits(limits)
+    }
+
+    fn check_limits(l: &wgpu::Limits) -> Result<()> {
+        let needs: [(&str, u64, u64); 7] = [
+            ("max_storage_buffers_per_shader_stage", l.max_storage_buffers_per_shader_stage as u64, 2),
+            ("max_uniform_buffers_per_shader_stage", l.max_uniform_buffers_per_shader_stage as u64, 1),
+            ("max_bind_groups", l.max_bind_groups as u64, 1),
+            ("max_compute_workgroup_size_x", l.max_compute_workgroup_size_x as u64, WORKGROUP as u64),
+            ("max_compute_invocations_per_workgroup", l.max_compute_invocations_per_workgroup as u64, WORKGROUP as u64),
+            (
+                "max_uniform_buffer_binding_size",
+                l.max_uniform_buffer_binding_size,
+                std::mem::size_of::<Params>() as u64,
+            ),
+            (
+                "max_storage_buffer_binding_size",
+                l.max_storage_buffer_binding_size,
+                2 * l.min_storage_buffer_offset_alignment as u64 + 16,
+            ),
+        ];
+        for (name, has, need) in needs {
+            if has < need {
+                return Err(PadError::DeviceUnsupported {
+                    missing: format!("{name} is {has}, at least {need} needed"),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// The device this kernel records for.
@@ -136,55 +235,186 @@ impl PadKernel {
         &self.device
     }
 
-    /// How many pipelines this kernel has compiled so far (warm calls compile none). There is
-    /// one per mode, moved width and grid shape (see `shaders/wide.wgsl`), compiled on first use.
+    /// How many pipelines this kernel has compiled so far (warm calls compile none).
     pub fn compile_count(&self) -> usize {
         self.compiles.load(Ordering::Relaxed)
     }
 
-    /// Compiles (or fetches) the pipeline for a key (see `shaders/`).
+    /// Records an error-scope result: returned now if known, else kept for `pop_errors`.
+    fn settle(&self, mut future: ErrorFuture, doing: &str) -> Result<()> {
+        match poll_now(future.as_mut()) {
+            Poll::Ready(None) => Ok(()),
+            Poll::Ready(Some(e)) => Err(gpu_error(e, doing)),
+            Poll::Pending => {
+                self.pending.lock().unwrap_or_else(|e| e.into_inner()).push(future);
+                Ok(())
+            }
+        }
+    }
+
+    /// Errors wgpu reported after the calls that caused them returned (on WebGPU, where
+    /// error scopes resolve later): the first one, or `Ok` if none. Await it when you want
+    /// to know, e.g. after a submit; it never blocks a thread.
+    pub async fn pop_errors(&self) -> Result<()> {
+        let pending = std::mem::take(&mut *self.pending.lock().unwrap_or_else(|e| e.into_inner()));
+        let mut first = None;
+        for f in pending {
+            if let Some(e) = f.await {
+                first.get_or_insert(gpu_error(e, "an earlier pad"));
+            }
+        }
+        first.map_or(Ok(()), Err)
+    }
+
+    /// The pipeline for a key, compiled on first use.
     fn pipeline(&self, key: PipelineKey) -> Result<wgpu::ComputePipeline> {
-        let mut cache = self.pipelines.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(p) = cache.get(&key) {
+        let mut pipelines = self.pipelines.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(p) = pipelines.get(&key) {
             return Ok(p.clone());
         }
-        let (mode, width, grid, one_period) = key;
+        let label = key.label();
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("wgpu-pad shader"),
-            source: wgpu::ShaderSource::Wgsl(shader_source(mode, width, grid, one_period).into()),
+            label: Some(&label),
+            source: wgpu::ShaderSource::Wgsl(key.wgsl().into()),
         });
         let pipeline = self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some("wgpu-pad pipeline"),
+            label: Some(&label),
             layout: Some(&self.pipeline_layout),
             module: &module,
             entry_point: Some("main"),
             compilation_options: Default::default(),
-            cache: None,
+            cache: self.cache.as_ref(),
         });
-        if let Some(e) = pollster::block_on(scope.pop()) {
-            return Err(PadError::Gpu {
-                reason: format!("compiling the {mode} shader for {width:?}: {}", describe(&e)),
-            });
-        }
+        self.settle(Box::pin(scope.pop()), &format!("compiling {label}"))?;
         self.compiles.fetch_add(1, Ordering::Relaxed);
-        log::debug!("wgpu-pad: compiled the {mode} pipeline for {width:?}, grid {grid}, one period {one_period}");
-        cache.insert(key, pipeline.clone());
+        log::debug!("wgpu-pad: compiled {label}");
+        pipelines.insert(key, pipeline.clone());
         Ok(pipeline)
     }
 
-    /// Compiles every pipeline the plan's mode and type need, ahead of time.
-    pub fn prepare(&self, plan: &PadPlan) -> Result<()> {
-        if plan.dtype().gpu_capable() && plan.out_len() > 0 {
-            let l = launch(plan, self.limits.max_compute_workgroups_per_dimension)?;
-            self.pipeline((plan.mode(), width_of(l.word_bytes), l.params.grid, l.one_period))?;
+    /// Compiles, ahead of time, every pipeline that pads of these modes and types can
+    /// need (types without a GPU kernel are skipped), and waits for the driver's verdict
+    /// without blocking. Returns how many pipelines it compiled.
+    pub async fn precompile(&self, modes: &[Mode], dtypes: &[DataType]) -> Result<usize> {
+        let before = self.compile_count();
+        for &mode in modes {
+            for bytes in dtypes.iter().filter_map(|d| d.width().bytes()) {
+                for key in PipelineKey::all_for(mode, bytes as u8) {
+                    self.pipeline(key)?;
+                }
+            }
         }
-        Ok(())
+        self.pop_errors().await?;
+        Ok(self.compile_count() - before)
     }
 
-    /// Records `plan` into `encoder`: reads `input`, writes `output`. Everything is
-    /// validated first (type, usages, sizes, alignment, overlap, device limits); an error
-    /// records nothing.
+    /// Checks that the GPU path can run `plan` with dense buffers on this device, before
+    /// any buffer is made: a [`PadError::GpuLimit`] (or `Unsupported` for strings and 4-bit
+    /// types) says why not.
+    pub fn check_plan(&self, plan: &PadPlan) -> Result<()> {
+        let dense = |which| View { which, offset: 0, strides: None, end: u64::MAX, buffer_size: u64::MAX };
+        layout(plan, &dense("input"), &dense("output"), &self.limits).map(drop)
+    }
+
+    fn layout(&self, plan: &PadPlan, input: &BufferRange<'_>, output: &BufferRange<'_>) -> Result<Layout> {
+        for (which, r) in [("input", input), ("output", output)] {
+            let usage = r.buffer.usage();
+            if !usage.contains(wgpu::BufferUsages::STORAGE) {
+                return Err(PadError::BufferUsage { which, usage: "STORAGE", has: format!("{usage:?}") });
+            }
+        }
+        fn view<'a>(which: &'static str, r: &BufferRange<'a>) -> Result<View<'a>> {
+            Ok(View { which, offset: r.offset, strides: r.strides, end: r.end(which)?, buffer_size: r.buffer.size() })
+        }
+        let l = layout(plan, &view("input", input)?, &view("output", output)?, &self.limits)?;
+        if let (true, Some((a0, a1)), Some((b0, b1))) = (input.buffer == output.buffer, l.in_span, l.out_span) {
+            if a0 < b1 && b0 < a1 {
+                return Err(PadError::Overlap { input_start: a0, input_end: a1, output_start: b0, output_end: b1 });
+            }
+        }
+        // Bindings round up to whole words; they must stay inside the buffers.
+        for w in &l.windows {
+            for (which, r, bind) in [("input", input, w.input), ("output", output, Some(w.output))] {
+                if let Some((offset, size)) = bind {
+                    if offset + size > r.buffer.size() {
+                        return Err(PadError::BufferTooSmall {
+                            which,
+                            needed: (offset + size).saturating_sub(r.offset),
+                            offset: r.offset,
+                            size: r.buffer.size(),
+                        });
+                    }
+                }
+            }
+        }
+        Ok(l)
+    }
+
+    /// Prepares `plan` reading `input` and writing `output`: validates everything (type,
+    /// usages, sizes, views, overlap, device limits), compiles the pipeline if needed, and
+    /// makes the uniform buffer and bind groups. Record the result with
+    /// [`PreparedPad::record`] as often as you like while the buffers stay the same.
+    pub fn prepare(&self, plan: &PadPlan, input: BufferRange<'_>, output: BufferRange<'_>) -> Result<PreparedPad> {
+        let l = self.layout(plan, &input, &output)?;
+        let out_bytes = plan.byte_sizes().map_or(0, |b| b.1);
+        if l.windows.is_empty() {
+            return Ok(PreparedPad { pipeline: None, dispatches: Vec::new(), out_bytes });
+        }
+        let pipeline = self.pipeline(l.key)?;
+        let stride = params_stride(self.uniform_alignment);
+        let mut uniform_bytes = vec![0u8; (stride * l.windows.len() as u64) as usize];
+        for (i, w) in l.windows.iter().enumerate() {
+            let at = i * stride as usize;
+            uniform_bytes[at..at + std::mem::size_of::<Params>()].copy_from_slice(bytemuck::bytes_of(&w.params));
+        }
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let uniform =
+            super::buffers::buffer_with(&self.device, "wgpu-pad params", wgpu::BufferUsages::UNIFORM, &uniform_bytes);
+        let dispatches = uniform.map(|uniform| {
+            l.windows
+                .iter()
+                .enumerate()
+                .map(|(i, w)| {
+                    let input_binding = match w.input {
+                        Some((offset, size)) => {
+                            wgpu::BufferBinding { buffer: input.buffer, offset, size: wgpu::BufferSize::new(size) }
+                        }
+                        None => wgpu::BufferBinding { buffer: &self.empty_input, offset: 0, size: None },
+                    };
+                    let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                        label: Some("wgpu-pad bind group"),
+                        layout: &self.bind_layout,
+                        entries: &[
+                            wgpu::BindGroupEntry {
+                                binding: 0,
+                                resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                                    buffer: &uniform,
+                                    offset: i as u64 * stride,
+                                    size: wgpu::BufferSize::new(std::mem::size_of::<Params>() as u64),
+                                }),
+                            },
+                            wgpu::BindGroupEntry { binding: 1, resource: wgpu::BindingResource::Buffer(input_binding) },
+                            wgpu::BindGroupEntry {
+                                binding: 2,
+                                resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                                    buffer: output.buffer,
+                                    offset: w.output.0,
+                                    size: wgpu::BufferSize::new(w.output.1),
+                                }),
+                            },
+                        ],
+                    });
+                    (bind_group, w.workgroups)
+                })
+                .collect()
+        });
+        self.settle(Box::pin(scope.pop()), "making the pad's parameters")?;
+        Ok(PreparedPad { pipeline: Some(pipeline), dispatches: dispatches?, out_bytes })
+    }
+
+    /// Records `plan` into `encoder` in a compute pass of its own: reads `input`, writes
+    /// `output`. Everything is validated first; an error records nothing.
     pub fn encode(
         &self,
         encoder: &mut wgpu::CommandEncoder,
@@ -204,129 +434,12 @@ impl PadKernel {
         output: BufferRange<'_>,
         timestamp_writes: Option<wgpu::ComputePassTimestampWrites<'_>>,
     ) -> Result<Encoded> {
-        let (in_bytes, out_bytes) = plan.byte_sizes().ok_or_else(|| PadError::Unsupported {
-            dtype: plan.dtype().name(),
-            reason: "strings run on the CPU path (cpu::pad, or GpuContext::pad which falls back)".into(),
-        })?;
-        let width = plan.dtype().width();
-        if width.bytes().is_none() {
-            return Err(PadError::Unsupported {
-                dtype: plan.dtype().name(),
-                reason: "4-bit types run on the CPU path (cpu::pad, or GpuContext::pad which falls back)".into(),
-            });
+        let pad = self.prepare(plan, input, output)?;
+        if pad.dispatch_count() > 0 || timestamp_writes.is_some() {
+            let mut pass =
+                encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("wgpu-pad"), timestamp_writes });
+            pad.record(&mut pass);
         }
-        let in_bind = self.check_range("input", &input, in_bytes)?;
-        let out_bind = self.check_range("output", &output, out_bytes)?;
-        if input.buffer == output.buffer && in_bytes > 0 && out_bytes > 0 {
-            let (a0, a1) = (input.offset, input.offset + in_bind);
-            let (b0, b1) = (output.offset, output.offset + out_bind);
-            if a0 < b1 && b0 < a1 {
-                return Err(PadError::Overlap { input_start: a0, input_end: a1, output_start: b0, output_end: b1 });
-            }
-        }
-        if out_bytes == 0 {
-            return Ok(Encoded { workgroups: [0; 3], out_bytes });
-        }
-        let Launch { params, workgroups, kernel, word_bytes, one_period } =
-            launch(plan, self.limits.max_compute_workgroups_per_dimension)?;
-        debug_assert_eq!(kernel == Kernel::Narrow, word_bytes < 4);
-        let pipeline = self.pipeline((plan.mode(), width_of(word_bytes), params.grid, one_period))?;
-
-        let scope = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-        let uniform =
-            buffer_with(&self.device, "wgpu-pad params", wgpu::BufferUsages::UNIFORM, bytemuck::bytes_of(&params))?;
-        let input_binding = if in_bytes == 0 {
-            wgpu::BufferBinding { buffer: &self.empty_input, offset: 0, size: None }
-        } else {
-            wgpu::BufferBinding { buffer: input.buffer, offset: input.offset, size: wgpu::BufferSize::new(in_bind) }
-        };
-        let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("wgpu-pad bind group"),
-            layout: &self.layout,
-            entries: &[
-                wgpu::BindGroupEntry { binding: 0, resource: uniform.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 1, resource: wgpu::BindingResource::Buffer(input_binding) },
-                wgpu::BindGroupEntry {
-                    binding: 2,
-                    resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                        buffer: output.buffer,
-                        offset: output.offset,
-                        size: wgpu::BufferSize::new(out_bind),
-                    }),
-                },
-            ],
-        });
-        if let Some(e) = pollster::block_on(scope.pop()) {
-            return Err(PadError::OutOfMemory { reason: describe(&e) });
-        }
-        let mut pass =
-            encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("wgpu-pad"), timestamp_writes });
-        pass.set_pipeline(&pipeline);
-        pass.set_bind_group(0, &bind_group, &[]);
-        pass.dispatch_workgroups(workgroups[0], workgroups[1], workgroups[2]);
-        Ok(Encoded { workgroups, out_bytes })
+        Ok(Encoded { dispatches: pad.dispatch_count(), out_bytes: pad.out_bytes })
     }
-
-    /// Checks one buffer range for `bytes` of data; returns the binding size (rounded up
-    /// to 4 bytes).
-    fn check_range(&self, which: &'static str, r: &BufferRange<'_>, bytes: u64) -> Result<u64> {
-        let usage = r.buffer.usage();
-        if !usage.contains(wgpu::BufferUsages::STORAGE) {
-            return Err(PadError::BufferUsage { which, usage: "STORAGE", has: format!("{usage:?}") });
-        }
-        let alignment = self.limits.min_storage_buffer_offset_alignment as u64;
-        if !r.offset.is_multiple_of(alignment) {
-            return Err(PadError::MisalignedOffset { which, offset: r.offset, alignment });
-        }
-        let bind = bytes.next_multiple_of(4);
-        let size = r.buffer.size();
-        let available = match r.size {
-            Some(s) if r.offset.checked_add(s).is_some_and(|end| end <= size) => s,
-            Some(s) => {
-                return Err(PadError::BufferTooSmall { which, needed: s, offset: r.offset, size });
-            }
-            None => size.saturating_sub(r.offset),
-        };
-        if bytes > 0 && (bind > available || r.offset > size) {
-            return Err(PadError::BufferTooSmall { which, needed: bind, offset: r.offset, size: available.min(size) });
-        }
-        let max = self.limits.max_storage_buffer_binding_size;
-        if bind > max {
-            return Err(PadError::TooLarge {
-                what: format!("{which} of {bind} bytes exceeds the device's max_storage_buffer_binding_size of {max}"),
-            });
-        }
-        Ok(bind)
-    }
-}
-
-/// A wgpu error on one line: its description (several lines, with the causes) joined.
-pub(crate) fn describe(e: &wgpu::Error) -> String {
-    e.to_string().split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// A buffer holding `bytes` (rounded up to 4 with zeros). Unlike wgpu's `create_buffer_init`,
-/// which panics when the device is lost, a failure here is an error.
-pub(crate) fn buffer_with(
-    device: &wgpu::Device,
-    label: &str,
-    usage: wgpu::BufferUsages,
-    bytes: &[u8],
-) -> Result<wgpu::Buffer> {
-    let size = (bytes.len() as u64).next_multiple_of(4).max(4);
-    let buffer =
-        device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size, usage, mapped_at_creation: true });
-    {
-        let mut view = buffer.slice(..).get_mapped_range_mut().map_err(|e| PadError::DeviceLost {
-            reason: format!(
-                "cannot fill the {label} buffer: {}",
-                e.to_string().split_whitespace().collect::<Vec<_>>().join(" ")
-            ),
-        })?;
-        let mut padded = bytes.to_vec();
-        padded.resize(size as usize, 0);
-        view.copy_from_slice(&padded);
-    }
-    buffer.unmap();
-    Ok(buffer)
 }

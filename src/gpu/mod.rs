@@ -1,18 +1,27 @@
 //! The GPU path: WGSL pad shaders (`shaders/`) run with wgpu.
 //!
-//! - [`PadKernel`] records a pad into a caller's command encoder, on the caller's device and
-//!   buffers (the part an inference engine embeds).
+//! - [`PadKernel`] records a pad into a caller's command encoder or open compute pass, on
+//!   the caller's device and buffers, dense or through strided views (the part an
+//!   inference engine embeds).
 //! - [`GpuContext`] pads host tensors: its own device, upload, pad, download.
 //!
 //! Every fixed-width type of 8 bits or more runs here, moved as u32 words (64-bit as
-//! `vec2<u32>`, 128-bit as `vec4<u32>`), so no optional device feature is needed. Strings
-//! and 4-bit types have no kernel; [`GpuContext::pad`] runs them on the CPU path and says so.
+//! `vec2<u32>`, 128-bit as `vec4<u32>`), so no optional device feature is needed. Pads
+//! larger than the device's `max_storage_buffer_binding_size` run as several dispatches
+//! over binding windows. Strings and 4-bit types have no kernel; [`GpuContext::pad`] runs
+//! them on the CPU path and says so.
+//!
+//! Inside: `layout` (views, merged axes, binding windows), `params` (the uniform and the
+//! constants shared with WGSL), `shader` (pipeline keys and their WGSL), `buffers`.
 
+mod buffers;
 mod context;
 mod kernel;
-#[doc(hidden)]
-pub mod launch;
+mod layout;
+mod params;
+mod shader;
 
+pub use buffers::BufferRange;
 pub use context::{ExecPath, GpuContext, Padded};
-pub use kernel::{BufferRange, Encoded, PadKernel};
-pub use launch::MAX_RANK;
+pub use kernel::{Encoded, PadKernel, PreparedPad};
+pub use params::MAX_RANK;

@@ -1,0 +1,558 @@
+//! From a plan and two buffer views to the dispatches of one pad: axes merged where plan
+//! and views allow, words widened, and the output split into windows whose input and
+//! output each fit one storage binding. Pure host code, tested without a device.
+
+use crate::error::{GpuLimit, PadError, Result};
+use crate::plan::{AxisMap, Constant, Mode, PadPlan};
+
+use super::params::{magic_divisor, AxisParams, Params, INDEX_LIMIT, MAX_RANK, WIDE_ELEMS, WORKGROUP};
+use super::shader::PipelineKey;
+
+/// Windows one pad may split into before the GPU path refuses it.
+const MAX_WINDOWS: usize = 1 << 16;
+
+/// What the layout needs of a device.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DeviceLimits {
+    pub max_binding: u64,
+    pub max_buffer: u64,
+    pub storage_alignment: u64,
+    pub max_groups: u32,
+}
+
+impl DeviceLimits {
+    pub fn of(limits: &wgpu::Limits) -> DeviceLimits {
+        DeviceLimits {
+            max_binding: limits.max_storage_buffer_binding_size.min(limits.max_buffer_size),
+            max_buffer: limits.max_buffer_size,
+            storage_alignment: limits.min_storage_buffer_offset_alignment as u64,
+            max_groups: limits.max_compute_workgroups_per_dimension,
+        }
+    }
+}
+
+/// Where a tensor lies in a buffer: element 0 at byte `offset`, per-axis element strides
+/// (`None`: dense, row-major), nothing read or written at or past byte `end`.
+#[derive(Debug, Clone)]
+pub(crate) struct View<'a> {
+    pub which: &'static str,
+    pub offset: u64,
+    pub strides: Option<&'a [u64]>,
+    pub end: u64,
+    pub buffer_size: u64,
+}
+
+/// One dispatch: its parameters, workgroups, and the byte ranges it binds.
+#[derive(Debug, Clone)]
+pub(crate) struct Window {
+    pub params: Params,
+    pub workgroups: [u32; 3],
+    /// Input binding (offset, size); `None` when the window reads nothing.
+    pub input: Option<(u64, u64)>,
+    pub output: (u64, u64),
+}
+
+/// Every dispatch of one pad.
+#[derive(Debug, Clone)]
+pub(crate) struct Layout {
+    pub key: PipelineKey,
+    pub windows: Vec<Window>,
+    /// Byte ranges the views cover (`None` for an empty tensor).
+    pub in_span: Option<(u64, u64)>,
+    pub out_span: Option<(u64, u64)>,
+}
+
+/// An axis after merging, with its view strides in moved words.
+#[derive(Debug, Clone, Copy)]
+struct Axis {
+    map: AxisMap,
+    in_stride: u64,
+    out_stride: u64,
+}
+
+fn dense_strides(shape: &[usize]) -> Vec<u64> {
+    let mut strides = vec![1u64; shape.len()];
+    for i in (0..shape.len().saturating_sub(1)).rev() {
+        strides[i] = strides[i + 1].saturating_mul(shape[i + 1] as u64);
+    }
+    strides
+}
+
+fn invalid(which: &'static str, reason: String) -> PadError {
+    PadError::InvalidView { which, reason }
+}
+
+fn limit(limit: GpuLimit, what: String) -> PadError {
+    PadError::GpuLimit { limit, what }
+}
+
+/// The view's strides, checked against the shape, and the byte range it covers.
+fn view_strides(v: &View, shape: &[usize], elem: u64) -> Result<(Vec<u64>, Option<(u64, u64)>)> {
+    let strides = match v.strides {
+        Some(s) if s.len() != shape.len() => {
+            return Err(invalid(
+                v.which,
+                format!("{} strides given for {} axes (shape {shape:?})", s.len(), shape.len()),
+            ))
+        }
+        Some(s) => s.to_vec(),
+        None => dense_strides(shape),
+    };
+    if !v.offset.is_multiple_of(elem) {
+        return Err(PadError::MisalignedOffset { which: v.which, offset: v.offset, alignment: elem });
+    }
+    if shape.contains(&0) {
+        return Ok((strides, None));
+    }
+    let mut last = 0u128;
+    for (axis, (&n, &s)) in shape.iter().zip(&strides).enumerate() {
+        last += (n as u128 - 1) * s as u128;
+        if last >= 1 << 62 {
+            return Err(invalid(
+                v.which,
+                format!("axis {axis}: length {n} with stride {s} reaches past 2^62 elements"),
+            ));
+        }
+    }
+    let end = v.offset as u128 + (last + 1) * elem as u128;
+    if end > v.end as u128 {
+        return Err(PadError::BufferTooSmall {
+            which: v.which,
+            needed: (end - v.offset as u128) as u64,
+            offset: v.offset,
+            size: v.buffer_size,
+        });
+    }
+    Ok((strides, Some((v.offset, end as u64))))
+}
+
+/// Refuses an output view that writes some element twice: ordered by stride, each axis
+/// must step past everything the axes inside it cover.
+fn check_no_self_overlap(shape: &[usize], strides: &[u64]) -> Result<()> {
+    let mut axes: Vec<(u64, usize, usize)> =
+        shape.iter().zip(strides).enumerate().filter(|(_, (&n, _))| n > 1).map(|(i, (&n, &s))| (s, n, i)).collect();
+    axes.sort();
+    let mut covered = 1u128; // elements spanned by the axes so far, plus one
+    for (s, n, axis) in axes {
+        if (s as u128) < covered {
+            return Err(invalid(
+                "output",
+                format!(
+                    "axis {axis} (length {n}) has stride {s}, which overlaps the {covered} elements the axes inside it span: each output element must have its own place"
+                ),
+            ));
+        }
+        covered = s as u128 * (n as u128 - 1) + covered;
+    }
+    Ok(())
+}
+
+/// The range of input indices that output coordinates `[s, e)` of an axis read, or
+/// `None` if all of them are constant padding.
+fn source_range(mode: Mode, m: &AxisMap, s: usize, e: usize) -> Option<(usize, usize)> {
+    let (p, n) = (m.pad_before, m.kept);
+    let mut range: Option<(usize, usize)> = None;
+    let mut add = |k: usize| {
+        range = Some(range.map_or((k, k), |(lo, hi)| (lo.min(k), hi.max(k))));
+    };
+    let (ks, ke) = (s.max(p), e.min(p + n));
+    if ks < ke {
+        add(m.crop_start + ks - p);
+        add(m.crop_start + ke - 1 - p);
+    }
+    if mode == Mode::Constant || n == 0 {
+        return range;
+    }
+    for (a, b) in [(s, e.min(p)), (s.max(p + n), e)] {
+        if a >= b {
+            continue;
+        }
+        if mode == Mode::Edge {
+            add(if b <= p { m.crop_start } else { m.crop_start + n - 1 });
+        } else if b - a >= 2 * n {
+            // A whole period: every kept index.
+            add(m.crop_start);
+            add(m.crop_start + n - 1);
+        } else {
+            for o in a..b {
+                if let Some(k) = m.source(mode, o) {
+                    add(k);
+                }
+            }
+        }
+    }
+    range
+}
+
+/// The mode's period on an axis of kept length `n` (1 for modes without one).
+fn period(mode: Mode, n: u64) -> u64 {
+    match mode {
+        Mode::Wrap => n,
+        Mode::Reflect if n > 1 => 2 * (n - 1),
+        Mode::Symmetric => 2 * n,
+        _ => 1,
+    }
+    .max(1)
+}
+
+/// Lays out `plan` reading `input` and writing `output` on a device with `limits`.
+/// Everything is checked here, before anything is created.
+pub(crate) fn layout(plan: &PadPlan, input: &View, output: &View, limits: &DeviceLimits) -> Result<Layout> {
+    let mode = plan.mode();
+    let elem = plan.dtype().width().bytes().ok_or_else(|| PadError::Unsupported {
+        dtype: plan.dtype().name(),
+        reason: "strings and 4-bit types run on the CPU path (cpu::pad, or GpuContext::pad which falls back)".into(),
+    })? as u64;
+    let (in_strides, in_span) = view_strides(input, plan.in_shape(), elem)?;
+    let (out_strides, out_span) = view_strides(output, plan.out_shape(), elem)?;
+    if out_span.is_some() {
+        check_no_self_overlap(plan.out_shape(), &out_strides)?;
+    }
+    let (in_bytes, out_bytes) = plan.byte_sizes().unwrap_or((0, 0));
+    if in_bytes > limits.max_buffer || out_bytes > limits.max_buffer {
+        return Err(limit(
+            GpuLimit::BufferSize,
+            format!(
+                "input of {in_bytes} and output of {out_bytes} bytes; the device's max_buffer_size is {}",
+                limits.max_buffer
+            ),
+        ));
+    }
+    let mut layout = Layout { key: PipelineKey::new(mode, elem as u8, false), windows: Vec::new(), in_span, out_span };
+    let Some(out_span) = out_span else { return Ok(layout) };
+
+    // Merge adjacent axes where plan and both views allow it.
+    let mut axes: Vec<Axis> = Vec::with_capacity(plan.axes().len());
+    for (i, &map) in plan.axes().iter().enumerate() {
+        if map.is_identity() && map.in_len == 1 {
+            continue;
+        }
+        let a = Axis { map, in_stride: in_strides[i], out_stride: out_strides[i] };
+        if let Some(prev) = axes.last_mut() {
+            let contiguous = prev.in_stride == a.in_stride.wrapping_mul(map.in_len as u64)
+                && prev.out_stride == a.out_stride.wrapping_mul(map.out_len as u64);
+            if contiguous && map.is_identity() && (prev.map.is_identity() || mode == Mode::Constant) {
+                prev.map = prev.map.map_fields(|f| f * map.in_len);
+                prev.in_stride = a.in_stride;
+                prev.out_stride = a.out_stride;
+                continue;
+            }
+        }
+        axes.push(a);
+    }
+    if axes.is_empty() {
+        axes.push(Axis { map: AxisMap::identity(1), in_stride: 1, out_stride: 1 });
+    }
+
+    // The innermost axis moves in words as wide as its bytes allow (an RGBA u8 pixel as one
+    // u32, a row of 256 f16 as 32 vec4s) where it is contiguous on both sides and unpadded,
+    // or a constant pad whose every length and offset splits into whole words.
+    let (mut in_off, mut out_off) = (input.offset / elem, output.offset / elem);
+    let mut word = elem;
+    let last = axes.len() - 1;
+    let inner = axes[last];
+    if (inner.map.is_identity() || mode == Mode::Constant) && inner.in_stride == 1 && inner.out_stride == 1 {
+        let fits = |k: u64| {
+            inner.map.fields().iter().all(|&f| (f as u64).is_multiple_of(k))
+                && axes[..last].iter().all(|a| a.in_stride.is_multiple_of(k) && a.out_stride.is_multiple_of(k))
+                && in_off.is_multiple_of(k)
+                && out_off.is_multiple_of(k)
+        };
+        if let Some(w) = [16, 8, 4].into_iter().find(|&w| w >= elem && fits(w / elem)) {
+            let k = w / elem;
+            word = w;
+            axes[last].map = inner.map.map_fields(|f| f / k as usize);
+            for a in &mut axes[..last] {
+                a.in_stride /= k;
+                a.out_stride /= k;
+            }
+            (in_off, out_off) = (in_off / k, out_off / k);
+            if axes.len() > 1 && axes[last].map.is_identity() && axes[last].map.in_len == 1 {
+                axes.pop();
+            }
+        }
+    }
+    if word < 4 {
+        // One invocation owns each output word, so the output must be one dense run.
+        let dense = dense_strides(plan.out_shape());
+        if let Some(axis) = (0..dense.len()).find(|&i| plan.out_shape()[i] > 1 && out_strides[i] != dense[i]) {
+            return Err(invalid(
+                "output",
+                format!(
+                    "axis {axis} has stride {}, but {}-bit outputs must be dense (stride {} there) unless their rows move in whole 4-byte words: the GPU writes them in 32-bit words",
+                    out_strides[axis],
+                    8 * elem,
+                    dense[axis]
+                ),
+            ));
+        }
+    }
+
+    let rank = axes.len();
+    if rank > MAX_RANK {
+        return Err(limit(
+            GpuLimit::Rank,
+            format!("{rank} axes remain after merging unpadded ones; the GPU path takes at most {MAX_RANK}"),
+        ));
+    }
+    let mut multi_period = false;
+    for (i, a) in axes.iter().enumerate() {
+        let m = &a.map;
+        let p = period(mode, m.kept as u64);
+        if m.out_len as u64 + p >= INDEX_LIMIT {
+            return Err(limit(
+                GpuLimit::IndexRange,
+                format!(
+                    "axis {i} (after merging) has {} output elements and a period of {p}; the GPU path needs their sum under 2^31",
+                    m.out_len
+                ),
+            ));
+        }
+        let one = match mode {
+            Mode::Reflect => m.kept.saturating_sub(1),
+            _ => m.kept,
+        };
+        multi_period |= m.pad_before > one || m.pad_after > one;
+    }
+    layout.key = PipelineKey::new(mode, word as u8, multi_period);
+
+    let constant = match plan.constant() {
+        Constant::Bytes(b) => {
+            let c: Vec<u8> =
+                b.iter().copied().cycle().take(word as usize).chain(std::iter::repeat(0)).take(16).collect();
+            bytemuck::pod_read_unaligned(&c)
+        }
+        Constant::String(_) => [0; 4],
+    };
+    let splitter = Splitter { mode, axes: &axes, word, in_off, out_off, limits, narrow: word < 4 };
+    let mut boxes = vec![axes.iter().map(|a| (0usize, a.map.out_len)).collect::<Vec<_>>()];
+    while let Some(b) = boxes.pop() {
+        match splitter.window(&b, constant)? {
+            Some(w) => {
+                layout.windows.push(w);
+                if layout.windows.len() > MAX_WINDOWS {
+                    return Err(limit(
+                        GpuLimit::Windows,
+                        format!(
+                            "more than {MAX_WINDOWS} binding windows (views too scattered for bindings of {} bytes)",
+                            limits.max_binding
+                        ),
+                    ));
+                }
+            }
+            None => {
+                // Halve the outermost axis longer than one: boxes stay contiguous runs.
+                let Some(d) = b.iter().position(|&(_, len)| len > 1) else {
+                    return Err(limit(GpuLimit::Windows, "one element does not fit a binding".into()));
+                };
+                let (start, len) = b[d];
+                let (mut lo, mut hi) = (b.clone(), b);
+                lo[d] = (start, len / 2);
+                hi[d] = (start + len / 2, len - len / 2);
+                boxes.push(hi);
+                boxes.push(lo);
+            }
+        }
+    }
+    debug_assert!(out_span.1 > out_span.0);
+    Ok(layout)
+}
+
+struct Splitter<'a> {
+    mode: Mode,
+    axes: &'a [Axis],
+    word: u64,
+    in_off: u64,
+    out_off: u64,
+    limits: &'a DeviceLimits,
+    narrow: bool,
+}
+
+impl Splitter<'_> {
+    /// A binding of the words `lo..=hi`: (offset, size) in bytes.
+    fn binding(&self, lo: u64, hi: u64) -> (u64, u64) {
+        let start = lo * self.word / self.limits.storage_alignment * self.limits.storage_alignment;
+        let end = ((hi + 1) * self.word).next_multiple_of(4);
+        (start, end - start)
+    }
+
+    /// The window for a box (per axis, outermost first: start and length), or `None` if
+    /// it must be split.
+    fn window(&self, b: &[(usize, usize)], constant: [u32; 4]) -> Result<Option<Window>> {
+        let maxg = self.limits.max_groups as u64;
+        let elems: u64 = b.iter().map(|&(_, len)| len as u64).product();
+        let inner = b[b.len() - 1].1 as u64;
+        let rows = elems / inner;
+        let fits_grid = if self.narrow {
+            elems <= INDEX_LIMIT && elems.div_ceil(4 / self.word).div_ceil(WORKGROUP as u64) <= maxg * maxg
+        } else {
+            rows <= INDEX_LIMIT.min(maxg * maxg) && inner.div_ceil((WORKGROUP * WIDE_ELEMS) as u64) <= maxg
+        };
+        if !fits_grid {
+            return Ok(None);
+        }
+        let (mut out_lo, mut out_hi) = (self.out_off, self.out_off);
+        let mut in_range = Some((self.in_off, self.in_off));
+        for (a, &(s, len)) in self.axes.iter().zip(b) {
+            out_lo += s as u64 * a.out_stride;
+            out_hi += (s + len - 1) as u64 * a.out_stride;
+            in_range = match (in_range, source_range(self.mode, &a.map, s, s + len)) {
+                (Some((lo, hi)), Some((k0, k1))) => Some((lo + k0 as u64 * a.in_stride, hi + k1 as u64 * a.in_stride)),
+                _ => None,
+            };
+        }
+        let output = self.binding(out_lo, out_hi);
+        let input = in_range.map(|(lo, hi)| self.binding(lo, hi));
+        if output.1 > self.limits.max_binding || input.is_some_and(|i| i.1 > self.limits.max_binding) {
+            return Ok(None);
+        }
+
+        let mut params = Params::zeroed();
+        params.rank = self.axes.len() as u32;
+        params.constant = constant;
+        let wrap = |x: u64, base_bytes: u64| (x.wrapping_sub(base_bytes / self.word)) as u32;
+        params.in_base = wrap(self.in_off, input.map_or(0, |i| i.0));
+        params.out_base = wrap(self.out_off, output.0);
+        for (i, (a, &(start, len))) in self.axes.iter().rev().zip(b.iter().rev()).enumerate() {
+            let m = &a.map;
+            let p = period(self.mode, m.kept as u64);
+            let (len_magic, len_shift) = magic_divisor(len as u32);
+            let (period_magic, period_shift) = magic_divisor(p as u32);
+            params.axes[i] = AxisParams {
+                pad_before: m.pad_before as u32,
+                kept: m.kept as u32,
+                crop_start: m.crop_start as u32,
+                start: start as u32,
+                len: len as u32,
+                len_magic,
+                len_shift,
+                in_stride: a.in_stride as u32,
+                out_stride: a.out_stride as u32,
+                period: p as u32,
+                period_offset: ((p - m.pad_before as u64 % p) % p) as u32,
+                period_magic,
+                period_shift,
+                _pad: [0; 3],
+            };
+        }
+        let workgroups = if self.narrow {
+            let epw = 4 / self.word;
+            let first = out_lo - output.0 / self.word;
+            let words = (first % epw + elems).div_ceil(epw);
+            params.first = first as u32;
+            params.elems = elems as u32;
+            params.count = words as u32;
+            let groups = words.div_ceil(WORKGROUP as u64);
+            let x = groups.min(maxg);
+            [x as u32, groups.div_ceil(x) as u32, 1]
+        } else {
+            params.count = rows as u32;
+            let y = rows.min(maxg);
+            [inner.div_ceil((WORKGROUP * WIDE_ELEMS) as u64) as u32, y as u32, rows.div_ceil(y) as u32]
+        };
+        Ok(Some(Window { params, workgroups, input, output }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{DataType, PadRequest};
+
+    const LIMITS: DeviceLimits =
+        DeviceLimits { max_binding: 128 << 20, max_buffer: 1 << 40, storage_alignment: 256, max_groups: 65535 };
+
+    fn plan(dtype: DataType, shape: &[usize], pads: &[i64], mode: Mode) -> PadPlan {
+        PadPlan::new(dtype, shape, &PadRequest::new(pads.to_vec()).mode(mode)).unwrap()
+    }
+
+    fn dense<'a>(which: &'static str) -> View<'a> {
+        View { which, offset: 0, strides: None, end: u64::MAX, buffer_size: u64::MAX }
+    }
+
+    fn lay(p: &PadPlan, limits: &DeviceLimits) -> Layout {
+        layout(p, &dense("input"), &dense("output"), limits).unwrap()
+    }
+
+    #[test]
+    fn unpadded_inner_axes_move_as_wide_words() {
+        // RGBA u8: one u32 per pixel.
+        let l = lay(&plan(DataType::Uint8, &[1, 64, 64, 4], &[0, 2, 2, 0, 0, 2, 2, 0], Mode::Edge), &LIMITS);
+        assert_eq!((l.key.word_bytes, l.windows[0].params.rank), (4, 2));
+        // 256 f16 per row: 32 vec4 words.
+        let l = lay(&plan(DataType::Float16, &[8, 4096, 256], &[0, 3, 0, 0, 5, 0], Mode::Reflect), &LIMITS);
+        assert_eq!((l.key.word_bytes, l.windows[0].params.rank), (16, 3));
+        assert_eq!(l.windows[0].params.axes[0].len, 32);
+        // 3 bytes per pixel split into no word: u8 stays per byte.
+        let l = lay(&plan(DataType::Uint8, &[9, 10, 3], &[1, 1, 0, 1, 1, 0], Mode::Wrap), &LIMITS);
+        assert!(l.key.is_narrow());
+        // The constant fills the whole word.
+        let v = crate::Tensor::from_slice(DataType::Uint16, vec![], &[0xabcdu16]).unwrap();
+        let p = PadPlan::new(DataType::Uint16, &[4, 2], &PadRequest::new(vec![1, 0, 0, 0]).constant(v)).unwrap();
+        let l = lay(&p, &LIMITS);
+        assert_eq!((l.key.word_bytes, l.windows[0].params.constant[0]), (4, 0xabcd_abcd));
+    }
+
+    #[test]
+    fn outputs_past_the_binding_limit_split_into_windows() {
+        let small = DeviceLimits { max_binding: 1 << 20, ..LIMITS };
+        // 4 MiB out: at least four windows, each binding at most 1 MiB, covering every row once.
+        let p = plan(DataType::Float32, &[1000, 1000], &[3, 1, 2, 4], Mode::Reflect);
+        let l = lay(&p, &small);
+        assert!(l.windows.len() >= 4, "{}", l.windows.len());
+        let mut rows: Vec<(u32, u32)> =
+            l.windows.iter().map(|w| (w.params.axes[1].start, w.params.axes[1].len)).collect();
+        rows.sort();
+        let mut next = 0;
+        for (s, n) in rows {
+            assert_eq!(s, next);
+            next += n;
+        }
+        assert_eq!(next, 1005);
+        for w in &l.windows {
+            assert!(w.output.1 <= 1 << 20 && w.input.unwrap().1 <= 1 << 20);
+            assert_eq!(w.output.0 % 256, 0);
+        }
+        // A 1-D tensor splits along its only axis.
+        let p = plan(DataType::Uint8, &[3 << 20], &[5, 7], Mode::Symmetric);
+        assert!(lay(&p, &small).windows.len() >= 3);
+    }
+
+    #[test]
+    fn the_key_ignores_shape() {
+        let a = lay(&plan(DataType::Float32, &[1, 3, 224, 224], &[0, 0, 2, 2, 0, 0, 2, 2], Mode::Wrap), &LIMITS);
+        let b = lay(&plan(DataType::Int32, &[4, 5, 6, 7], &[0, 1, 0, 1, 0, 1, 0, 1], Mode::Wrap), &LIMITS);
+        assert_eq!(a.key, b.key);
+        let c = lay(&plan(DataType::Int32, &[3], &[7, 0], Mode::Wrap), &LIMITS);
+        assert!(c.key.multi_period && !a.key.multi_period);
+    }
+
+    #[test]
+    fn views_are_checked() {
+        let p = plan(DataType::Float32, &[4, 4], &[1, 1, 1, 1], Mode::Edge);
+        let strides = [1u64, 6];
+        let out = View { strides: Some(&strides), ..dense("output") };
+        assert!(layout(&p, &dense("input"), &out, &LIMITS).is_ok());
+        let overlapping = [6u64, 2];
+        let out = View { strides: Some(&overlapping), ..dense("output") };
+        let e = layout(&p, &dense("input"), &out, &LIMITS).unwrap_err();
+        assert!(matches!(e, PadError::InvalidView { which: "output", .. }), "{e}");
+        let q = plan(DataType::Uint8, &[4, 4], &[1, 1, 1, 1], Mode::Edge);
+        let strided = [12u64, 1];
+        let out = View { strides: Some(&strided), ..dense("output") };
+        let e = layout(&q, &dense("input"), &out, &LIMITS).unwrap_err();
+        assert!(e.to_string().contains("axis 0 has stride 12"), "{e}");
+    }
+
+    #[test]
+    fn source_ranges_cover_what_a_window_reads() {
+        let m = plan(DataType::Float32, &[10], &[4, 3], Mode::Reflect).axes()[0];
+        for s in 0..17 {
+            for e in s + 1..=17 {
+                let want = (s..e).map(|o| m.source(Mode::Reflect, o).unwrap());
+                let (lo, hi) = (want.clone().min().unwrap(), want.max().unwrap());
+                assert_eq!(source_range(Mode::Reflect, &m, s, e), Some((lo, hi)), "{s}..{e}");
+            }
+        }
+    }
+}

@@ -1,0 +1,132 @@
+//! The uniform parameters of one dispatch, laid out exactly as `shaders/common.wgsl`
+//! declares them, and the constants both sides share (written into the WGSL prelude by
+//! [`wgsl_constants`], never repeated as literals in the shaders).
+
+/// Axes a dispatch holds after merging unpadded ones.
+pub const MAX_RANK: usize = 16;
+/// Invocations per workgroup (`@workgroup_size` in the shaders).
+pub(crate) const WORKGROUP: u32 = 64;
+/// Elements of a row per invocation in the wide kernel.
+pub(crate) const WIDE_ELEMS: u32 = 2;
+/// Largest index the shaders divide (magic division is exact below 2^31).
+pub(crate) const INDEX_LIMIT: u64 = (1 << 31) - 8;
+
+/// One axis of a dispatch, innermost first in [`Params::axes`]. Coordinates are global
+/// (over the whole output); a window covers `[start, start + len)`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+pub(crate) struct AxisParams {
+    pub pad_before: u32,
+    pub kept: u32,
+    pub crop_start: u32,
+    /// First output coordinate of the window on this axis.
+    pub start: u32,
+    /// Window length on this axis.
+    pub len: u32,
+    /// Magic multiplier and shift dividing by `len` (magic 0: `len == 1`).
+    pub len_magic: u32,
+    pub len_shift: u32,
+    /// Element strides of the input and output views, in moved words.
+    pub in_stride: u32,
+    pub out_stride: u32,
+    /// The mode's period (1 for constant and edge), an offset making
+    /// `(o + period_offset) mod period` the position in the period, and its magic divisor.
+    pub period: u32,
+    pub period_offset: u32,
+    pub period_magic: u32,
+    pub period_shift: u32,
+    pub _pad: [u32; 3],
+}
+
+/// The uniform buffer's contents.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+pub(crate) struct Params {
+    pub rank: u32,
+    /// Rows of the window (wide kernel) or output words it covers (narrow kernel).
+    pub count: u32,
+    /// Narrow kernel: the window's first output element, counted from the binding's start.
+    pub first: u32,
+    /// Narrow kernel: the window's output elements.
+    pub elems: u32,
+    /// Offsets of coordinate (0, …, 0) into the input and output bindings, in moved words;
+    /// wrapping (a window's binding starts past the tensor's start).
+    pub in_base: u32,
+    pub out_base: u32,
+    pub _pad: [u32; 2],
+    /// The constant's bits, repeated to fill a word.
+    pub constant: [u32; 4],
+    pub axes: [AxisParams; MAX_RANK],
+}
+
+impl Params {
+    pub fn zeroed() -> Params {
+        bytemuck::Zeroable::zeroed()
+    }
+}
+
+/// Bytes between two windows' parameters in one uniform buffer.
+pub(crate) fn params_stride(uniform_alignment: u32) -> u64 {
+    (std::mem::size_of::<Params>() as u64).next_multiple_of(uniform_alignment as u64)
+}
+
+/// Magic multiplier and shift so that `n / d == mulhi(n, magic) >> shift` for every
+/// `n < 2^31` (Granlund and Montgomery: `magic = ceil(2^(31+l) / d)`, `l = ceil(log2 d)`).
+/// `d == 1` gives magic 0, which the shader reads as "no division".
+pub(crate) fn magic_divisor(d: u32) -> (u32, u32) {
+    assert!(d > 0, "division by zero");
+    if d == 1 {
+        return (0, 0);
+    }
+    let l = 32 - (d - 1).leading_zeros();
+    let magic = (1u64 << (31 + l)).div_ceil(d as u64);
+    debug_assert!(magic <= u32::MAX as u64);
+    (magic as u32, l - 1)
+}
+
+/// The WGSL constants shared with the host, for the shader prelude.
+pub(crate) fn wgsl_constants() -> String {
+    format!(
+        "const MAX_RANK: u32 = {MAX_RANK}u;\nconst WORKGROUP: u32 = {WORKGROUP}u;\nconst WIDE_ELEMS: u32 = {WIDE_ELEMS}u;\n"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The shader's division, on the host.
+    fn divide(n: u32, (magic, shift): (u32, u32)) -> u32 {
+        if magic == 0 {
+            n
+        } else {
+            (((n as u64 * magic as u64) >> 32) as u32) >> shift
+        }
+    }
+
+    #[test]
+    fn magic_division_is_exact() {
+        let mut divisors: Vec<u32> = (1..=1000).collect();
+        divisors.extend([1023, 1024, 1025, 65535, 65536, 65537, 1 << 20, (1 << 30) + 1, (1 << 31) - 1, 1 << 31]);
+        for &d in &divisors {
+            let m = magic_divisor(d);
+            let edges = [0u32, 1, d - 1, d, d + 1, 2 * d.min(1 << 29) - 1, (1 << 31) - 1, (1 << 31) - 2];
+            let mut n = 12345u32;
+            for k in edges.into_iter().chain((0..200).map(|_| {
+                n = n.wrapping_mul(1_103_515_245).wrapping_add(12345);
+                n >> 1
+            })) {
+                if k < 1 << 31 {
+                    assert_eq!(divide(k, m), k / d, "{k} / {d}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn layout_matches_the_wgsl_struct() {
+        // common.wgsl: 8 u32, a vec4, then MAX_RANK axes of 16 u32.
+        assert_eq!(std::mem::size_of::<AxisParams>(), 64);
+        assert_eq!(std::mem::size_of::<Params>(), 48 + 64 * MAX_RANK);
+    }
+}

@@ -1,0 +1,125 @@
+//! Shader specialisation: a [`PipelineKey`] names one pipeline and turns into its WGSL.
+//!
+//! A key depends on the mode and the moved word width only, plus, for the periodic modes,
+//! whether pads reach past one period (the modulo variant). Never on shape: at most
+//! 2 × 5 + 3 × 5 × 2 = 40 pipelines exist.
+
+use crate::plan::Mode;
+
+use super::params::wgsl_constants;
+
+/// Bytes a shader moves per element: the type's width, or wider where an unpadded
+/// innermost run splits evenly into 4-, 8- or 16-byte words.
+pub(crate) const WORD_BYTES: [u8; 5] = [1, 2, 4, 8, 16];
+
+/// What one pipeline is specialised for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct PipelineKey {
+    pub mode: Mode,
+    /// 1, 2 (the narrow kernel, per u32 word), 4, 8 or 16 (the wide kernel).
+    pub word_bytes: u8,
+    /// Some pad reaches past one period of the mode's extension, so the shader needs the
+    /// modulo; false for constant and edge, which have no period.
+    pub multi_period: bool,
+}
+
+impl PipelineKey {
+    /// The key, with `multi_period` dropped for modes without a period.
+    pub fn new(mode: Mode, word_bytes: u8, multi_period: bool) -> PipelineKey {
+        let periodic = matches!(mode, Mode::Reflect | Mode::Wrap | Mode::Symmetric);
+        PipelineKey { mode, word_bytes, multi_period: multi_period && periodic }
+    }
+
+    /// Every key a type of `elem_bytes` bytes can need in `mode`.
+    pub fn all_for(mode: Mode, elem_bytes: u8) -> Vec<PipelineKey> {
+        let mut keys = Vec::new();
+        for &w in WORD_BYTES.iter().filter(|&&w| w >= elem_bytes) {
+            for multi in [false, true] {
+                let k = PipelineKey::new(mode, w, multi);
+                if !keys.contains(&k) {
+                    keys.push(k);
+                }
+            }
+        }
+        keys
+    }
+
+    /// True for 8- and 16-bit words (`shaders/narrow.wgsl`).
+    pub fn is_narrow(&self) -> bool {
+        self.word_bytes < 4
+    }
+
+    /// The pipeline's WGSL: the shared constants, this key's constants, the width's
+    /// definitions, the shared prelude, the mode's index function and the width's main.
+    pub fn wgsl(&self) -> String {
+        let mode_src = match self.mode {
+            Mode::Constant => include_str!("../../shaders/constant.wgsl"),
+            Mode::Reflect => include_str!("../../shaders/reflect.wgsl"),
+            Mode::Edge => include_str!("../../shaders/edge.wgsl"),
+            Mode::Wrap => include_str!("../../shaders/wrap.wgsl"),
+            Mode::Symmetric => include_str!("../../shaders/symmetric.wgsl"),
+        };
+        let (defs, main) = match self.word_bytes {
+            1 | 2 => {
+                let epw = 4 / self.word_bytes as u32;
+                let bits = 8 * self.word_bytes as u32;
+                (
+                    format!(
+                        "alias WORD = u32;\nconst EPW: u32 = {epw}u;\nconst EPW_LOG2: u32 = {}u;\nconst BITS: u32 = {bits}u;\nconst MASK: u32 = {:#x}u;\n",
+                        epw.trailing_zeros(),
+                        (1u64 << bits) - 1
+                    ),
+                    include_str!("../../shaders/narrow.wgsl"),
+                )
+            }
+            4 => ("alias WORD = u32;\nfn constant_word() -> WORD { return P.constant.x; }\n".to_string(), WIDE),
+            8 => ("alias WORD = vec2<u32>;\nfn constant_word() -> WORD { return P.constant.xy; }\n".to_string(), WIDE),
+            _ => ("alias WORD = vec4<u32>;\nfn constant_word() -> WORD { return P.constant; }\n".to_string(), WIDE),
+        };
+        let common = include_str!("../../shaders/common.wgsl");
+        format!(
+            "{}const MULTI_PERIOD: bool = {};\n{defs}\n{common}\n{mode_src}\n{main}",
+            wgsl_constants(),
+            self.multi_period
+        )
+    }
+
+    /// A label for wgpu's debug output.
+    pub fn label(&self) -> String {
+        format!(
+            "wgpu-pad {} {}-byte{}",
+            self.mode,
+            self.word_bytes,
+            if self.multi_period { " multi-period" } else { "" }
+        )
+    }
+}
+
+const WIDE: &str = include_str!("../../shaders/wide.wgsl");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_key_space_is_bounded() {
+        let mut all: Vec<PipelineKey> = Mode::ALL.iter().flat_map(|&m| PipelineKey::all_for(m, 1)).collect();
+        all.dedup();
+        assert_eq!(all.len(), 40);
+        // Constant and edge never take the modulo variant.
+        assert_eq!(PipelineKey::new(Mode::Edge, 4, true), PipelineKey::new(Mode::Edge, 4, false));
+    }
+
+    #[test]
+    fn every_shader_is_valid_wgsl() {
+        for mode in Mode::ALL {
+            for key in PipelineKey::all_for(mode, 1) {
+                let src = key.wgsl();
+                let module = naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| panic!("{key:?}: {e}"));
+                naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
+                    .validate(&module)
+                    .unwrap_or_else(|e| panic!("{key:?}: {e:?}"));
+            }
+        }
+    }
+}

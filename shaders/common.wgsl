@@ -80,22 +80,18 @@ fn position_in_period(o: u32, d: u32) -> u32 {
     return t - divide(t, a.period_magic, a.period_shift) * a.period;
 }
 
-// Input offset of global coordinate o on axis d, or NONE in constant padding.
-fn axis_source(d: u32, o: u32) -> u32 {
-    let k = source_coord(o, d);
-    if (k == NONE) {
-        return NONE;
-    }
-    return (P.axes[d].crop_start + k) * P.axes[d].in_stride;
+// A row's offsets in the input and output bindings. Offsets wrap (see Params), so any u32
+// may be a real offset: `inside` says whether the row reads the input at all.
+struct Row {
+    src: u32,
+    dst: u32,
+    inside: bool,
 }
 
-// Input and output offsets of the row at window-local position `row` over axes 1 and up
-// (innermost first); the input offset is NONE where the row lies in constant padding.
-fn row_offsets(row: u32) -> vec2<u32> {
+// The row at window-local position `row` over axes 1 and up (innermost first).
+fn row_offsets(row: u32) -> Row {
     var lin = row;
-    var src_off = P.in_base;
-    var dst_off = P.out_base;
-    var outside = false;
+    var r = Row(P.in_base, P.out_base, true);
     for (var d = 1u; d < P.rank; d++) {
         let a = P.axes[d];
         // The outermost axis takes what is left, undivided.
@@ -105,10 +101,10 @@ fn row_offsets(row: u32) -> vec2<u32> {
             c -= lin * a.len;
         }
         let o = c + a.start;
-        let s = axis_source(d, o);
-        outside = outside || s == NONE;
-        src_off += s;
-        dst_off += o * a.out_stride;
+        let k = source_coord(o, d);
+        r.inside = r.inside && k != NONE;
+        r.src += (a.crop_start + k) * a.in_stride;
+        r.dst += o * a.out_stride;
     }
-    return vec2<u32>(select(src_off, NONE, outside), dst_off);
+    return r;
 }

@@ -16,7 +16,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let inner = P.axes[0];
     var row = divide(e0 + k0, inner.len_magic, inner.len_shift);
     var x = e0 + k0 - row * inner.len;
-    var row_src = row_offsets(row).x;
+    var r = row_offsets(row);
     var word = 0u;
     var mask = 0u;
     for (var k = k0; k < EPW; k++) {
@@ -25,8 +25,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         }
         let s = source_coord(x + inner.start, 0u);
         var v = P.constant.x & MASK;
-        if (s != NONE && row_src != NONE) {
-            let idx = row_src + (inner.crop_start + s) * inner.in_stride;
+        if (s != NONE && r.inside) {
+            let idx = r.src + (inner.crop_start + s) * inner.in_stride;
             v = (src[idx >> EPW_LOG2] >> ((idx & (EPW - 1u)) * BITS)) & MASK;
         }
         word |= v << (k * BITS);
@@ -35,7 +35,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         if (x == inner.len) {
             x = 0u;
             row += 1u;
-            row_src = row_offsets(row).x;
+            r = row_offsets(row);
         }
     }
     if (mask == 0xffffffffu) {

@@ -8,7 +8,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if (row >= P.count) {
         return;
     }
-    let offsets = row_offsets(row);
+    let r = row_offsets(row);
     let inner = P.axes[0];
     let step = nwg.x * WORKGROUP;
     for (var e = 0u; e < WIDE_ELEMS; e++) {
@@ -17,10 +17,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             let o = x + inner.start;
             let k = source_coord(o, 0u);
             var v = constant_word();
-            if (k != NONE && offsets.x != NONE) {
-                v = src[offsets.x + (inner.crop_start + k) * inner.in_stride];
+            if (k != NONE && r.inside) {
+                v = src[r.src + (inner.crop_start + k) * inner.in_stride];
             }
-            dst[offsets.y + o * inner.out_stride] = v;
+            dst[r.dst + o * inner.out_stride] = v;
         }
     }
 }

@@ -2,7 +2,7 @@
 
 mod common;
 
-use wgpu_pad::gpu::ExecPath;
+use wgpu_pad::gpu::{BufferRange, ExecPath};
 use wgpu_pad::{cpu, reference};
 
 #[test]
@@ -21,6 +21,40 @@ fn corpus_on_reference() {
 #[test]
 fn corpus_on_gpu_path() {
     let Some(gpu) = common::gpu() else { return };
+    corpus_on(gpu);
+}
+
+/// The same, on a device whose storage bindings hold only 4 KiB: larger cases run as
+/// several binding windows.
+#[test]
+fn corpus_on_gpu_with_small_bindings() {
+    let Some(gpu) = common::gpu_small_bindings() else { return };
+    assert_eq!(gpu.device().limits().max_storage_buffer_binding_size, common::SMALL_BINDING);
+    corpus_on(gpu);
+    // Many cases really split (checked on buffers of their sizes).
+    let buffer = |size: u64| {
+        gpu.device().create_buffer(&wgpu::BufferDescriptor {
+            label: None,
+            size: size.next_multiple_of(4).max(4),
+            usage: wgpu::BufferUsages::STORAGE,
+            mapped_at_creation: false,
+        })
+    };
+    let split = common::cases()
+        .iter()
+        .filter_map(|case| {
+            let plan = case.plan().ok()?;
+            let (i, o) = plan.byte_sizes().filter(|_| plan.dtype().gpu_capable())?;
+            let pad =
+                gpu.kernel().prepare(&plan, BufferRange::whole(&buffer(i)), BufferRange::whole(&buffer(o))).ok()?;
+            Some(pad.dispatch_count() > 1)
+        })
+        .filter(|&split| split)
+        .count();
+    assert!(split >= 20, "only {split} corpus cases split into binding windows");
+}
+
+fn corpus_on(gpu: &wgpu_pad::gpu::GpuContext) {
     let mut on_gpu = 0;
     let (total, failures) = common::run_corpus(|case, plan| {
         let padded = gpu.pad_blocking(plan, &case.input)?;

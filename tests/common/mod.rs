@@ -138,6 +138,23 @@ pub fn gpu() -> Option<&'static wgpu_pad::gpu::GpuContext> {
     }
 }
 
+/// Bytes of storage binding for [`gpu_small_bindings`]: small enough that most tests'
+/// tensors split into several binding windows.
+pub const SMALL_BINDING: u64 = 1024;
+
+/// A second device on the same adapter, asking for storage bindings of only
+/// [`SMALL_BINDING`] bytes, so that every test run exercises the splitting into binding
+/// windows on small tensors. Skips or fails like [`gpu`].
+pub fn gpu_small_bindings() -> Option<&'static wgpu_pad::gpu::GpuContext> {
+    use std::sync::OnceLock;
+    static GPU: OnceLock<Option<wgpu_pad::gpu::GpuContext>> = OnceLock::new();
+    GPU.get_or_init(|| {
+        let limits = wgpu::Limits { max_storage_buffer_binding_size: SMALL_BINDING, ..gpu()?.device().limits() };
+        Some(pollster::block_on(wgpu_pad::gpu::GpuContext::with_limits(Some(limits))).expect("a small-binding device"))
+    })
+    .as_ref()
+}
+
 /// A path to run a pad on, so a test is written once and run on each (cubecl/candle style).
 #[derive(Clone, Copy)]
 pub enum PadPath {
@@ -154,7 +171,7 @@ impl PadPath {
     }
 }
 
-/// Defines `mod $name { fn cpu(); fn gpu(); }`, running `$body(path)` on each path (the
+/// Defines `mod $name { fn cpu(); fn gpu(); fn gpu_small_bindings(); }`, running `$body(path)` on each path (the
 /// GPU one skips without an adapter unless `WGPU_PAD_REQUIRE_GPU=1`).
 #[macro_export]
 macro_rules! test_each_path {
@@ -168,6 +185,12 @@ macro_rules! test_each_path {
             #[test]
             fn gpu() {
                 if let Some(ctx) = common::gpu() {
+                    ($body)(common::PadPath::Gpu(ctx))
+                }
+            }
+            #[test]
+            fn gpu_small_bindings() {
+                if let Some(ctx) = common::gpu_small_bindings() {
                     ($body)(common::PadPath::Gpu(ctx))
                 }
             }

@@ -1,5 +1,8 @@
-//! Host cost of recording a small pad with warm caches (target: at most 25 µs, compiling
-//! nothing), and device time of a large pad measured around a device sync.
+//! Host cost of recording a small pad with warm caches, beside the engine's own baseline:
+//! a bare compute pass with one pipeline and one bind group (target: a warm `encode` at
+//! most 2x the bare pass with its bind group made per call; a prepared pad recorded into
+//! a pass at most 2x the bare pass), compiling nothing; and device time of a large pad
+//! measured around a device sync.
 //!
 //! ```text
 //! cargo bench --bench gpu_encode
@@ -40,6 +43,82 @@ fn bench(c: &mut Criterion) {
     let (input, output) = (buffer(4096), buffer(4096));
     kernel.prepare(&small, BufferRange::whole(&input), BufferRange::whole(&output)).unwrap();
     let compiled = kernel.compile_count();
+    // The engine's baseline: a trivial shader with one bind group of two storage buffers.
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: None,
+        source: wgpu::ShaderSource::Wgsl(
+            "@group(0) @binding(0) var<storage, read_write> a: array<u32>;\n\
+             @group(0) @binding(1) var<storage, read_write> b: array<u32>;\n\
+             @compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>) {\n\
+                 if (g.x < arrayLength(&b)) { b[g.x] = a[g.x]; }\n\
+             }"
+            .into(),
+        ),
+    });
+    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: None,
+        layout: None,
+        module: &module,
+        entry_point: Some("main"),
+        compilation_options: Default::default(),
+        cache: None,
+    });
+    let bind_group = || {
+        device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: None,
+            layout: &pipeline.get_bind_group_layout(0),
+            entries: &[
+                wgpu::BindGroupEntry { binding: 0, resource: input.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 1, resource: output.as_entire_binding() },
+            ],
+        })
+    };
+    let made = bind_group();
+    c.bench_function("bare_pass", |b| {
+        b.iter_batched(
+            || device.create_command_encoder(&Default::default()),
+            |mut encoder| {
+                {
+                    let mut pass = encoder.begin_compute_pass(&Default::default());
+                    pass.set_pipeline(&pipeline);
+                    pass.set_bind_group(0, &made, &[]);
+                    pass.dispatch_workgroups(4, 1, 1);
+                }
+                encoder
+            },
+            BatchSize::SmallInput,
+        )
+    });
+    c.bench_function("bare_pass_new_bind_group", |b| {
+        b.iter_batched(
+            || device.create_command_encoder(&Default::default()),
+            |mut encoder| {
+                {
+                    let group = bind_group();
+                    let mut pass = encoder.begin_compute_pass(&Default::default());
+                    pass.set_pipeline(&pipeline);
+                    pass.set_bind_group(0, &group, &[]);
+                    pass.dispatch_workgroups(4, 1, 1);
+                }
+                encoder
+            },
+            BatchSize::SmallInput,
+        )
+    });
+    let prepared = kernel.prepare(&small, BufferRange::whole(&input), BufferRange::whole(&output)).unwrap();
+    c.bench_function("prepared_record", |b| {
+        b.iter_batched(
+            || device.create_command_encoder(&Default::default()),
+            |mut encoder| {
+                {
+                    let mut pass = encoder.begin_compute_pass(&Default::default());
+                    prepared.record(&mut pass);
+                }
+                encoder
+            },
+            BatchSize::SmallInput,
+        )
+    });
     c.bench_function("encode_small_warm", |b| {
         b.iter_batched(
             || device.create_command_encoder(&Default::default()),

@@ -47,6 +47,66 @@ struct Args {
     /// Write a bar chart of GB/s per case as SVG.
     #[arg(long)]
     svg: Option<std::path::PathBuf>,
+    /// Instead of the suite: time the first (compiles included) and second pass over a mix
+    /// of 120 pads (5 modes x 4 types x 6 shapes) on a fresh kernel, and count pipelines.
+    #[arg(long)]
+    cold_start: bool,
+}
+
+/// The shapes and pads of the cold-start mix (pads begins then ends).
+const COLD_MIX: [(&[usize], &[i64]); 6] = [
+    (&[1, 3, 224, 224], &[0, 0, 2, 2, 0, 0, 2, 2]),
+    (&[8, 4096, 256], &[0, 0, 3, 0, 0, 5]),
+    (&[1, 1024, 1024, 3], &[0, 2, 2, 0, 0, 2, 2, 0]),
+    (&[2, 3, 8, 8], &[1, 1, 1, 1, 1, 1, 1, 1]),
+    (&[17], &[3, 4]),
+    (&[4, 5, 6, 7, 2], &[0, 1, -1, 1, 0, 0, 1, -1, 1, 0]),
+];
+
+#[derive(Serialize)]
+struct ColdStart {
+    pads: usize,
+    pipelines: usize,
+    cold_ms: f64,
+    warm_ms: f64,
+}
+
+/// Cold start: every pad of the mix encoded and submitted once on a fresh kernel (pipelines
+/// compile on first use), then again; each pass ends with a device sync.
+fn cold_start(ctx: &GpuContext) -> Result<ColdStart, Box<dyn std::error::Error>> {
+    let device = ctx.device();
+    let kernel = wgpu_pad::gpu::PadKernel::new(device)?;
+    let mut jobs = Vec::new();
+    for mode in Mode::ALL {
+        for dtype in [DataType::Float32, DataType::Float16, DataType::Uint8, DataType::Int64] {
+            for (shape, pads) in COLD_MIX {
+                let plan = PadPlan::new(dtype, shape, &PadRequest::new(pads.to_vec()).mode(mode))?;
+                let (i, o) = plan.byte_sizes().ok_or("fixed-width types only")?;
+                let buffer = |size: u64| {
+                    device.create_buffer(&wgpu::BufferDescriptor {
+                        label: None,
+                        size: size.next_multiple_of(4).max(4),
+                        usage: wgpu::BufferUsages::STORAGE,
+                        mapped_at_creation: false,
+                    })
+                };
+                jobs.push((plan, buffer(i), buffer(o)));
+            }
+        }
+    }
+    let mut pass = || -> Result<f64, Box<dyn std::error::Error>> {
+        let start = Instant::now();
+        for (plan, input, output) in &jobs {
+            let mut encoder = device.create_command_encoder(&Default::default());
+            kernel.encode(&mut encoder, plan, BufferRange::whole(input), BufferRange::whole(output))?;
+            ctx.queue().submit([encoder.finish()]);
+        }
+        device.poll(wgpu::PollType::wait_indefinitely())?;
+        Ok(start.elapsed().as_secs_f64() * 1e3)
+    };
+    let cold_ms = pass()?;
+    let warm_ms = pass()?;
+    Ok(ColdStart { pads: jobs.len(), pipelines: kernel.compile_count(), cold_ms, warm_ms })
 }
 
 #[derive(Serialize, Clone, Debug)]
@@ -439,6 +499,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         timer.label(),
         args.reps
     );
+
+    if args.cold_start {
+        let c = cold_start(&ctx)?;
+        println!(
+            "cold start: {} pads, {} pipelines, first pass {:.1} ms, second {:.1} ms",
+            c.pads, c.pipelines, c.cold_ms, c.warm_ms
+        );
+        if let Some(path) = &args.json {
+            std::fs::write(path, serde_json::to_string_pretty(&c)?)?;
+            println!("wrote {}", path.display());
+        }
+        return Ok(());
+    }
 
     let mut cases: Vec<(PadPlan, Tensor)> = Vec::new();
     let mut add = |dtype: DataType, shape: Vec<usize>, pads: Vec<i64>, mode: Mode, value: Option<Tensor>| {

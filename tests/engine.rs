@@ -436,6 +436,6 @@ fn futures_are_send() {
     // Polled on another thread, as a multi-threaded executor would.
     let y = std::thread::scope(|s| s.spawn(|| pollster::block_on(spawnable(ctx.pad(&p, &x)))).join().unwrap());
     assert!(y.unwrap().tensor == cpu::pad(&p, &x).unwrap());
-    let _ = spawnable(ctx.kernel().pop_errors());
-    let _ = spawnable(ctx.kernel().precompile(&[Mode::Edge], &[DataType::Uint8]));
+    pollster::block_on(spawnable(ctx.kernel().pop_errors())).unwrap();
+    pollster::block_on(spawnable(ctx.kernel().precompile(&[Mode::Edge], &[DataType::Uint8]))).unwrap();
 }

@@ -47,9 +47,9 @@ pub(crate) struct View<'a> {
 pub(crate) struct Window {
     pub params: Params,
     pub workgroups: [u32; 3],
-    /// Input binding (offset, size); `None` when the window reads nothing.
-    pub input: Option<(u64, u64)>,
-    pub output: (u64, u64),
+    /// Input binding (offset, size in bytes); `None` when the window reads nothing.
+    pub input: Option<Span>,
+    pub output: Span,
 }
 
 /// Every dispatch of one pad.
@@ -58,8 +58,8 @@ pub(crate) struct Layout {
     pub key: PipelineKey,
     pub windows: Vec<Window>,
     /// Byte ranges the views cover (`None` for an empty tensor).
-    pub in_span: Option<(u64, u64)>,
-    pub out_span: Option<(u64, u64)>,
+    pub in_span: Option<Span>,
+    pub out_span: Option<Span>,
 }
 
 /// An axis after merging, with its view strides in moved words.
@@ -86,8 +86,11 @@ fn limit(limit: GpuLimit, what: String) -> PadError {
     PadError::GpuLimit { limit, what }
 }
 
+/// A byte range `[start, end)` of a buffer.
+type Span = (u64, u64);
+
 /// The view's strides, checked against the shape, and the byte range it covers.
-fn view_strides(v: &View, shape: &[usize], elem: u64) -> Result<(Vec<u64>, Option<(u64, u64)>)> {
+fn view_strides(v: &View, shape: &[usize], elem: u64) -> Result<(Vec<u64>, Option<Span>)> {
     let strides = match v.strides {
         Some(s) if s.len() != shape.len() => {
             return Err(invalid(
@@ -142,7 +145,7 @@ fn check_no_self_overlap(shape: &[usize], strides: &[u64]) -> Result<()> {
                 ),
             ));
         }
-        covered = s as u128 * (n as u128 - 1) + covered;
+        covered += s as u128 * (n as u128 - 1);
     }
     Ok(())
 }
@@ -485,7 +488,7 @@ mod tests {
         assert_eq!(l.windows[0].params.axes[0].len, 32);
         // 3 bytes per pixel split into no word: u8 stays per byte.
         let l = lay(&plan(DataType::Uint8, &[9, 10, 3], &[1, 1, 0, 1, 1, 0], Mode::Wrap), &LIMITS);
-        assert!(l.key.is_narrow());
+        assert!(l.key.word_bytes < 4);
         // The constant fills the whole word.
         let v = crate::Tensor::from_slice(DataType::Uint16, vec![], &[0xabcdu16]).unwrap();
         let p = PadPlan::new(DataType::Uint16, &[4, 2], &PadRequest::new(vec![1, 0, 0, 0]).constant(v)).unwrap();

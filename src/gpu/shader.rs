@@ -44,11 +44,6 @@ impl PipelineKey {
         keys
     }
 
-    /// True for 8- and 16-bit words (`shaders/narrow.wgsl`).
-    pub fn is_narrow(&self) -> bool {
-        self.word_bytes < 4
-    }
-
     /// The pipeline's WGSL: the shared constants, this key's constants, the width's
     /// definitions, the shared prelude, the mode's index function and the width's main.
     pub fn wgsl(&self) -> String {

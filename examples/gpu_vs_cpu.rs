@@ -94,7 +94,7 @@ fn cold_start(ctx: &GpuContext) -> Result<ColdStart, Box<dyn std::error::Error>>
             }
         }
     }
-    let mut pass = || -> Result<f64, Box<dyn std::error::Error>> {
+    let pass = || -> Result<f64, Box<dyn std::error::Error>> {
         let start = Instant::now();
         for (plan, input, output) in &jobs {
             let mut encoder = device.create_command_encoder(&Default::default());

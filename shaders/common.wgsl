@@ -42,8 +42,11 @@ struct Params {
     // they wrap when a window's binding starts past the tensor's start.
     in_base: u32,
     out_base: u32,
-    _pad0: u32,
-    _pad1: u32,
+    // Narrow kernel: 0 for one invocation per output word anywhere in the window; else the
+    // words of each row, where rows are runs of whole words along axis 0 (row_first 1) or
+    // axes 0 and 1 (row_first 2, axis 0 an unpadded run of channels).
+    row_first: u32,
+    row_words: u32,
     // The constant's bits, repeated to fill a word.
     constant: vec4<u32>,
     // Innermost first: axis 0 is the row.
@@ -88,7 +91,47 @@ struct Row {
     inside: bool,
 }
 
-// The row at window-local position `row` over axes 1 and up (innermost first).
+// The row with window-local coordinate y on axis `first` and window-local linear position z
+// over the axes above it: the grid supplies both, so common ranks divide nothing.
+fn row_at(first: u32, y: u32, z: u32) -> Row {
+    var r = Row(P.in_base, P.out_base, true);
+    if (first < P.rank) {
+        let a = P.axes[first];
+        let o = y + a.start;
+        let k = source_coord(o, first);
+        r.inside = k != NONE;
+        r.src += (a.crop_start + k) * a.in_stride;
+        r.dst += o * a.out_stride;
+    }
+    if (first + 2u == P.rank) {
+        // One axis above: z is its coordinate (the common case, no loop, no division).
+        let d = first + 1u;
+        let a = P.axes[d];
+        let o = z + a.start;
+        let k = source_coord(o, d);
+        r.inside = r.inside && k != NONE;
+        r.src += (a.crop_start + k) * a.in_stride;
+        r.dst += o * a.out_stride;
+        return r;
+    }
+    var lin = z;
+    for (var d = first + 1u; d < P.rank; d++) {
+        let a = P.axes[d];
+        var c = lin;
+        if (d + 1u < P.rank) {
+            lin = divide(c, a.len_magic, a.len_shift);
+            c -= lin * a.len;
+        }
+        let o = c + a.start;
+        let k = source_coord(o, d);
+        r.inside = r.inside && k != NONE;
+        r.src += (a.crop_start + k) * a.in_stride;
+        r.dst += o * a.out_stride;
+    }
+    return r;
+}
+
+// The row at window-local linear position `row` over axes 1 and up (innermost first).
 fn row_offsets(row: u32) -> Row {
     var lin = row;
     var r = Row(P.in_base, P.out_base, true);

@@ -1,10 +1,70 @@
-// 8- and 16-bit elements (EPW to a u32 word): one invocation per output word, so no two
-// invocations write one word. The window is one contiguous run of a dense output starting
+// 8- and 16-bit elements (EPW to a u32 word): each output word has one invocation, so no two
+// invocations write one word. Rows of whole words run on a row grid (narrow_rows); otherwise
+// one invocation per output word. The window is one contiguous run of a dense output starting
 // at element P.first of the binding; a word only partly in it keeps its other bytes. The
 // input may have any strides.
 
+// Rows of whole words: x is the word in the row, y the coordinate on axis P.row_first and
+// z the axes above, so nothing is divided per row and no word straddles two rows. Each
+// invocation writes NARROW_ROW_WORDS words of its row, a grid width apart.
+
+// `first` is 1 (rows along axis 0) or 2 (axis 0 a whole unpadded run of channels, rows along
+// axes 0 and 1), the pipeline constant ROW_FIRST, so the compiler folds the uniform indices.
+fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
+    let r = row_at(first, gid.y, gid.z);
+    let a0 = P.axes[0];
+    let a1 = P.axes[1];
+    // The row's first output element (a multiple of EPW).
+    var base = r.dst + a0.start * a0.out_stride;
+    if (first == 2u) {
+        base += a1.start * a1.out_stride;
+    }
+    for (var n = 0u; n < NARROW_ROW_WORDS; n++) {
+        let wx = gid.x + n * nwg.x * WORKGROUP;
+        if (wx >= P.row_words) {
+            return;
+        }
+        let x = wx * EPW;
+        var word = 0u;
+        if (first == 1u) {
+            for (var k = 0u; k < EPW; k++) {
+                var v = P.constant.x & MASK;
+                let s = source_coord(x + k + a0.start, 0u);
+                if (s != NONE && r.inside) {
+                    let idx = r.src + (a0.crop_start + s) * a0.in_stride;
+                    v = (src[idx >> EPW_LOG2] >> ((idx & (EPW - 1u)) * BITS)) & MASK;
+                }
+                word |= v << (k * BITS);
+            }
+        } else {
+            // Element x of the row: position o on axis 1, channel c of its run.
+            var o = divide(x, a0.len_magic, a0.len_shift);
+            var c = x - o * a0.len;
+            for (var k = 0u; k < EPW; k++) {
+                var v = P.constant.x & MASK;
+                let s = source_coord(o + a1.start, 1u);
+                if (s != NONE && r.inside) {
+                    let idx = r.src + (a1.crop_start + s) * a1.in_stride + (a0.crop_start + c) * a0.in_stride;
+                    v = (src[idx >> EPW_LOG2] >> ((idx & (EPW - 1u)) * BITS)) & MASK;
+                }
+                word |= v << (k * BITS);
+                c += 1u;
+                let next = c == a0.len;
+                o += select(0u, 1u, next);
+                c = select(c, 0u, next);
+            }
+        }
+        dst[base / EPW + wx] = word;
+    }
+}
+
 @compute @workgroup_size(WORKGROUP)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    // ROW_FIRST is a pipeline constant: llvmpipe runs both sides of a runtime branch.
+    if (ROW_FIRST != 0u) {
+        narrow_rows(gid, nwg, ROW_FIRST);
+        return;
+    }
     let i = gid.x + gid.y * nwg.x * WORKGROUP;
     if (i >= P.count) {
         return;

@@ -1,14 +1,11 @@
 // 32-, 64- and 128-bit words: each invocation writes WIDE_ELEMS elements of one row, a grid
 // width apart (so a SIMD group's accesses stay contiguous), sharing the row's offsets. x is
-// the position in the row, y and z the row; any strides on either side.
+// the position in the row, y the coordinate on axis 1, z the axes above; any strides on
+// either side.
 
 @compute @workgroup_size(WORKGROUP)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let row = gid.y + gid.z * nwg.y;
-    if (row >= P.count) {
-        return;
-    }
-    let r = row_offsets(row);
+    let r = row_at(1u, gid.y, gid.z);
     let inner = P.axes[0];
     let step = nwg.x * WORKGROUP;
     for (var e = 0u; e < WIDE_ELEMS; e++) {

@@ -5,7 +5,9 @@
 use crate::error::{GpuLimit, PadError, Result};
 use crate::plan::{AxisMap, Constant, Mode, PadPlan};
 
-use super::params::{magic_divisor, AxisParams, Params, INDEX_LIMIT, MAX_RANK, WIDE_ELEMS, WORKGROUP};
+use super::params::{
+    magic_divisor, AxisParams, Params, INDEX_LIMIT, MAX_RANK, NARROW_ROW_WORDS, WIDE_ELEMS, WORKGROUP,
+};
 use super::shader::PipelineKey;
 
 /// Windows one pad may split into before the GPU path refuses it.
@@ -221,7 +223,8 @@ pub(crate) fn layout(plan: &PadPlan, input: &View, output: &View, limits: &Devic
             ),
         ));
     }
-    let mut layout = Layout { key: PipelineKey::new(mode, elem as u8, false), windows: Vec::new(), in_span, out_span };
+    let mut layout =
+        Layout { key: PipelineKey::new(mode, elem as u8, false, 0), windows: Vec::new(), in_span, out_span };
     let Some(out_span) = out_span else { return Ok(layout) };
 
     // Merge adjacent axes where plan and both views allow it.
@@ -317,7 +320,7 @@ pub(crate) fn layout(plan: &PadPlan, input: &View, output: &View, limits: &Devic
         };
         multi_period |= m.pad_before > one || m.pad_after > one;
     }
-    layout.key = PipelineKey::new(mode, word as u8, multi_period);
+    layout.key = PipelineKey::new(mode, word as u8, multi_period, 0);
 
     let constant = match plan.constant() {
         Constant::Bytes(b) => {
@@ -357,6 +360,17 @@ pub(crate) fn layout(plan: &PadPlan, input: &View, output: &View, limits: &Devic
             }
         }
     }
+    if word < 4 {
+        // One pipeline per pad: rows of whole words only if every window has them.
+        let first = layout.windows[0].params.row_first;
+        if layout.windows.iter().all(|w| w.params.row_first == first) {
+            layout.key.row_first = first as u8;
+        } else {
+            for w in &mut layout.windows {
+                splitter.to_words(w);
+            }
+        }
+    }
     debug_assert!(out_span.1 > out_span.0);
     Ok(layout)
 }
@@ -372,6 +386,19 @@ struct Splitter<'a> {
 }
 
 impl Splitter<'_> {
+    /// Turns a narrow window on rows into one invocation per output word.
+    fn to_words(&self, w: &mut Window) {
+        let epw = 4 / self.word as u32;
+        let p = &mut w.params;
+        p.row_first = 0;
+        p.row_words = 0;
+        let words = (p.first % epw + p.elems).div_ceil(epw);
+        p.count = words;
+        let groups = (words as u64).div_ceil(WORKGROUP as u64);
+        let x = groups.min(self.limits.max_groups as u64);
+        w.workgroups = [x as u32, groups.div_ceil(x) as u32, 1];
+    }
+
     /// A binding of the words `lo..=hi`: (offset, size) in bytes.
     fn binding(&self, lo: u64, hi: u64) -> (u64, u64) {
         let start = lo * self.word / self.limits.storage_alignment * self.limits.storage_alignment;
@@ -384,12 +411,14 @@ impl Splitter<'_> {
     fn window(&self, b: &[(usize, usize)], constant: [u32; 4]) -> Result<Option<Window>> {
         let maxg = self.limits.max_groups as u64;
         let elems: u64 = b.iter().map(|&(_, len)| len as u64).product();
-        let inner = b[b.len() - 1].1 as u64;
-        let rows = elems / inner;
+        let rank = b.len();
+        // Window lengths innermost first: axis 0, axis 1, and the product of those above.
+        let len = |d: usize| if d < rank { b[rank - 1 - d].1 as u64 } else { 1 };
+        let above = |d: usize| (d + 1..rank).map(len).product::<u64>();
         let fits_grid = if self.narrow {
             elems <= INDEX_LIMIT && elems.div_ceil(4 / self.word).div_ceil(WORKGROUP as u64) <= maxg * maxg
         } else {
-            rows <= INDEX_LIMIT.min(maxg * maxg) && inner.div_ceil((WORKGROUP * WIDE_ELEMS) as u64) <= maxg
+            len(0).div_ceil((WORKGROUP * WIDE_ELEMS) as u64) <= maxg && len(1) <= maxg && above(1) <= maxg
         };
         if !fits_grid {
             return Ok(None);
@@ -441,17 +470,37 @@ impl Splitter<'_> {
         let workgroups = if self.narrow {
             let epw = 4 / self.word;
             let first = out_lo - output.0 / self.word;
-            let words = (first % epw + elems).div_ceil(epw);
             params.first = first as u32;
             params.elems = elems as u32;
-            params.count = words as u32;
-            let groups = words.div_ceil(WORKGROUP as u64);
-            let x = groups.min(maxg);
-            [x as u32, groups.div_ceil(x) as u32, 1]
+            // Rows of whole words on a row grid where the window allows it: along axis 0, or
+            // along axes 0 and 1 where axis 0 is a whole unpadded run (RGB pixels, say).
+            let os = |d: usize| if d < rank { self.axes[rank - 1 - d].out_stride } else { 0 };
+            let rows_from = |f: usize| {
+                let row = (0..f).map(len).product::<u64>();
+                let aligned = first.is_multiple_of(epw) && row.is_multiple_of(epw);
+                let strides = (f..rank).all(|d| os(d).is_multiple_of(epw));
+                let grid = row.div_ceil(epw * (WORKGROUP * NARROW_ROW_WORDS) as u64) <= maxg
+                    && len(f) <= maxg
+                    && above(f) <= maxg;
+                (aligned && strides && grid).then_some((f as u32, row / epw))
+            };
+            let chunk_ok =
+                rank >= 2 && self.axes[rank - 1].map.is_identity() && len(0) == self.axes[rank - 1].map.out_len as u64;
+            let rows = rows_from(1).or_else(|| if chunk_ok { rows_from(2) } else { None });
+            if let Some((f, words)) = rows {
+                params.row_first = f;
+                params.row_words = words as u32;
+                let f = f as usize;
+                [words.div_ceil((WORKGROUP * NARROW_ROW_WORDS) as u64) as u32, len(f) as u32, above(f) as u32]
+            } else {
+                let words = (first % epw + elems).div_ceil(epw);
+                params.count = words as u32;
+                let groups = words.div_ceil(WORKGROUP as u64);
+                let x = groups.min(maxg);
+                [x as u32, groups.div_ceil(x) as u32, 1]
+            }
         } else {
-            params.count = rows as u32;
-            let y = rows.min(maxg);
-            [inner.div_ceil((WORKGROUP * WIDE_ELEMS) as u64) as u32, y as u32, rows.div_ceil(y) as u32]
+            [len(0).div_ceil((WORKGROUP * WIDE_ELEMS) as u64) as u32, len(1) as u32, above(1) as u32]
         };
         Ok(Some(Window { params, workgroups, input, output }))
     }
@@ -528,6 +577,28 @@ mod tests {
         assert_eq!(a.key, b.key);
         let c = lay(&plan(DataType::Int32, &[3], &[7, 0], Mode::Wrap), &LIMITS);
         assert!(c.key.multi_period && !a.key.multi_period);
+    }
+
+    /// The engine issue's cold-start mix: 5 modes x 4 types x 6 shapes.
+    #[test]
+    fn the_cold_start_mix_needs_at_most_40_pipelines() {
+        let mix: [(&[usize], &[i64]); 6] = [
+            (&[1, 3, 224, 224], &[0, 0, 2, 2, 0, 0, 2, 2]),
+            (&[8, 4096, 256], &[0, 0, 3, 0, 0, 5]),
+            (&[1, 1024, 1024, 3], &[0, 2, 2, 0, 0, 2, 2, 0]),
+            (&[2, 3, 8, 8], &[1, 1, 1, 1, 1, 1, 1, 1]),
+            (&[17], &[3, 4]),
+            (&[4, 5, 6, 7, 2], &[0, 1, -1, 1, 0, 0, 1, -1, 1, 0]),
+        ];
+        let mut keys = std::collections::HashSet::new();
+        for mode in Mode::ALL {
+            for dtype in [DataType::Float32, DataType::Float16, DataType::Uint8, DataType::Int64] {
+                for (shape, pads) in mix {
+                    keys.insert(lay(&plan(dtype, shape, pads, mode), &LIMITS).key);
+                }
+            }
+        }
+        assert!(keys.len() <= 40, "{} pipelines", keys.len());
     }
 
     #[test]

@@ -8,6 +8,8 @@ pub const MAX_RANK: usize = 16;
 pub(crate) const WORKGROUP: u32 = 64;
 /// Elements of a row per invocation in the wide kernel.
 pub(crate) const WIDE_ELEMS: u32 = 2;
+/// Words of a row per invocation in the narrow kernel's rows (`ROW_WORDS` in narrow.wgsl).
+pub(crate) const NARROW_ROW_WORDS: u32 = 2;
 /// Largest index the shaders divide (magic division is exact below 2^31).
 pub(crate) const INDEX_LIMIT: u64 = (1 << 31) - 8;
 
@@ -53,7 +55,10 @@ pub(crate) struct Params {
     /// wrapping (a window's binding starts past the tensor's start).
     pub in_base: u32,
     pub out_base: u32,
-    pub _pad: [u32; 2],
+    /// Narrow kernel: rows along axes below `row_first` (1 or 2) of `row_words` whole words
+    /// each; `row_words == 0` for one invocation per word.
+    pub row_first: u32,
+    pub row_words: u32,
     /// The constant's bits, repeated to fill a word.
     pub constant: [u32; 4],
     pub axes: [AxisParams; MAX_RANK],
@@ -87,7 +92,7 @@ pub(crate) fn magic_divisor(d: u32) -> (u32, u32) {
 /// The WGSL constants shared with the host, for the shader prelude.
 pub(crate) fn wgsl_constants() -> String {
     format!(
-        "const MAX_RANK: u32 = {MAX_RANK}u;\nconst WORKGROUP: u32 = {WORKGROUP}u;\nconst WIDE_ELEMS: u32 = {WIDE_ELEMS}u;\n"
+        "const MAX_RANK: u32 = {MAX_RANK}u;\nconst WORKGROUP: u32 = {WORKGROUP}u;\nconst WIDE_ELEMS: u32 = {WIDE_ELEMS}u;\nconst NARROW_ROW_WORDS: u32 = {NARROW_ROW_WORDS}u;\n"
     )
 }
 

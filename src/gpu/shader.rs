@@ -1,8 +1,11 @@
 //! Shader specialisation: a [`PipelineKey`] names one pipeline and turns into its WGSL.
 //!
-//! A key depends on the mode and the moved word width only, plus, for the periodic modes,
-//! whether pads reach past one period (the modulo variant). Never on shape: at most
-//! 2 × 5 + 3 × 5 × 2 = 40 pipelines exist.
+//! A key depends on the mode and the moved word width, plus two fixed variants: for the
+//! periodic modes, whether pads reach past one period (the modulo variant), and for 8- and
+//! 16-bit words, how rows are walked (per word, or rows of whole words along one or two
+//! axes). Never on shape. Variants are pipeline constants rather than runtime branches
+//! because llvmpipe executes both sides of a uniform branch. At most
+//! 3 × (2 + 3 × 2) + 2 × (2 + 3 × 2) × 3 = 72 pipelines exist.
 
 use crate::plan::Mode;
 
@@ -21,13 +24,17 @@ pub(crate) struct PipelineKey {
     /// Some pad reaches past one period of the mode's extension, so the shader needs the
     /// modulo; false for constant and edge, which have no period.
     pub multi_period: bool,
+    /// Narrow kernel: 0 for one invocation per output word, 1 or 2 for rows of whole words
+    /// along axis 0, or along axes 0 and 1 (`ROW_FIRST` in narrow.wgsl); 0 for wide words.
+    pub row_first: u8,
 }
 
 impl PipelineKey {
     /// The key, with `multi_period` dropped for modes without a period.
-    pub fn new(mode: Mode, word_bytes: u8, multi_period: bool) -> PipelineKey {
+    pub fn new(mode: Mode, word_bytes: u8, multi_period: bool, row_first: u8) -> PipelineKey {
         let periodic = matches!(mode, Mode::Reflect | Mode::Wrap | Mode::Symmetric);
-        PipelineKey { mode, word_bytes, multi_period: multi_period && periodic }
+        let row_first = if word_bytes < 4 { row_first } else { 0 };
+        PipelineKey { mode, word_bytes, multi_period: multi_period && periodic, row_first }
     }
 
     /// Every key a type of `elem_bytes` bytes can need in `mode`.
@@ -35,9 +42,11 @@ impl PipelineKey {
         let mut keys = Vec::new();
         for &w in WORD_BYTES.iter().filter(|&&w| w >= elem_bytes) {
             for multi in [false, true] {
-                let k = PipelineKey::new(mode, w, multi);
-                if !keys.contains(&k) {
-                    keys.push(k);
+                for rows in 0..3 {
+                    let k = PipelineKey::new(mode, w, multi, rows);
+                    if !keys.contains(&k) {
+                        keys.push(k);
+                    }
                 }
             }
         }
@@ -73,9 +82,10 @@ impl PipelineKey {
         };
         let common = include_str!("../../shaders/common.wgsl");
         format!(
-            "{}const MULTI_PERIOD: bool = {};\n{defs}\n{common}\n{mode_src}\n{main}",
+            "{}const MULTI_PERIOD: bool = {};\nconst ROW_FIRST: u32 = {}u;\n{defs}\n{common}\n{mode_src}\n{main}",
             wgsl_constants(),
-            self.multi_period
+            self.multi_period,
+            self.row_first
         )
     }
 
@@ -100,9 +110,10 @@ mod tests {
     fn the_key_space_is_bounded() {
         let mut all: Vec<PipelineKey> = Mode::ALL.iter().flat_map(|&m| PipelineKey::all_for(m, 1)).collect();
         all.dedup();
-        assert_eq!(all.len(), 40);
-        // Constant and edge never take the modulo variant.
-        assert_eq!(PipelineKey::new(Mode::Edge, 4, true), PipelineKey::new(Mode::Edge, 4, false));
+        assert_eq!(all.len(), 72);
+        // Constant and edge never take the modulo variant, wide words no row variant.
+        assert_eq!(PipelineKey::new(Mode::Edge, 4, true, 0), PipelineKey::new(Mode::Edge, 4, false, 0));
+        assert_eq!(PipelineKey::new(Mode::Wrap, 8, true, 2), PipelineKey::new(Mode::Wrap, 8, true, 0));
     }
 
     #[test]

@@ -265,3 +265,43 @@ fn fortran_order_and_big_endian_are_read_correctly() {
     assert_eq!(npy::to_tensor(&y, None).unwrap().as_slice::<i16>().unwrap(), &[1, 1, 2, 3, 4, 4, 5, 6]);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A 200 MiB output on the GPU through the command line, past lavapipe's 128 MiB
+/// storage-binding limit: `path=gpu`, and the same file as the CPU path writes.
+#[test]
+fn a_200_mib_output_runs_on_the_gpu() {
+    if common::gpu().is_none() {
+        return;
+    }
+    let tmp = std::env::temp_dir().join(format!("wgpu-pad-cli-200mib-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    // f32 [1, 50, 1024, 1024] padded by 2 on H and W: 50 * 1028 * 1028 * 4 bytes = 201.5 MiB.
+    let n = 50 * 1024 * 1024usize;
+    let data: Vec<u8> = (0..n * 4).map(|i| (i as u8).wrapping_mul(13) ^ (i >> 20) as u8).collect();
+    let input = tmp.join("in.npy");
+    std::fs::write(&input, raw_npy("{'descr': '<f4', 'fortran_order': False, 'shape': (1, 50, 1024, 1024), }", &data))
+        .unwrap();
+    drop(data);
+    let (gpu_out, cpu_out) = (tmp.join("gpu.npy"), tmp.join("cpu.npy"));
+    let mut outputs = Vec::new();
+    for (device, out) in [("gpu", &gpu_out), ("cpu", &cpu_out)] {
+        let o = run(&[
+            input.to_str().unwrap(),
+            out.to_str().unwrap(),
+            "--pads=0,0,2,2,0,0,2,2",
+            "--mode",
+            "reflect",
+            "--device",
+            device,
+            "-v",
+        ]);
+        assert!(o.status.success(), "{device}: {:?}", stderr_lines(&o));
+        outputs.push(String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr));
+    }
+    assert!(outputs[0].contains("path=gpu"), "{}", outputs[0]);
+    assert!(outputs[1].contains("path=cpu"), "{}", outputs[1]);
+    let (g, c) = (std::fs::read(&gpu_out).unwrap(), std::fs::read(&cpu_out).unwrap());
+    std::fs::remove_dir_all(&tmp).ok();
+    assert!(g.len() > 200 << 20, "{} bytes", g.len());
+    assert!(g == c, "the GPU's output file differs from the CPU's");
+}

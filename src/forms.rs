@@ -1,5 +1,5 @@
 //! Building a [`PadPlan`] from each operator form: ONNX Pad-1 to Pad-24, com.microsoft
-//! Pad-1 and OpenVINO Pad-1 (`SEMANTICS.md` section 4). Each checks what its declared
+//! Pad-1 and OpenVINO Pad-1 (`docs/SEMANTICS.md` section 4). Each checks what its declared
 //! version allows, then hands a [`PadRequest`] to [`PadPlan::new`].
 
 use crate::dtype::DataType;

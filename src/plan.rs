@@ -1,7 +1,7 @@
 //! The validated, normalised pad plan that every path executes.
 //!
 //! A [`PadRequest`] (pads, axes, mode, constant) is checked against an input's type and
-//! shape once, in [`PadPlan::new`], following `SEMANTICS.md` sections 1 and 2. The plan
+//! shape once, in [`PadPlan::new`], following `docs/SEMANTICS.md` sections 1 and 2. The plan
 //! then describes each axis as an [`AxisMap`]: crop `[s, s + n')` of the input, add `p`
 //! before and `q` after. The CPU and GPU paths only read plans.
 
@@ -60,7 +60,7 @@ impl FromStr for Mode {
 
 /// The source position for position `j` relative to a kept range of length `kept`
 /// (`j` runs from `-p` to `kept + q - 1`): `Some(index in 0..kept)`, or `None` where the
-/// constant goes. This is the per-mode index function of `SEMANTICS.md` section 2.
+/// constant goes. This is the per-mode index function of `docs/SEMANTICS.md` section 2.
 pub fn source_index(mode: Mode, j: i64, kept: u64) -> Option<u64> {
     // i64 suffices unless the period 2n or the offset could overflow it; i128 is a library
     // call on most targets and this runs once per padded row on the CPU path.
@@ -70,7 +70,7 @@ pub fn source_index(mode: Mode, j: i64, kept: u64) -> Option<u64> {
     extend(mode, j as i128, kept as i128).map(|k| k as u64)
 }
 
-/// `f(j)` of SEMANTICS.md section 2 for a kept length `n`, in any wide enough integer.
+/// `f(j)` of docs/SEMANTICS.md section 2 for a kept length `n`, in any wide enough integer.
 fn extend<T>(mode: Mode, j: T, n: T) -> Option<T>
 where
     T: Copy + Ord + From<u8> + std::ops::Sub<Output = T> + std::ops::Mul<Output = T> + RemEuclid,

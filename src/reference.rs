@@ -1,4 +1,4 @@
-//! A straightforward per-element pad written from `SEMANTICS.md`'s formulas, independent
+//! A straightforward per-element pad written from `docs/SEMANTICS.md`'s formulas, independent
 //! of the fast paths: the oracle for property tests and fuzzing. Slow by design.
 
 use crate::dtype::ElementWidth;

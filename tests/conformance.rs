@@ -1,4 +1,5 @@
-//! The whole conformance corpus (`../shared/conformance`), bit for bit, on each path.
+//! The whole conformance corpus (`tests/data/conformance`, or `$WGPU_PAD_CONFORMANCE`), bit
+//! for bit, on each path. Without a corpus (the published package) there is nothing to run.
 
 mod common;
 
@@ -8,7 +9,9 @@ use wgpu_pad::{cpu, reference};
 #[test]
 fn corpus_on_cpu_path() {
     let (total, failures) = common::run_corpus(|case, plan| cpu::pad(plan, &case.input));
-    assert!(total >= 395, "corpus has only {total} cases");
+    if common::corpus_dir().is_some() {
+        assert!(total >= 395, "corpus has only {total} cases");
+    }
     assert!(failures.is_empty(), "{} of {total} cases failed:\n{}", failures.len(), failures.join("\n"));
 }
 
@@ -51,7 +54,9 @@ fn corpus_on_gpu_with_small_bindings() {
         })
         .filter(|&split| split)
         .count();
-    assert!(split >= 20, "only {split} corpus cases split into binding windows");
+    if common::corpus_dir().is_some() {
+        assert!(split >= 20, "only {split} corpus cases split into binding windows");
+    }
 }
 
 fn corpus_on(gpu: &wgpu_pad::gpu::GpuContext) {
@@ -64,5 +69,7 @@ fn corpus_on(gpu: &wgpu_pad::gpu::GpuContext) {
         Ok(padded.tensor)
     });
     assert!(failures.is_empty(), "{} of {total} cases failed:\n{}", failures.len(), failures.join("\n"));
-    assert!(on_gpu > 250, "only {on_gpu} cases ran on the GPU");
+    if total > 0 {
+        assert!(on_gpu > 250, "only {on_gpu} cases ran on the GPU");
+    }
 }

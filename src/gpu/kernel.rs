@@ -29,9 +29,10 @@ type ErrorFuture = Pin<Box<dyn Future<Output = Option<wgpu::Error>>>>;
 
 /// Records ONNX Pad on one `wgpu::Device`.
 ///
-/// Made once per device and shared (it is `Send + Sync`). Pipelines depend only on mode
-/// and moved word width (at most 40 exist); they compile on first use, or ahead of time
-/// with [`precompile`](Self::precompile), into an optional `wgpu::PipelineCache`.
+/// Made once per device and shared (it is `Send + Sync`). Pipelines depend on mode, moved
+/// word width and two fixed variants, never on shape (72 exist in all); they compile on
+/// first use, or ahead of time with [`precompile`](Self::precompile), into an optional
+/// `wgpu::PipelineCache`.
 ///
 /// Two ways to record:
 /// - [`encode`](Self::encode): one call, its own compute pass in the caller's encoder.

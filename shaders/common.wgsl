@@ -91,63 +91,46 @@ struct Row {
     inside: bool,
 }
 
+// Row `r` moved to window-local coordinate c on axis d.
+fn step(r: Row, d: u32, c: u32) -> Row {
+    let a = P.axes[d];
+    let o = c + a.start;
+    let k = source_coord(o, d);
+    return Row(r.src + (a.crop_start + k) * a.in_stride, r.dst + o * a.out_stride, r.inside && k != NONE);
+}
+
+// Row `r` moved along axes `first` and up, at window-local linear position `lin` over them;
+// the outermost axis takes what is left, undivided.
+fn walk(start: Row, first: u32, lin_in: u32) -> Row {
+    var r = start;
+    var lin = lin_in;
+    for (var d = first; d < P.rank; d++) {
+        var c = lin;
+        if (d + 1u < P.rank) {
+            let a = P.axes[d];
+            lin = divide(c, a.len_magic, a.len_shift);
+            c -= lin * a.len;
+        }
+        r = step(r, d, c);
+    }
+    return r;
+}
+
 // The row with window-local coordinate y on axis `first` and window-local linear position z
 // over the axes above it: the grid supplies both, so common ranks divide nothing.
 fn row_at(first: u32, y: u32, z: u32) -> Row {
     var r = Row(P.in_base, P.out_base, true);
     if (first < P.rank) {
-        let a = P.axes[first];
-        let o = y + a.start;
-        let k = source_coord(o, first);
-        r.inside = k != NONE;
-        r.src += (a.crop_start + k) * a.in_stride;
-        r.dst += o * a.out_stride;
+        r = step(r, first, y);
     }
     if (first + 2u == P.rank) {
-        // One axis above: z is its coordinate (the common case, no loop, no division).
-        let d = first + 1u;
-        let a = P.axes[d];
-        let o = z + a.start;
-        let k = source_coord(o, d);
-        r.inside = r.inside && k != NONE;
-        r.src += (a.crop_start + k) * a.in_stride;
-        r.dst += o * a.out_stride;
-        return r;
+        // One axis above: z is its coordinate (the common case; no loop for llvmpipe to run).
+        return step(r, first + 1u, z);
     }
-    var lin = z;
-    for (var d = first + 1u; d < P.rank; d++) {
-        let a = P.axes[d];
-        var c = lin;
-        if (d + 1u < P.rank) {
-            lin = divide(c, a.len_magic, a.len_shift);
-            c -= lin * a.len;
-        }
-        let o = c + a.start;
-        let k = source_coord(o, d);
-        r.inside = r.inside && k != NONE;
-        r.src += (a.crop_start + k) * a.in_stride;
-        r.dst += o * a.out_stride;
-    }
-    return r;
+    return walk(r, first + 1u, z);
 }
 
 // The row at window-local linear position `row` over axes 1 and up (innermost first).
 fn row_offsets(row: u32) -> Row {
-    var lin = row;
-    var r = Row(P.in_base, P.out_base, true);
-    for (var d = 1u; d < P.rank; d++) {
-        let a = P.axes[d];
-        // The outermost axis takes what is left, undivided.
-        var c = lin;
-        if (d + 1u < P.rank) {
-            lin = divide(c, a.len_magic, a.len_shift);
-            c -= lin * a.len;
-        }
-        let o = c + a.start;
-        let k = source_coord(o, d);
-        r.inside = r.inside && k != NONE;
-        r.src += (a.crop_start + k) * a.in_stride;
-        r.dst += o * a.out_stride;
-    }
-    return r;
+    return walk(Row(P.in_base, P.out_base, true), 1u, row);
 }

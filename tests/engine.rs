@@ -4,13 +4,10 @@
 
 mod common;
 
-use wgpu::util::DeviceExt;
+use common::{plan, storage};
+
 use wgpu_pad::gpu::{BufferRange, ExecPath, GpuContext, PadKernel};
 use wgpu_pad::{cpu, DataType, GpuLimit, Mode, PadError, PadPlan, PadRequest, Tensor};
-
-fn plan(dtype: DataType, shape: &[usize], pads: &[i64], mode: Mode) -> PadPlan {
-    PadPlan::new(dtype, shape, &PadRequest::new(pads.to_vec()).mode(mode)).unwrap()
-}
 
 fn pattern(dtype: DataType, shape: &[usize], seed: u8) -> Tensor {
     let n: usize = shape.iter().product::<usize>() * dtype.width().bytes().unwrap();
@@ -18,31 +15,9 @@ fn pattern(dtype: DataType, shape: &[usize], seed: u8) -> Tensor {
     Tensor::from_bytes(dtype, shape.to_vec(), bytes).unwrap()
 }
 
-fn storage(ctx: &GpuContext, bytes: &[u8]) -> wgpu::Buffer {
-    let mut padded = bytes.to_vec();
-    padded.resize(bytes.len().next_multiple_of(4).max(4), 0);
-    ctx.device().create_buffer_init(&wgpu::util::BufferInitDescriptor {
-        label: None,
-        contents: &padded,
-        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
-    })
-}
-
+/// Reads a whole buffer back to the host.
 fn read(ctx: &GpuContext, buffer: &wgpu::Buffer) -> Vec<u8> {
-    let staging = ctx.device().create_buffer(&wgpu::BufferDescriptor {
-        label: None,
-        size: buffer.size(),
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    let mut enc = ctx.device().create_command_encoder(&Default::default());
-    enc.copy_buffer_to_buffer(buffer, 0, &staging, 0, buffer.size());
-    ctx.queue().submit([enc.finish()]);
-    staging.slice(..).map_async(wgpu::MapMode::Read, |r| r.unwrap());
-    ctx.device().poll(wgpu::PollType::wait_indefinitely()).unwrap();
-    let v = staging.slice(..).get_mapped_range().unwrap().to_vec();
-    staging.unmap();
-    v
+    common::read(ctx, buffer, 0, buffer.size())
 }
 
 /// Runs one pad with the kernel (dispatches counted), returns (output, dispatches).
@@ -369,11 +344,9 @@ fn precompiled_pipelines_are_bounded_and_enough() {
         for mode in Mode::ALL {
             for shape in [[1usize, 3, 9, 8], [4, 5, 6, 7]] {
                 let p = plan(*dtype, &shape, &[0, 1, 2, 0, 0, 1, i as i64 % 3, 9], mode);
-                let x = pattern(*dtype, &shape, 3);
                 let (i_b, o_b) = p.byte_sizes().unwrap();
                 let (ib, ob) = (storage(ctx, &vec![0; i_b as usize]), storage(ctx, &vec![0; o_b as usize]));
                 kernel.prepare(&p, BufferRange::whole(&ib), BufferRange::whole(&ob)).unwrap();
-                drop(x);
             }
         }
     }

@@ -3,7 +3,8 @@
 
 mod common;
 
-use wgpu::util::DeviceExt;
+use common::{plan, read, storage};
+
 use wgpu_pad::gpu::{BufferRange, GpuContext, PadKernel};
 use wgpu_pad::{cpu, DataType, Mode, PadError, PadPlan, PadRequest, Tensor};
 
@@ -11,41 +12,10 @@ fn ctx() -> Option<&'static GpuContext> {
     common::gpu()
 }
 
-fn plan(dtype: DataType, shape: &[usize], pads: &[i64], mode: Mode) -> PadPlan {
-    PadPlan::new(dtype, shape, &PadRequest::new(pads.to_vec()).mode(mode)).unwrap()
-}
-
 fn pattern(dtype: DataType, shape: &[usize], seed: u8) -> Tensor {
     let n: usize = shape.iter().product::<usize>() * dtype.width().bytes().unwrap();
     let bytes = (0..n).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed)).collect();
     Tensor::from_bytes(dtype, shape.to_vec(), bytes).unwrap()
-}
-
-/// Copies `len` bytes at `offset` of `buffer` back to the host.
-fn read(ctx: &GpuContext, buffer: &wgpu::Buffer, offset: u64, len: u64) -> Vec<u8> {
-    let size = len.next_multiple_of(4);
-    let staging = ctx.device().create_buffer(&wgpu::BufferDescriptor {
-        label: None,
-        size,
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    let mut enc = ctx.device().create_command_encoder(&Default::default());
-    enc.copy_buffer_to_buffer(buffer, offset, &staging, 0, size);
-    ctx.queue().submit([enc.finish()]);
-    staging.slice(..).map_async(wgpu::MapMode::Read, |r| r.unwrap());
-    ctx.device().poll(wgpu::PollType::wait_indefinitely()).unwrap();
-    let v = staging.slice(..).get_mapped_range().unwrap()[..len as usize].to_vec();
-    staging.unmap();
-    v
-}
-
-fn storage(ctx: &GpuContext, bytes: &[u8]) -> wgpu::Buffer {
-    ctx.device().create_buffer_init(&wgpu::util::BufferInitDescriptor {
-        label: None,
-        contents: bytes,
-        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
-    })
 }
 
 /// Engines share one kernel and one context across threads.

@@ -386,7 +386,7 @@ struct Splitter<'a> {
 }
 
 impl Splitter<'_> {
-    /// Turns a narrow window on rows into one invocation per output word.
+    /// Gives a narrow window one invocation per output word (instead of rows).
     fn to_words(&self, w: &mut Window) {
         let epw = 4 / self.word as u32;
         let p = &mut w.params;
@@ -493,11 +493,9 @@ impl Splitter<'_> {
                 let f = f as usize;
                 [words.div_ceil((WORKGROUP * NARROW_ROW_WORDS) as u64) as u32, len(f) as u32, above(f) as u32]
             } else {
-                let words = (first % epw + elems).div_ceil(epw);
-                params.count = words as u32;
-                let groups = words.div_ceil(WORKGROUP as u64);
-                let x = groups.min(maxg);
-                [x as u32, groups.div_ceil(x) as u32, 1]
+                let mut w = Window { params, workgroups: [0; 3], input, output };
+                self.to_words(&mut w);
+                return Ok(Some(w));
             }
         } else {
             [len(0).div_ceil((WORKGROUP * WIDE_ELEMS) as u64) as u32, len(1) as u32, above(1) as u32]

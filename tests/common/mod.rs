@@ -150,6 +150,43 @@ pub fn gpu() -> Option<&'static wgpu_pad::gpu::GpuContext> {
     }
 }
 
+/// A plan over all axes with these pads and mode.
+pub fn plan(dtype: DataType, shape: &[usize], pads: &[i64], mode: Mode) -> PadPlan {
+    PadPlan::new(dtype, shape, &PadRequest::new(pads.to_vec()).mode(mode)).unwrap()
+}
+
+/// A storage buffer (also a copy source and target) holding `bytes`, rounded up to whole
+/// words with zeros.
+pub fn storage(ctx: &wgpu_pad::gpu::GpuContext, bytes: &[u8]) -> wgpu::Buffer {
+    use wgpu::util::DeviceExt;
+    let mut padded = bytes.to_vec();
+    padded.resize(bytes.len().next_multiple_of(4).max(4), 0);
+    ctx.device().create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: None,
+        contents: &padded,
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+    })
+}
+
+/// Copies `len` bytes at `offset` of `buffer` back to the host.
+pub fn read(ctx: &wgpu_pad::gpu::GpuContext, buffer: &wgpu::Buffer, offset: u64, len: u64) -> Vec<u8> {
+    let size = len.next_multiple_of(4);
+    let staging = ctx.device().create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut enc = ctx.device().create_command_encoder(&Default::default());
+    enc.copy_buffer_to_buffer(buffer, offset, &staging, 0, size);
+    ctx.queue().submit([enc.finish()]);
+    staging.slice(..).map_async(wgpu::MapMode::Read, |r| r.unwrap());
+    ctx.device().poll(wgpu::PollType::wait_indefinitely()).unwrap();
+    let v = staging.slice(..).get_mapped_range().unwrap()[..len as usize].to_vec();
+    staging.unmap();
+    v
+}
+
 /// Bytes of storage binding for [`gpu_small_bindings`]: small enough that most tests'
 /// tensors split into several binding windows.
 pub const SMALL_BINDING: u64 = 1024;

@@ -2,8 +2,8 @@
 //! limits of each (a host memcpy; a device buffer copy and a trivial copy shader).
 //!
 //! ```text
-//! cargo run --release --example gpu_vs_cpu -- [--json FILE] [--svg FILE] [--reps N]
-//! cargo run --release --example gpu_vs_cpu -- --dtype float32 --shape 1,64,512,512 --pads 0,0,1,1,0,0,1,1 --mode reflect
+//! cargo run --release --features literal --example gpu_vs_cpu -- [--json FILE] [--svg FILE] [--reps N]
+//! cargo run --release --features literal --example gpu_vs_cpu -- --dtype float32 --shape 1,64,512,512 --pads 0,0,1,1,0,0,1,1 --mode reflect
 //! ```
 //!
 //! Every figure is the median of `--reps` repetitions after a warm-up, all measured in

@@ -1,24 +1,33 @@
 //! The CPU path: copies contiguous kept runs of the input, then fills each axis's pads by
 //! blocks of output already written (or the constant), outermost axis last.
 //!
-//! Outputs of 4 MiB and more are split across threads (`WGPU_PAD_CPU_THREADS`, default the
-//! machine's parallelism).
+//! Outputs of 4 MiB and more are split across threads: by default the machine's
+//! parallelism, or `WGPU_PAD_CPU_THREADS`, or [`set_max_threads`]; at most [`MAX_THREADS`].
+//! A thread the system refuses is done on the calling thread instead.
 //!
 //! The recursion is written once over a `Store` (output and input access), in units of `chunk` elements (the plan's
 //! unpadded trailing axes), so one code path serves every byte width, the 4-bit types
 //! (unpacked to bytes, padded, repacked) and strings.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 
 use crate::dtype::ElementWidth;
 use crate::error::{PadError, Result};
 use crate::plan::{AxisMap, Constant, Mode, PadPlan};
-use crate::tensor::{pack_nibbles, unpack_nibbles, Tensor, TensorData};
+use crate::tensor::{pack_nibbles_into, try_filled, unpack_nibbles_into, Tensor, TensorData};
 
 /// Outputs at least this large are split across threads.
 const PARALLEL_MIN_BYTES: usize = 4 << 20;
 
+/// The most threads one pad uses, whatever is asked.
+pub const MAX_THREADS: usize = 64;
+
 /// Pads `input` on the CPU, allocating the output.
+///
+/// Allocations are fallible: a host that refuses one gives [`PadError::OutOfMemory`]. For
+/// strings the output's contents count against the plan's
+/// [`max_output_bytes`](PadPlan::max_output_bytes) as they are copied.
 ///
 /// ```
 /// use wgpu_pad::{cpu, DataType, Mode, PadPlan, PadRequest, Tensor};
@@ -32,27 +41,28 @@ pub fn pad(plan: &PadPlan, input: &Tensor) -> Result<Tensor> {
     let out_len = plan.out_len();
     match input.data() {
         TensorData::Strings(strings) => {
-            let mut out = vec![String::new(); out_len];
-            let constant = match plan.constant() {
-                Constant::String(s) => s.clone(),
-                Constant::Bytes(_) => String::new(),
-            };
-            let f = plan.folded(true);
+            let mut out = try_filled(out_len, String::new(), "the output strings")?;
             if out_len > 0 {
-                let mut store = StringStore { input: strings, out: &mut out, c: f.chunk, constant };
-                run(&mut store, &f.axes, plan.mode());
+                let constant = match plan.constant() {
+                    Constant::String(s) => s.as_str(),
+                    Constant::Bytes(_) => "",
+                };
+                let held = out_len as u64 * std::mem::size_of::<String>() as u64;
+                let budget = plan.max_output_bytes().saturating_sub(held);
+                let f = plan.folded(true);
+                let mut store = StringStore::new(strings, &mut out, f.chunk, constant, budget);
+                Walk::new(&f.axes, plan.mode()).fill_axis(&mut store, 0, 0, 0);
+                if let Some(e) = store.error {
+                    return Err(e);
+                }
             }
             Tensor::from_strings(plan.out_shape().to_vec(), out)
         }
         TensorData::Bytes(bytes) => {
             let out_bytes = plan.dtype().storage_bytes(out_len as u64).unwrap_or(0) as usize;
-            let mut out = Vec::new();
-            out.try_reserve_exact(out_bytes).map_err(|_| PadError::TooLarge {
-                what: format!("cannot allocate {out_bytes} bytes for the output"),
-            })?;
             // Every byte is written by the pad; zero-filling first costs little next to it
             // and keeps this function free of unsafe code.
-            out.resize(out_bytes, 0);
+            let mut out = try_filled(out_bytes, 0u8, "the output")?;
             pad_bytes(plan, bytes, &mut out)?;
             Tensor::from_bytes(plan.dtype(), plan.out_shape().to_vec(), out)
         }
@@ -89,10 +99,11 @@ fn pad_bytes(plan: &PadPlan, input: &[u8], output: &mut [u8]) -> Result<()> {
         Constant::String(_) => &[],
     };
     if plan.dtype().width() == ElementWidth::Bits4 {
-        let unpacked_in = unpack_nibbles(input, plan.in_len());
-        let mut unpacked_out = vec![0u8; plan.out_len()];
+        let mut unpacked_in = try_filled(plan.in_len(), 0u8, "the unpacked 4-bit input")?;
+        unpack_nibbles_into(input, &mut unpacked_in);
+        let mut unpacked_out = try_filled(plan.out_len(), 0u8, "the unpacked 4-bit output")?;
         pad_fixed(plan, 1, &unpacked_in, &mut unpacked_out, &[constant[0] & 0x0f]);
-        output.copy_from_slice(&pack_nibbles(&unpacked_out));
+        pack_nibbles_into(&unpacked_out, output);
     } else {
         let width = plan.dtype().width().bytes().unwrap_or(1);
         pad_fixed(plan, width, input, output, constant);
@@ -105,71 +116,122 @@ fn pad_fixed(plan: &PadPlan, width: usize, input: &[u8], output: &mut [u8], cons
     let f = plan.folded(true);
     let chunk_bytes = f.chunk * width;
     let pattern: Vec<u8> = constant.iter().copied().cycle().take(chunk_bytes).collect();
-    let threads = cpu_threads();
+    let walk = Walk::new(&f.axes, plan.mode());
+    let threads = threads();
     let top = f.axes[0];
     if threads > 1 && f.axes.len() > 1 && output.len() >= PARALLEL_MIN_BYTES && top.kept >= threads {
-        pad_fixed_parallel(&f.axes, plan.mode(), chunk_bytes, input, output, &pattern, threads);
+        pad_fixed_parallel(&walk, ByteStore { input, out: output, chunk: chunk_bytes, pattern: &pattern }, threads);
     } else {
-        let mut store = ByteStore { input, out: output, c: chunk_bytes, pattern: &pattern };
-        run(&mut store, &f.axes, plan.mode());
+        walk.fill_axis(&mut ByteStore { input, out: output, chunk: chunk_bytes, pattern: &pattern }, 0, 0, 0);
     }
 }
 
-/// Threads for large outputs: `WGPU_PAD_CPU_THREADS` if set, else the machine's parallelism.
-fn cpu_threads() -> usize {
-    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *THREADS.get_or_init(|| {
-        std::env::var("WGPU_PAD_CPU_THREADS")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .filter(|&n| n > 0)
-            .unwrap_or_else(|| thread::available_parallelism().map_or(1, |n| n.get()))
-    })
+/// 0: not set from the API.
+static MAX_THREADS_SET: AtomicUsize = AtomicUsize::new(0);
+
+/// Sets how many threads a large CPU pad may use, for the whole process (overriding
+/// `WGPU_PAD_CPU_THREADS`); clamped to `1..=`[`MAX_THREADS`]. 1 pads on the calling thread.
+pub fn set_max_threads(threads: usize) {
+    MAX_THREADS_SET.store(threads.clamp(1, MAX_THREADS), Ordering::Relaxed);
 }
 
-/// Splits the outermost axis's kept blocks across threads, then fills its pads.
-fn pad_fixed_parallel(
-    axes: &[AxisMap],
-    mode: Mode,
-    c: usize,
-    input: &[u8],
-    output: &mut [u8],
-    pattern: &[u8],
-    threads: usize,
-) {
-    let top = axes[0];
-    let (out_strides, in_strides) = strides(axes);
-    let block = out_strides[0] * c;
+/// Threads for large outputs: [`set_max_threads`], else `WGPU_PAD_CPU_THREADS`, else the
+/// machine's parallelism; at most [`MAX_THREADS`].
+pub fn threads() -> usize {
+    static FROM_ENV: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    match MAX_THREADS_SET.load(Ordering::Relaxed) {
+        0 => *FROM_ENV.get_or_init(|| {
+            let asked = std::env::var("WGPU_PAD_CPU_THREADS").ok().and_then(|v| v.parse().ok()).filter(|&n| n > 0);
+            asked.unwrap_or_else(|| thread::available_parallelism().map_or(1, |n| n.get())).clamp(1, MAX_THREADS)
+        }),
+        n => n,
+    }
+}
+
+/// Splits the outermost axis's kept blocks into parts that the calling thread and up to
+/// `threads - 1` helpers take in turn; a helper the system refuses leaves its share to the
+/// others.
+fn pad_fixed_parallel(walk: &Walk, store: ByteStore, threads: usize) {
+    let ByteStore { input, out: output, chunk, pattern } = store;
+    let top = walk.axes[0];
+    let block = walk.out_strides[0] * chunk;
     let (_, kept_region) = output.split_at_mut(top.pad_before * block);
     let (kept_region, _) = kept_region.split_at_mut(top.kept * block);
-    let per_thread = top.kept.div_ceil(threads);
-    let (out_strides, in_strides) = (&out_strides, &in_strides);
-    thread::scope(|scope| {
-        for (t, part) in kept_region.chunks_mut(per_thread * block).enumerate() {
-            let first = t * per_thread;
-            scope.spawn(move || {
-                let blocks = part.len() / block;
-                let mut store = ByteStore { input, out: part, c, pattern };
-                for j in 0..blocks {
-                    let in_base = (top.crop_start + first + j) * in_strides[0];
-                    fill_axis(&mut store, axes, out_strides, in_strides, 1, j * out_strides[0], in_base, mode);
-                }
-            });
+    let per_part = top.kept.div_ceil(threads);
+    let parts: Vec<(usize, &mut [u8])> =
+        kept_region.chunks_mut(per_part * block).enumerate().map(|(i, part)| (i * per_part, part)).collect();
+    let parts = std::sync::Mutex::new(parts);
+    let work = || loop {
+        let Some((first, part)) = parts.lock().unwrap_or_else(|e| e.into_inner()).pop() else { break };
+        let mut store = ByteStore { input, out: part, chunk, pattern };
+        for j in 0..store.out.len() / block {
+            let in_base = (top.crop_start + first + j) * walk.in_strides[0];
+            walk.fill_axis(&mut store, 1, j * walk.out_strides[0], in_base);
         }
+    };
+    thread::scope(|scope| {
+        for helper in 1..threads {
+            if let Err(e) = spawn_helper(scope, work) {
+                log::debug!("CPU pad: helper thread {helper} refused ({e}); going on with {helper} threads");
+                break;
+            }
+        }
+        work();
     });
-    let mut store = ByteStore { input, out: output, c, pattern };
-    extend_axis(&mut store, &top, out_strides[0], 0, mode);
+    let mut store = ByteStore { input, out: output, chunk, pattern };
+    extend_axis(&mut store, &top, walk.out_strides[0], 0, walk.mode);
 }
 
-/// Output and input strides per axis, in chunks.
-fn strides(axes: &[AxisMap]) -> (Vec<usize>, Vec<usize>) {
-    let mut out = vec![1; axes.len()];
-    let mut inp = vec![1; axes.len()];
-    for d in (0..axes.len().saturating_sub(1)).rev() {
-        out[d] = out[d + 1] * axes[d + 1].out_len;
-        inp[d] = inp[d + 1] * axes[d + 1].in_len;
+#[cfg(test)]
+static REFUSE_HELPERS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+fn spawn_helper<'scope, F: FnOnce() + Send + 'scope>(
+    scope: &'scope thread::Scope<'scope, '_>,
+    f: F,
+) -> std::io::Result<()> {
+    // Tests stand in for a system that refuses threads (a process limit).
+    #[cfg(test)]
+    if REFUSE_HELPERS.load(Ordering::Relaxed) {
+        return Err(std::io::Error::new(std::io::ErrorKind::WouldBlock, "refused by the test"));
     }
-    (out, inp)
+    thread::Builder::new().name("wgpu-pad-cpu".into()).spawn_scoped(scope, f).map(drop)
+}
+
+/// The fixed context of one pad's recursion: the folded axes, their strides in chunks
+/// (outermost first), and the mode.
+struct Walk<'a> {
+    axes: &'a [AxisMap],
+    out_strides: Vec<usize>,
+    in_strides: Vec<usize>,
+    mode: Mode,
+}
+
+impl<'a> Walk<'a> {
+    fn new(axes: &'a [AxisMap], mode: Mode) -> Walk<'a> {
+        let mut out_strides = vec![1; axes.len()];
+        let mut in_strides = vec![1; axes.len()];
+        for d in (0..axes.len().saturating_sub(1)).rev() {
+            out_strides[d] = out_strides[d + 1] * axes[d + 1].out_len;
+            in_strides[d] = in_strides[d + 1] * axes[d + 1].in_len;
+        }
+        Walk { axes, out_strides, in_strides, mode }
+    }
+
+    /// Writes the block of `axis` at `out_base`: its kept sub-blocks, then its pads.
+    fn fill_axis<S: Store>(&self, store: &mut S, axis: usize, out_base: usize, in_base: usize) {
+        let a = self.axes[axis];
+        let (out_stride, in_stride) = (self.out_strides[axis], self.in_strides[axis]);
+        if axis + 1 == self.axes.len() {
+            store.copy_in(out_base + a.pad_before, in_base + a.crop_start, a.kept);
+        } else {
+            for j in 0..a.kept {
+                let out_block = out_base + (a.pad_before + j) * out_stride;
+                let in_block = in_base + (a.crop_start + j) * in_stride;
+                self.fill_axis(store, axis + 1, out_block, in_block);
+            }
+        }
+        extend_axis(store, &a, out_stride, out_base, self.mode);
+    }
 }
 
 /// Where the output goes and where the input comes from, in chunks.
@@ -182,36 +244,6 @@ trait Store {
     fn fill(&mut self, dst: usize, len: usize);
     /// Reverses the order of the chunks `out[dst..dst+len]`.
     fn reverse(&mut self, dst: usize, len: usize);
-}
-
-fn run<S: Store>(store: &mut S, axes: &[AxisMap], mode: Mode) {
-    let (out_strides, in_strides) = strides(axes);
-    fill_axis(store, axes, &out_strides, &in_strides, 0, 0, 0, mode);
-}
-
-/// Writes the block of axis `d` at `out_base`: its kept sub-blocks, then its pads.
-#[allow(clippy::too_many_arguments)]
-fn fill_axis<S: Store>(
-    store: &mut S,
-    axes: &[AxisMap],
-    out_strides: &[usize],
-    in_strides: &[usize],
-    d: usize,
-    out_base: usize,
-    in_base: usize,
-    mode: Mode,
-) {
-    let a = axes[d];
-    let (os, is) = (out_strides[d], in_strides[d]);
-    if d + 1 == axes.len() {
-        store.copy_in(out_base + a.pad_before, in_base + a.crop_start, a.kept);
-    } else {
-        for j in 0..a.kept {
-            let (o, i) = (out_base + (a.pad_before + j) * os, in_base + (a.crop_start + j) * is);
-            fill_axis(store, axes, out_strides, in_strides, d + 1, o, i, mode);
-        }
-    }
-    extend_axis(store, &a, os, out_base, mode);
 }
 
 /// Fills axis `a`'s pads (blocks of `block` chunks) from its kept blocks, already written.
@@ -293,19 +325,19 @@ struct ByteStore<'a> {
     input: &'a [u8],
     out: &'a mut [u8],
     /// Bytes per chunk.
-    c: usize,
+    chunk: usize,
     /// The constant, repeated to one chunk.
     pattern: &'a [u8],
 }
 
 impl Store for ByteStore<'_> {
     fn copy_in(&mut self, dst: usize, src: usize, len: usize) {
-        let (c, n) = (self.c, len * self.c);
+        let (c, n) = (self.chunk, len * self.chunk);
         self.out[dst * c..dst * c + n].copy_from_slice(&self.input[src * c..src * c + n]);
     }
 
     fn copy_out(&mut self, dst: usize, src: usize, len: usize) {
-        let (c, n) = (self.c, len * self.c);
+        let (c, n) = (self.chunk, len * self.chunk);
         let (d, s) = (dst * c, src * c);
         // Single elements (mirrored pads) are common; give them fixed-size copies.
         match n {
@@ -322,7 +354,7 @@ impl Store for ByteStore<'_> {
         if len == 0 {
             return;
         }
-        let (c, n) = (self.c, len * self.c);
+        let (c, n) = (self.chunk, len * self.chunk);
         let region = &mut self.out[dst * c..dst * c + n];
         if self.pattern.iter().all(|&b| b == self.pattern[0]) {
             region.fill(self.pattern[0]);
@@ -338,7 +370,7 @@ impl Store for ByteStore<'_> {
     }
 
     fn reverse(&mut self, dst: usize, len: usize) {
-        let c = self.c;
+        let c = self.chunk;
         let region = &mut self.out[dst * c..(dst + len) * c];
         match c {
             1 => region.reverse(),
@@ -370,40 +402,117 @@ fn copy_fixed<const N: usize>(out: &mut [u8], dst: usize, src: usize) {
     out[dst..dst + N].copy_from_slice(&v);
 }
 
+/// Strings, counted as they are copied: what the output holds beyond the `String`s
+/// themselves must stay within `budget`, and every allocation is fallible.
 struct StringStore<'a> {
     input: &'a [String],
     out: &'a mut [String],
-    c: usize,
-    constant: String,
+    /// Elements per chunk.
+    chunk: usize,
+    constant: &'a str,
+    budget: u64,
+    /// The first failure; once set, nothing more is copied.
+    error: Option<PadError>,
+}
+
+impl<'a> StringStore<'a> {
+    fn new(input: &'a [String], out: &'a mut [String], chunk: usize, constant: &'a str, budget: u64) -> Self {
+        StringStore { input, out, chunk, constant, budget, error: None }
+    }
+}
+
+/// `dst[i] = src[i]`, charging `budget` for the bytes and allocating fallibly.
+fn copy_strings<'s>(
+    dst: &mut [String],
+    src: impl Iterator<Item = &'s str>,
+    budget: &mut u64,
+    error: &mut Option<PadError>,
+) {
+    if error.is_some() {
+        return;
+    }
+    for (d, s) in dst.iter_mut().zip(src) {
+        let bytes = s.len() as u64;
+        if bytes > *budget {
+            *error = Some(PadError::TooLarge {
+                what: "the output strings hold more than the limit (max_output_bytes)".to_string(),
+            });
+            return;
+        }
+        *budget -= bytes;
+        let mut copy = String::new();
+        if copy.try_reserve_exact(s.len()).is_err() {
+            *error = Some(PadError::OutOfMemory { reason: format!("cannot allocate a string of {bytes} bytes") });
+            return;
+        }
+        copy.push_str(s);
+        *d = copy;
+    }
 }
 
 impl Store for StringStore<'_> {
     fn copy_in(&mut self, dst: usize, src: usize, len: usize) {
-        let (c, n) = (self.c, len * self.c);
-        self.out[dst * c..dst * c + n].clone_from_slice(&self.input[src * c..src * c + n]);
+        let (c, n) = (self.chunk, len * self.chunk);
+        let src = self.input[src * c..src * c + n].iter().map(String::as_str);
+        copy_strings(&mut self.out[dst * c..dst * c + n], src, &mut self.budget, &mut self.error);
     }
 
     fn copy_out(&mut self, dst: usize, src: usize, len: usize) {
-        let (c, n) = (self.c, len * self.c);
+        let (c, n) = (self.chunk, len * self.chunk);
         let (d, s) = (dst * c, src * c);
-        if d > s {
+        let (to, from) = if d > s {
             let (head, tail) = self.out.split_at_mut(d);
-            tail[..n].clone_from_slice(&head[s..s + n]);
+            (&mut tail[..n], &head[s..s + n])
         } else {
             let (head, tail) = self.out.split_at_mut(s);
-            head[d..d + n].clone_from_slice(&tail[..n]);
-        }
+            (&mut head[d..d + n], &tail[..n])
+        };
+        copy_strings(to, from.iter().map(String::as_str), &mut self.budget, &mut self.error);
     }
 
     fn fill(&mut self, dst: usize, len: usize) {
-        let c = self.c;
-        for s in &mut self.out[dst * c..(dst + len) * c] {
-            s.clone_from(&self.constant);
-        }
+        let c = self.chunk;
+        let constant = std::iter::repeat(self.constant);
+        copy_strings(&mut self.out[dst * c..(dst + len) * c], constant, &mut self.budget, &mut self.error);
     }
 
     fn reverse(&mut self, dst: usize, len: usize) {
-        let c = self.c;
+        let c = self.chunk;
         reverse_chunks(&mut self.out[dst * c..(dst + len) * c], c);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{DataType, PadRequest};
+
+    /// A large pad split across threads, each refused, still pads every byte (on the
+    /// calling thread) instead of panicking.
+    #[test]
+    fn refused_threads_leave_the_work_to_the_caller() {
+        let x = Tensor::from_bytes(DataType::Uint8, vec![64, 1 << 16], (0..64u32 << 16).map(|i| i as u8).collect())
+            .unwrap();
+        let request = PadRequest::new(vec![1, 3, 2, 5]).mode(Mode::Reflect);
+        let plan = PadPlan::new(x.dtype(), x.shape(), &request).unwrap();
+        let expected = crate::reference::pad(&plan, &x);
+        let folded = plan.folded(true);
+        let walk = Walk::new(&folded.axes, plan.mode());
+        let mut out = vec![0u8; plan.out_len()];
+        let store = ByteStore { input: x.bytes().unwrap(), out: &mut out, chunk: folded.chunk, pattern: &[0] };
+        REFUSE_HELPERS.store(true, Ordering::Relaxed);
+        pad_fixed_parallel(&walk, store, 4);
+        REFUSE_HELPERS.store(false, Ordering::Relaxed);
+        assert_eq!(out, expected.bytes().unwrap());
+    }
+
+    #[test]
+    fn thread_counts_are_clamped() {
+        set_max_threads(100_000);
+        assert_eq!(threads(), MAX_THREADS);
+        set_max_threads(0);
+        assert_eq!(threads(), 1);
+        MAX_THREADS_SET.store(0, Ordering::Relaxed);
+        assert!((1..=MAX_THREADS).contains(&threads()));
     }
 }

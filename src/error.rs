@@ -77,7 +77,7 @@ pub enum PadError {
         reason: String,
     },
     /// A mode, data type or input that the declared operator version does not have.
-    #[error("{what} is not in {form}{hint}")]
+    #[error("{what} is not in {form} ({hint})")]
     NotInVersion {
         /// The mode, type or input, e.g. `mode wrap`.
         what: String,
@@ -205,10 +205,10 @@ pub enum PadError {
         /// The driver's message.
         reason: String,
     },
-    /// The device ran out of memory.
-    #[error("GPU out of memory: {reason}")]
+    /// The device, or the host for a buffer sized by the request, ran out of memory.
+    #[error("out of memory: {reason}")]
     OutOfMemory {
-        /// The driver's message.
+        /// What could not be allocated (the driver's message, for the GPU).
         reason: String,
     },
     /// A .npy file that cannot be read or does not fit the requested type.

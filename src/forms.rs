@@ -48,6 +48,13 @@ fn onnx_type_since(dtype: DataType) -> u32 {
     }
 }
 
+/// `what` is not in `form`; `hint` says where it first appears or how to accept it anyway.
+fn not_in_version(what: impl Into<String>, form: &str, hint: impl Into<String>) -> PadError {
+    PadError::NotInVersion { what: what.into(), form: form.to_string(), hint: hint.into() }
+}
+
+const LENIENT: &str = "FormOptions::lenient accepts it";
+
 /// Parses `mode` and checks it and `dtype` against ONNX Pad-`version`.
 fn onnx_check(version: u32, mode: &str, dtype: DataType, opts: &FormOptions) -> Result<Mode> {
     let mode: Mode = mode.parse()?;
@@ -60,28 +67,20 @@ fn onnx_check(version: u32, mode: &str, dtype: DataType, opts: &FormOptions) -> 
     if !opts.lenient {
         match mode_since {
             Some(since) if since > version => {
-                return Err(PadError::NotInVersion {
-                    what: format!("mode {mode}"),
-                    form,
-                    hint: format!(" (added in Pad-{since}; FormOptions::lenient accepts it)"),
-                })
+                return Err(not_in_version(format!("mode {mode}"), &form, format!("added in Pad-{since}; {LENIENT}")))
             }
             None => {
-                return Err(PadError::NotInVersion {
-                    what: format!("mode {mode}"),
-                    form,
-                    hint: " (symmetric is OpenVINO's; FormOptions::lenient accepts it)".into(),
-                })
+                return Err(not_in_version(
+                    format!("mode {mode}"),
+                    &form,
+                    format!("symmetric is OpenVINO's; {LENIENT}"),
+                ))
             }
             _ => {}
         }
         let since = onnx_type_since(dtype);
         if since > version {
-            return Err(PadError::NotInVersion {
-                what: format!("type {dtype}"),
-                form,
-                hint: format!(" (added in Pad-{since}; FormOptions::lenient accepts it)"),
-            });
+            return Err(not_in_version(format!("type {dtype}"), &form, format!("added in Pad-{since}; {LENIENT}")));
         }
     }
     Ok(mode)
@@ -124,28 +123,16 @@ fn request(pads: Vec<i64>, mode: Mode, opts: &FormOptions) -> PadRequest {
     PadRequest::new(pads).mode(mode).max_output_bytes(opts.max_output_bytes)
 }
 
-/// ONNX Pad-1: attributes `paddings`, `mode`, `value` (a float converted to the type).
+/// ONNX Pad-1 and Pad-2, the attribute form: `pads` (Pad-1 calls it `paddings`), `mode`,
+/// and `value`, a float converted to the type. `version` is 1 or 2.
 ///
 /// ```
 /// use wgpu_pad::{forms, DataType, FormOptions};
-/// let plan = forms::onnx_pad_v1(DataType::Float32, &[2], &[1, 1], "edge", 0.0, FormOptions::default()).unwrap();
+/// let plan = forms::onnx_pad_attributes(2, DataType::Float32, &[2], &[1, 1], "edge", 0.0, FormOptions::default()).unwrap();
 /// assert_eq!(plan.out_shape(), &[4]);
 /// ```
-pub fn onnx_pad_v1(
-    dtype: DataType,
-    shape: &[usize],
-    paddings: &[i64],
-    mode: &str,
-    value: f32,
-    opts: FormOptions,
-) -> Result<PadPlan> {
-    let mode = onnx_check(1, mode, dtype, &opts)?;
-    let req = request(paddings.to_vec(), mode, &opts).constant(value_to_type(value, dtype)?);
-    PadPlan::new(dtype, shape, &req)
-}
-
-/// ONNX Pad-2: attributes `pads`, `mode`, `value` (a float converted to the type).
-pub fn onnx_pad_v2(
+pub fn onnx_pad_attributes(
+    version: u32,
     dtype: DataType,
     shape: &[usize],
     pads: &[i64],
@@ -153,9 +140,43 @@ pub fn onnx_pad_v2(
     value: f32,
     opts: FormOptions,
 ) -> Result<PadPlan> {
-    let mode = onnx_check(2, mode, dtype, &opts)?;
+    if !matches!(version, 1 | 2) {
+        return Err(PadError::InvalidInput {
+            form: format!("ONNX Pad-{version}"),
+            input: "pads",
+            reason: "only Pad-1 and Pad-2 take pads as an attribute: use onnx_pad".into(),
+        });
+    }
+    let mode = onnx_check(version, mode, dtype, &opts)?;
     let req = request(pads.to_vec(), mode, &opts).constant(value_to_type(value, dtype)?);
     PadPlan::new(dtype, shape, &req)
+}
+
+/// The inputs of ONNX Pad-11 to Pad-24 besides the data: `pads` (int64), optional
+/// `constant_value` and optional `axes` (int32 or int64, Pad-18 on).
+#[derive(Debug, Clone, Copy)]
+pub struct OnnxPadInputs<'a> {
+    /// Begins then ends, 1-D (or `[1, n]`, as ONNX Runtime accepts).
+    pub pads: &'a Tensor,
+    /// A scalar or one-element tensor of the data's type.
+    pub constant_value: Option<&'a Tensor>,
+    /// The axes the pads apply to.
+    pub axes: Option<&'a Tensor>,
+}
+
+impl<'a> OnnxPadInputs<'a> {
+    /// Just `pads`.
+    pub fn new(pads: &'a Tensor) -> Self {
+        OnnxPadInputs { pads, constant_value: None, axes: None }
+    }
+    /// With `constant_value`.
+    pub fn constant_value(self, value: &'a Tensor) -> Self {
+        OnnxPadInputs { constant_value: Some(value), ..self }
+    }
+    /// With `axes`.
+    pub fn axes(self, axes: &'a Tensor) -> Self {
+        OnnxPadInputs { axes: Some(axes), ..self }
+    }
 }
 
 /// Reads an integer tensor (int64, or int32 where `int32_ok`) that is 1-D, or 2-D `[1, n]`
@@ -177,28 +198,25 @@ fn int_values(t: &Tensor, form: &str, input: &'static str, int32_ok: bool, two_d
     }
 }
 
-/// ONNX Pad-11 to Pad-24, the input form: `pads` (int64), optional `constant_value`,
-/// optional `axes` (int32 or int64, Pad-18 on). `version` is the operator's version or the
-/// model's opset (mapped with [`onnx_pad_version`]).
+/// ONNX Pad-11 to Pad-24, the input form ([`OnnxPadInputs`]). `version` is the operator's
+/// version or the model's opset (mapped with [`onnx_pad_version`]).
 ///
 /// ```
-/// use wgpu_pad::{forms, DataType, FormOptions, Tensor};
+/// use wgpu_pad::{forms, forms::OnnxPadInputs, DataType, FormOptions, Tensor};
 /// let pads = Tensor::from_slice(DataType::Int64, vec![2], &[1i64, 2]).unwrap();
 /// let axes = Tensor::from_slice(DataType::Int32, vec![1], &[-1i32]).unwrap();
-/// let plan = forms::onnx_pad(19, DataType::Uint8, &[3, 4], "wrap", &pads, None, Some(&axes), FormOptions::default()).unwrap();
+/// let inputs = OnnxPadInputs::new(&pads).axes(&axes);
+/// let plan = forms::onnx_pad(19, DataType::Uint8, &[3, 4], "wrap", inputs, FormOptions::default()).unwrap();
 /// assert_eq!(plan.out_shape(), &[3, 7]);
 /// // wrap arrived in Pad-19
-/// assert!(forms::onnx_pad(18, DataType::Uint8, &[3, 4], "wrap", &pads, None, Some(&axes), FormOptions::default()).is_err());
+/// assert!(forms::onnx_pad(18, DataType::Uint8, &[3, 4], "wrap", inputs, FormOptions::default()).is_err());
 /// ```
-#[allow(clippy::too_many_arguments)]
 pub fn onnx_pad(
     version: u32,
     dtype: DataType,
     shape: &[usize],
     mode: &str,
-    pads: &Tensor,
-    constant_value: Option<&Tensor>,
-    axes: Option<&Tensor>,
+    inputs: OnnxPadInputs,
     opts: FormOptions,
 ) -> Result<PadPlan> {
     let version = onnx_pad_version(version);
@@ -207,23 +225,19 @@ pub fn onnx_pad(
         return Err(PadError::InvalidInput {
             form,
             input: "pads",
-            reason: "Pad-1 and Pad-2 take pads as an attribute: use onnx_pad_v1 or onnx_pad_v2".into(),
+            reason: "Pad-1 and Pad-2 take pads as an attribute: use onnx_pad_attributes".into(),
         });
     }
     let mode = onnx_check(version, mode, dtype, &opts)?;
-    let pads = int_values(pads, &form, "pads", false, true)?;
+    let pads = int_values(inputs.pads, &form, "pads", false, true)?;
     let mut req = request(pads, mode, &opts);
-    if let Some(axes) = axes {
+    if let Some(axes) = inputs.axes {
         if version < 18 && !opts.lenient {
-            return Err(PadError::NotInVersion {
-                what: "input axes".into(),
-                form,
-                hint: " (added in Pad-18; FormOptions::lenient accepts it)".into(),
-            });
+            return Err(not_in_version("input axes", &form, format!("added in Pad-18; {LENIENT}")));
         }
         req = req.axes(int_values(axes, &form, "axes", true, false)?);
     }
-    if let Some(v) = constant_value {
+    if let Some(v) = inputs.constant_value {
         req = req.constant(v.clone());
     }
     PadPlan::new(dtype, shape, &req)
@@ -242,11 +256,7 @@ pub fn microsoft_pad(
     let form = "com.microsoft Pad-1";
     let mode: Mode = mode.parse()?;
     if matches!(mode, Mode::Wrap | Mode::Symmetric) && !opts.lenient {
-        return Err(PadError::NotInVersion {
-            what: format!("mode {mode}"),
-            form: form.into(),
-            hint: " (FormOptions::lenient accepts it)".into(),
-        });
+        return Err(not_in_version(format!("mode {mode}"), form, LENIENT));
     }
     let mut req = request(int_values(pads, form, "pads", false, true)?, mode, &opts);
     if let Some(v) = value {
@@ -276,11 +286,7 @@ pub fn openvino_pad(
     let form = "OpenVINO Pad-1";
     let mode: Mode = pad_mode.parse()?;
     if mode == Mode::Wrap && !opts.lenient {
-        return Err(PadError::NotInVersion {
-            what: "mode wrap".into(),
-            form: form.into(),
-            hint: " (FormOptions::lenient accepts it)".into(),
-        });
+        return Err(not_in_version("mode wrap", form, LENIENT));
     }
     let begin = int_values(pads_begin, form, "pads_begin", true, false)?;
     let end = int_values(pads_end, form, "pads_end", true, false)?;
@@ -326,37 +332,42 @@ mod tests {
 
     #[test]
     fn pad_v1_and_v2_convert_value() {
-        let p = onnx_pad_v2(DataType::Float16, &[1], &[1, 0], "constant", 1.5, D).unwrap();
+        let p = onnx_pad_attributes(2, DataType::Float16, &[1], &[1, 0], "constant", 1.5, D).unwrap();
         assert_eq!(p.constant(), &crate::plan::Constant::Bytes(half::f16::from_f32(1.5).to_le_bytes().to_vec()));
-        let e = onnx_pad_v1(DataType::Int32, &[1], &[1, 0], "constant", 1.5, D).unwrap_err();
+        let e = onnx_pad_attributes(1, DataType::Int32, &[1], &[1, 0], "constant", 1.5, D).unwrap_err();
         assert!(e.to_string().contains("type int32 is not in ONNX Pad-1 (added in Pad-11"), "{e}");
-        let p = onnx_pad_v1(DataType::Int32, &[1], &[1, 0], "constant", 7.0, FormOptions::lenient()).unwrap();
+        let p =
+            onnx_pad_attributes(1, DataType::Int32, &[1], &[1, 0], "constant", 7.0, FormOptions::lenient()).unwrap();
         assert_eq!(p.constant(), &crate::plan::Constant::Bytes(7i32.to_le_bytes().to_vec()));
-        assert!(onnx_pad_v1(DataType::Float32, &[1], &[1, 0], "wrap", 0.0, D).is_err());
+        assert!(onnx_pad_attributes(1, DataType::Float32, &[1], &[1, 0], "wrap", 0.0, D).is_err());
+        let e = onnx_pad_attributes(11, DataType::Float32, &[1], &[1, 0], "edge", 0.0, D).unwrap_err();
+        assert!(e.to_string().contains("use onnx_pad"), "{e}");
     }
 
     #[test]
     fn versions_gate_modes_types_and_axes() {
         let pads = i64s(&[1, 1]);
-        let e = onnx_pad(13, DataType::Float32, &[2], "wrap", &pads, None, None, D).unwrap_err();
+        let e = onnx_pad(13, DataType::Float32, &[2], "wrap", OnnxPadInputs::new(&pads), D).unwrap_err();
         assert!(matches!(e, PadError::NotInVersion { .. }) && e.to_string().contains("Pad-19"), "{e}");
-        assert!(onnx_pad(13, DataType::Float32, &[2], "wrap", &pads, None, None, FormOptions::lenient()).is_ok());
-        assert!(onnx_pad(19, DataType::Float32, &[2], "wrap", &pads, None, None, D).is_ok());
-        assert!(onnx_pad(24, DataType::Float32, &[2], "symmetric", &pads, None, None, D).is_err());
-        assert!(onnx_pad(11, DataType::Bfloat16, &[2], "edge", &pads, None, None, D).is_err());
-        assert!(onnx_pad(13, DataType::String, &[2], "edge", &pads, None, None, D).is_ok());
-        assert!(onnx_pad(19, DataType::Int4, &[2], "edge", &pads, None, None, D).is_err());
-        assert!(onnx_pad(21, DataType::Int4, &[2], "edge", &pads, None, None, D).is_ok());
-        assert!(onnx_pad(21, DataType::Float4e2m1, &[2], "edge", &pads, None, None, D).is_err());
-        assert!(onnx_pad(23, DataType::Float4e2m1, &[2], "edge", &pads, None, None, D).is_ok());
-        assert!(onnx_pad(23, DataType::Float8e8m0, &[2], "edge", &pads, None, None, D).is_err());
-        assert!(onnx_pad(24, DataType::Float8e8m0, &[2], "edge", &pads, None, None, D).is_ok());
+        assert!(
+            onnx_pad(13, DataType::Float32, &[2], "wrap", OnnxPadInputs::new(&pads), FormOptions::lenient()).is_ok()
+        );
+        assert!(onnx_pad(19, DataType::Float32, &[2], "wrap", OnnxPadInputs::new(&pads), D).is_ok());
+        assert!(onnx_pad(24, DataType::Float32, &[2], "symmetric", OnnxPadInputs::new(&pads), D).is_err());
+        assert!(onnx_pad(11, DataType::Bfloat16, &[2], "edge", OnnxPadInputs::new(&pads), D).is_err());
+        assert!(onnx_pad(13, DataType::String, &[2], "edge", OnnxPadInputs::new(&pads), D).is_ok());
+        assert!(onnx_pad(19, DataType::Int4, &[2], "edge", OnnxPadInputs::new(&pads), D).is_err());
+        assert!(onnx_pad(21, DataType::Int4, &[2], "edge", OnnxPadInputs::new(&pads), D).is_ok());
+        assert!(onnx_pad(21, DataType::Float4e2m1, &[2], "edge", OnnxPadInputs::new(&pads), D).is_err());
+        assert!(onnx_pad(23, DataType::Float4e2m1, &[2], "edge", OnnxPadInputs::new(&pads), D).is_ok());
+        assert!(onnx_pad(23, DataType::Float8e8m0, &[2], "edge", OnnxPadInputs::new(&pads), D).is_err());
+        assert!(onnx_pad(24, DataType::Float8e8m0, &[2], "edge", OnnxPadInputs::new(&pads), D).is_ok());
         let axes = Tensor::from_slice(DataType::Int32, vec![1], &[0i32]).unwrap();
-        assert!(onnx_pad(13, DataType::Float32, &[2], "edge", &pads, None, Some(&axes), D).is_err());
-        assert!(onnx_pad(18, DataType::Float32, &[2], "edge", &pads, None, Some(&axes), D).is_ok());
-        let e = onnx_pad(11, DataType::Float32, &[2], "edge", &axes, None, None, D).unwrap_err();
+        assert!(onnx_pad(13, DataType::Float32, &[2], "edge", OnnxPadInputs::new(&pads).axes(&axes), D).is_err());
+        assert!(onnx_pad(18, DataType::Float32, &[2], "edge", OnnxPadInputs::new(&pads).axes(&axes), D).is_ok());
+        let e = onnx_pad(11, DataType::Float32, &[2], "edge", OnnxPadInputs::new(&axes), D).unwrap_err();
         assert!(e.to_string().contains("input pads: type int32, expected int64"), "{e}");
-        let e = onnx_pad(11, DataType::Float32, &[2], "Edge", &pads, None, None, D).unwrap_err();
+        let e = onnx_pad(11, DataType::Float32, &[2], "Edge", OnnxPadInputs::new(&pads), D).unwrap_err();
         assert!(matches!(e, PadError::InvalidMode { .. }), "{e}");
     }
 

@@ -22,8 +22,9 @@
 //! - [`gpu`] runs a plan with WGSL compute shaders: [`gpu::PadKernel`] records into an
 //!   engine's own encoder, device and buffers; [`gpu::GpuContext`] pads host tensors.
 //! - [`cpu`] runs a plan on host memory; [`reference`](mod@reference) is the slow per-element oracle.
-//! - [`npy`] reads and writes `.npy` files, including ml_dtypes' descrs; [`literal`] parses
-//!   a constant of any type from text.
+//! - With the `npy` feature (on by default), `npy` reads and writes `.npy` files, including
+//!   ml_dtypes' descrs, streaming and within a memory cap; with `literal`, `literal` parses a
+//!   constant of any type from text. The `cli` feature builds the `wgpu-pad` command on them.
 //!
 //! Every bad request is a [`PadError`] naming the axis and the values, never a panic.
 #![warn(missing_docs)]
@@ -33,7 +34,9 @@ mod dtype;
 mod error;
 pub mod forms;
 pub mod gpu;
+#[cfg(feature = "literal")]
 pub mod literal;
+#[cfg(feature = "npy")]
 pub mod npy;
 mod plan;
 pub mod reference;

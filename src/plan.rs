@@ -305,6 +305,7 @@ pub struct PadPlan {
     ends: Vec<i64>,
     axes: Vec<AxisMap>,
     constant: Constant,
+    max_output_bytes: u64,
 }
 
 impl PadPlan {
@@ -336,7 +337,8 @@ impl PadPlan {
             what: format!("output shape {out_shape:?} has more than 2^64 elements"),
         })?;
         let elem_bytes: u64 = match dtype.width() {
-            ElementWidth::String => 24,
+            // What each string holds besides its contents; the CPU path counts those as it pads.
+            ElementWidth::String => std::mem::size_of::<String>() as u64,
             w => w.bytes().unwrap_or(1) as u64,
         };
         let out_bytes = match dtype.width() {
@@ -395,7 +397,17 @@ impl PadPlan {
             }
             axes.push(map);
         }
-        Ok(PadPlan { dtype, mode: request.mode, in_shape: in_shape.to_vec(), out_shape, begins, ends, axes, constant })
+        Ok(PadPlan {
+            dtype,
+            mode: request.mode,
+            in_shape: in_shape.to_vec(),
+            out_shape,
+            begins,
+            ends,
+            axes,
+            constant,
+            max_output_bytes: request.max_output_bytes,
+        })
     }
 
     /// The element type.
@@ -430,6 +442,12 @@ impl PadPlan {
     pub fn constant(&self) -> &Constant {
         &self.constant
     }
+    /// The cap on what the output may hold, from [`PadRequest::max_output_bytes`]. For
+    /// strings the plan checks their own size; the CPU path adds their contents as it pads.
+    pub fn max_output_bytes(&self) -> u64 {
+        self.max_output_bytes
+    }
+
     /// Number of input elements.
     pub fn in_len(&self) -> usize {
         element_count(&self.in_shape).unwrap_or(0) as usize
@@ -460,14 +478,19 @@ impl PadPlan {
     /// not padded disappear. With `fold_inner`, trailing unpadded axes become the `chunk`.
     /// Meaningful only for non-empty outputs.
     pub(crate) fn folded(&self, fold_inner: bool) -> FoldedPlan {
+        if self.out_len() == 0 {
+            // Nothing to write; an empty input's other axes may be too long to multiply.
+            return FoldedPlan { axes: vec![AxisMap::identity(0)], chunk: 1 };
+        }
         let mut axes: Vec<AxisMap> = Vec::with_capacity(self.axes.len());
         for &a in self.axes.iter().filter(|a| !(a.is_identity() && a.in_len == 1)) {
             match axes.last_mut() {
                 Some(prev) if prev.is_identity() && a.is_identity() => {
-                    *prev = AxisMap::identity(prev.in_len * a.in_len)
+                    *prev = AxisMap::identity(prev.in_len.saturating_mul(a.in_len))
                 }
+                // Saturating: an empty input's lengths can overflow, and are then never read.
                 Some(prev) if self.mode == Mode::Constant && a.is_identity() => {
-                    *prev = prev.map_fields(|f| f * a.in_len)
+                    *prev = prev.map_fields(|f| f.saturating_mul(a.in_len))
                 }
                 _ => axes.push(a),
             }

@@ -180,24 +180,53 @@ impl Tensor {
     }
 }
 
+/// A zero-filled buffer of `len` items whose size comes from a request or a file: an
+/// allocation the host refuses is an [`PadError::OutOfMemory`], never an abort.
+pub(crate) fn try_filled<T: Clone>(len: usize, value: T, what: &str) -> Result<Vec<T>> {
+    let mut v = try_with_capacity(len, what)?;
+    v.resize(len, value);
+    Ok(v)
+}
+
+/// An empty vector with room for `len` items, or [`PadError::OutOfMemory`].
+pub(crate) fn try_with_capacity<T>(len: usize, what: &str) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| PadError::OutOfMemory {
+        reason: format!("cannot allocate {} bytes for {what}", (len as u128) * std::mem::size_of::<T>() as u128),
+    })?;
+    Ok(v)
+}
+
 fn too_large(n: u64) -> PadError {
     PadError::TooLarge { what: format!("{n} elements do not fit this machine's address space") }
 }
 
 /// Splits 4-bit packed bytes into one element per byte (low nibble), `count` elements.
 pub fn unpack_nibbles(packed: &[u8], count: usize) -> Vec<u8> {
-    let mut out = Vec::with_capacity(count);
-    for &b in packed {
-        out.push(b & 0x0f);
-        out.push(b >> 4);
-    }
-    out.truncate(count);
+    let mut out = vec![0; count];
+    unpack_nibbles_into(packed, &mut out);
     out
 }
 
 /// Packs one element per byte (low nibble used) two per byte, ONNX layout.
 pub fn pack_nibbles(elements: &[u8]) -> Vec<u8> {
-    elements.chunks(2).map(|pair| (pair[0] & 0x0f) | (pair.get(1).copied().unwrap_or(0) << 4)).collect()
+    let mut out = vec![0; elements.len().div_ceil(2)];
+    pack_nibbles_into(elements, &mut out);
+    out
+}
+
+/// [`unpack_nibbles`] into a buffer of one byte per element (its length is the count).
+pub(crate) fn unpack_nibbles_into(packed: &[u8], out: &mut [u8]) {
+    for (i, e) in out.iter_mut().enumerate() {
+        *e = (packed[i / 2] >> (4 * (i % 2))) & 0x0f;
+    }
+}
+
+/// [`pack_nibbles`] into a buffer of `elements.len().div_ceil(2)` bytes.
+pub(crate) fn pack_nibbles_into(elements: &[u8], out: &mut [u8]) {
+    for (o, pair) in out.iter_mut().zip(elements.chunks(2)) {
+        *o = (pair[0] & 0x0f) | (pair.get(1).copied().unwrap_or(0) << 4);
+    }
 }
 
 #[cfg(test)]

@@ -84,7 +84,7 @@ fn plan_errors() {
 fn form_and_tensor_errors() {
     let pads = Tensor::from_slice(DataType::Int64, vec![2], &[1i64, 1]).unwrap();
     check(
-        forms::onnx_pad(18, DataType::Float32, &[2], "wrap", &pads, None, None, FormOptions::default()),
+        forms::onnx_pad(18, DataType::Float32, &[2], "wrap", forms::OnnxPadInputs::new(&pads), FormOptions::default()),
         |e| matches!(e, PadError::NotInVersion { .. }),
         &["mode wrap", "ONNX Pad-18", "Pad-19"],
     );

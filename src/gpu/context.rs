@@ -220,7 +220,7 @@ impl GpuContext {
         let (validation, oom) = (validation.pop(), oom.pop());
         let (validation, oom) = (validation.await, oom.await);
         if let Some(e) = oom {
-            return Err(PadError::OutOfMemory { reason: describe(&e) });
+            return Err(PadError::OutOfMemory { reason: format!("GPU: {}", describe(&e)) });
         }
         if let Some(e) = validation {
             self.check_lost()?;

@@ -131,7 +131,7 @@ fn poll_now<F: Future + ?Sized>(f: Pin<&mut F>) -> Poll<F::Output> {
 
 fn gpu_error(e: wgpu::Error, doing: &str) -> PadError {
     match e {
-        wgpu::Error::OutOfMemory { .. } => PadError::OutOfMemory { reason: format!("{doing}: {}", describe(&e)) },
+        wgpu::Error::OutOfMemory { .. } => PadError::OutOfMemory { reason: format!("GPU, {doing}: {}", describe(&e)) },
         e => PadError::Gpu { reason: format!("{doing}: {}", describe(&e)) },
     }
 }

@@ -1,32 +1,30 @@
-//! The conformance corpus through the command line (`examples/pad`), as the corpus README
-//! drives it, plus the command line's own error handling.
+//! The conformance corpus through the command line (the `wgpu-pad` binary), as the corpus
+//! README drives it, plus the command line's own error handling.
 
+#[path = "../common/mod.rs"]
 mod common;
+mod safety;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use wgpu_pad::npy;
 
-/// The example binary that `cargo test` builds beside the test binaries.
-fn pad_exe() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().unwrap().parent().unwrap();
-    let path = dir.join("examples").join(format!("pad{}", std::env::consts::EXE_SUFFIX));
-    assert!(path.exists(), "{} not built (cargo test builds examples)", path.display());
-    path
+/// The binary that cargo builds for this test (it needs the `cli` feature).
+pub fn pad_exe() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_wgpu-pad"))
 }
 
-fn run(args: &[&str]) -> Output {
+pub fn run(args: &[&str]) -> Output {
     Command::new(pad_exe()).args(args).env("RUST_LOG", "warn").output().unwrap()
 }
 
-fn stderr_lines(out: &Output) -> Vec<String> {
+pub fn stderr_lines(out: &Output) -> Vec<String> {
     String::from_utf8_lossy(&out.stderr).lines().map(str::to_string).collect()
 }
 
 /// Checks an error run: non-zero exit, one `error:` line, last.
-fn assert_clean_error(out: &Output, what: &str) {
+pub fn assert_clean_error(out: &Output, what: &str) {
     let lines = stderr_lines(out);
     assert!(!out.status.success(), "{what}: exited 0");
     assert!(lines.last().is_some_and(|l| l.starts_with("error: ")), "{what}: stderr {lines:?}");
@@ -174,7 +172,7 @@ fn cli_errors_are_one_line_and_leave_output_untouched() {
 }
 
 /// A .npy file from a raw header dict and data.
-fn raw_npy(header: &str, data: &[u8]) -> Vec<u8> {
+pub fn raw_npy(header: &str, data: &[u8]) -> Vec<u8> {
     let mut v = b"\x93NUMPY\x01\x00".to_vec();
     v.extend_from_slice(&(header.len() as u16).to_le_bytes());
     v.extend_from_slice(header.as_bytes());
@@ -304,4 +302,21 @@ fn a_200_mib_output_runs_on_the_gpu() {
     std::fs::remove_dir_all(&tmp).ok();
     assert!(g.len() > 200 << 20, "{} bytes", g.len());
     assert!(g == c, "the GPU's output file differs from the CPU's");
+}
+
+#[test]
+fn help_and_version() {
+    let out = run(&["--help"]);
+    assert!(out.status.success());
+    let help = String::from_utf8_lossy(&out.stdout);
+    for mode in ["constant", "reflect", "edge", "wrap", "symmetric"] {
+        assert!(help.contains(&format!("--mode {mode}")) || mode == "constant", "no {mode} example in:\n{help}");
+    }
+    for flag in ["--pads", "--value", "--value-npy", "--axes", "--dtype", "--device", "--max-output-bytes", "--verbose"]
+    {
+        assert!(help.contains(flag), "{flag} missing from --help");
+    }
+    let out = run(&["--version"]);
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), format!("wgpu-pad {}", env!("CARGO_PKG_VERSION")));
 }

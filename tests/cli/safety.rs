@@ -1,0 +1,396 @@
+//! The command line never loses or clobbers data and stays within its memory cap: one
+//! test per finding of the hostile review (issue 10).
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use wgpu_pad::{npy, DataType, Tensor};
+
+use super::{assert_clean_error, pad_exe, raw_npy, run, stderr_lines};
+
+fn scratch() -> tempfile::TempDir {
+    tempfile::Builder::new().prefix("wgpu-pad-safety-").tempdir().unwrap()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// A small f32 input file, `[1, 2, 3]`.
+fn small_input(dir: &Path) -> PathBuf {
+    let x = Tensor::from_slice(DataType::Float32, vec![3], &[1f32, 2., 3.]).unwrap();
+    let path = dir.join("in.npy");
+    fs::write(&path, npy::to_bytes(&x, &npy::Descr::parse("<f4").unwrap()).unwrap()).unwrap();
+    path
+}
+
+/// What `--pads=1,1 --mode edge` makes of [`small_input`].
+fn small_output_ok(bytes: &[u8]) {
+    let y = npy::to_tensor(&npy::parse(bytes).unwrap(), None).unwrap();
+    assert_eq!(y.as_slice::<f32>().unwrap(), &[1., 1., 2., 3., 3.]);
+}
+
+/// A file of zeros declaring `shape` of `descr`: sparse, so large ones cost no disk.
+fn zeros_npy(path: &Path, descr: &str, shape: &[usize]) {
+    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    let header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': ({},), }}", dims.join(", "));
+    let head = raw_npy(&header, &[]);
+    let body: u64 = shape.iter().product::<usize>() as u64 * npy::Descr::parse(descr).unwrap().item_bytes() as u64;
+    let mut f = fs::File::create(path).unwrap();
+    f.write_all(&head).unwrap();
+    f.set_len(head.len() as u64 + body).unwrap();
+}
+
+fn temporaries(dir: &Path) -> Vec<String> {
+    fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".tmp"))
+        .collect()
+}
+
+/// Finding 1: the old temporary name was `.NAME.tmp<pid>`, written with a plain
+/// `fs::write` that followed a link planted there. Links planted at every name that scheme
+/// could pick for the next few thousand processes must all be left alone.
+#[cfg(unix)]
+#[test]
+fn links_planted_at_guessable_temporary_names_are_not_followed() {
+    let dir = scratch();
+    let input = small_input(dir.path());
+    let victim = dir.path().join("victim");
+    fs::write(&victim, b"not yours").unwrap();
+    let first = std::process::id();
+    for pid in first..first + 3000 {
+        std::os::unix::fs::symlink(&victim, dir.path().join(format!(".out.npy.tmp{pid}"))).unwrap();
+    }
+    let output = dir.path().join("out.npy");
+    let out = run(&[s(&input), s(&output), "--pads=1,1", "--mode", "edge", "--device", "cpu"]);
+    assert!(out.status.success(), "{:?}", stderr_lines(&out));
+    assert_eq!(fs::read(&victim).unwrap(), b"not yours");
+    assert!(fs::symlink_metadata(&output).unwrap().file_type().is_file());
+    small_output_ok(&fs::read(&output).unwrap());
+}
+
+/// Finding 2: a FIFO at the output path became a regular file. It must be written into,
+/// and so must `/dev/stdout` and `-`; `-` as input is standard input.
+#[cfg(unix)]
+#[test]
+fn fifos_and_standard_streams_are_written_into_not_replaced() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = scratch();
+    let input = small_input(dir.path());
+    let fifo = dir.path().join("fifo");
+    let status = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(status.success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || fs::read(fifo).unwrap())
+    };
+    let out = run(&[s(&input), s(&fifo), "--pads=1,1", "--mode", "edge", "--device", "cpu"]);
+    assert!(out.status.success(), "{:?}", stderr_lines(&out));
+    // Checked before joining: a replaced FIFO leaves the reader waiting for ever.
+    assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "the FIFO was replaced");
+    small_output_ok(&reader.join().unwrap());
+
+    for target in ["-", "/dev/stdout"] {
+        let out = run(&[s(&input), target, "--pads=1,1", "--mode", "edge", "--device", "cpu"]);
+        assert!(out.status.success(), "{target}: {:?}", stderr_lines(&out));
+        small_output_ok(&out.stdout);
+    }
+
+    let mut child = Command::new(pad_exe())
+        .args(["-", "-", "--pads=1,1", "--mode", "edge", "--device", "cpu"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&fs::read(&input).unwrap()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{:?}", stderr_lines(&out));
+    small_output_ok(&out.stdout);
+}
+
+/// The process's umask, from `/proc` (reading it with umask(2) would change it for every thread).
+#[cfg(target_os = "linux")]
+fn umask() -> u32 {
+    let status = fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("Umask:")).expect("Umask in /proc/self/status");
+    u32::from_str_radix(line["Umask:".len()..].trim(), 8).unwrap()
+}
+
+/// Finding 3: an existing output's permissions were lost (0600 became 0644), and names of
+/// 246 bytes and more failed because of the temporary suffix.
+#[cfg(target_os = "linux")]
+#[test]
+fn outputs_keep_their_permissions_and_long_names_work() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch();
+    let input = small_input(dir.path());
+    for mode in [0o600, 0o640, 0o444] {
+        let output = dir.path().join(format!("kept{mode:o}.npy"));
+        fs::write(&output, b"old").unwrap();
+        fs::set_permissions(&output, fs::Permissions::from_mode(mode)).unwrap();
+        let out = run(&[s(&input), s(&output), "--pads=1,1", "--mode", "edge", "--device", "cpu"]);
+        assert!(out.status.success(), "{:?}", stderr_lines(&out));
+        assert_eq!(fs::metadata(&output).unwrap().permissions().mode() & 0o7777, mode);
+        small_output_ok(&fs::read(&output).unwrap());
+    }
+    let fresh = dir.path().join(format!("{}.npy", "n".repeat(251)));
+    let out = run(&[s(&input), s(&fresh), "--pads=1,1", "--mode", "edge", "--device", "cpu"]);
+    assert!(out.status.success(), "a 255-byte name: {:?}", stderr_lines(&out));
+    assert_eq!(fs::metadata(&fresh).unwrap().permissions().mode() & 0o777, 0o666 & !umask());
+    small_output_ok(&fs::read(&fresh).unwrap());
+    assert!(temporaries(dir.path()).is_empty(), "{:?}", temporaries(dir.path()));
+}
+
+/// Finding 3: a run killed while writing left its partial temporary file. SIGINT and
+/// SIGTERM, sent while the temporary file is being written, must remove it.
+#[cfg(unix)]
+#[test]
+fn an_interrupted_run_removes_its_temporary_file() {
+    let dir = scratch();
+    let input = dir.path().join("big.npy");
+    zeros_npy(&input, "<f4", &[64, 1 << 20]);
+    for (name, signal) in [("SIGINT", libc::SIGINT), ("SIGTERM", libc::SIGTERM)] {
+        let output = dir.path().join("out.npy");
+        let mut child = Command::new(pad_exe())
+            .args([s(&input), s(&output), "--pads=0,0,64,0", "--device", "cpu"])
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let started = std::time::Instant::now();
+        while temporaries(dir.path()).is_empty() {
+            assert!(child.try_wait().unwrap().is_none(), "{name}: the run ended before its temporary file was seen");
+            assert!(started.elapsed().as_secs() < 120, "{name}: no temporary file after 120 s");
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        // SAFETY: kill(2) on our own child's pid.
+        assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, signal) }, 0);
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(130), "{name}: {status:?}");
+        assert!(temporaries(dir.path()).is_empty(), "{name}: left {:?}", temporaries(dir.path()));
+        assert!(!output.exists(), "{name}: an output appeared");
+    }
+}
+
+/// `<U3` elements from code points (UTF-32LE).
+fn utf32(elements: &[&[u32]], chars: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    for e in elements {
+        let mut units = e.to_vec();
+        units.resize(chars, 0);
+        out.extend(units.iter().flat_map(|u| u.to_le_bytes()));
+    }
+    out
+}
+
+/// Finding 4: the reader ended a string at its first NUL (`['a\x00b', '\x00x']` came back
+/// as `['a', '']`). numpy strips trailing NULs only.
+#[test]
+fn interior_nuls_in_strings_are_kept() {
+    let dir = scratch();
+    let input = dir.path().join("s.npy");
+    let data = utf32(&[&['a' as u32, 0, 'b' as u32], &[0, 'x' as u32], &['y' as u32, 0, 0]], 3);
+    fs::write(&input, raw_npy("{'descr': '<U3', 'fortran_order': False, 'shape': (3,), }", &data)).unwrap();
+    let output = dir.path().join("o.npy");
+    let out = run(&[s(&input), s(&output), "--pads=1,0", "--mode", "edge"]);
+    assert!(out.status.success(), "{:?}", stderr_lines(&out));
+    let y = npy::to_tensor(&npy::parse(&fs::read(&output).unwrap()).unwrap(), None).unwrap();
+    assert_eq!(y.strings().unwrap(), ["a\0b", "a\0b", "\0x", "y"]);
+}
+
+/// Finding 5: strings were counted at 24 bytes each, so a 4 MiB `<U1048576` file padded to
+/// 10^6 elements aborted (exit 134) allocating 4 TB. Their contents count now, in memory and
+/// in the file the output would take.
+#[test]
+fn string_contents_count_against_the_cap() {
+    let dir = scratch();
+    let input = dir.path().join("wide.npy");
+    let long: Vec<u32> = vec!['x' as u32; 1 << 20];
+    fs::write(
+        &input,
+        raw_npy("{'descr': '<U1048576', 'fortran_order': False, 'shape': (1,), }", &utf32(&[&long], 1 << 20)),
+    )
+    .unwrap();
+    let output = dir.path().join("o.npy");
+    for mode in ["edge", "constant", "wrap"] {
+        let out = run(&[s(&input), s(&output), "--pads=0,999999", "--mode", mode]);
+        assert_clean_error(&out, mode);
+        assert!(stderr_lines(&out).last().unwrap().contains("too large"), "{mode}: {:?}", stderr_lines(&out));
+        assert!(!output.exists());
+    }
+    // Within a cap the same pads work: 4 copies of 4 MiB of contents in a 32 MiB cap.
+    let out = run(&[s(&input), s(&output), "--pads=0,3", "--mode", "edge", "--max-output-bytes", "33554432"]);
+    assert!(out.status.success(), "{:?}", stderr_lines(&out));
+    let y = npy::to_tensor(&npy::parse(&fs::read(&output).unwrap()).unwrap(), None).unwrap();
+    assert_eq!(y.len(), 4);
+    assert!(y.strings().unwrap().iter().all(|s| s.len() == 1 << 20));
+    // And a cap below what they hold refuses them.
+    let out = run(&[s(&input), s(&output), "--pads=0,3", "--mode", "edge", "--max-output-bytes", "8388608"]);
+    assert_clean_error(&out, "string contents over the cap");
+}
+
+/// Sets an address-space limit on a child before it runs.
+#[cfg(target_os = "linux")]
+fn with_address_space_limit(cmd: &mut Command, bytes: u64) -> &mut Command {
+    use std::os::unix::process::CommandExt;
+    let limit = libc::rlimit { rlim_cur: bytes, rlim_max: bytes };
+    // SAFETY: setrlimit is async-signal-safe, and `limit` is a plain value moved in.
+    unsafe {
+        cmd.pre_exec(move || match libc::setrlimit(libc::RLIMIT_AS, &limit) {
+            0 => Ok(()),
+            _ => Err(std::io::Error::last_os_error()),
+        })
+    }
+}
+
+/// Finding 5: only the first allocation was fallible; the 4-bit path's unpacked buffers
+/// aborted under memory pressure. Under a 1 GiB address-space limit, an int4 output of
+/// 614 MiB (whose unpacked form needs 1.2 GiB more) must be an error, not an abort.
+#[cfg(target_os = "linux")]
+#[test]
+fn running_out_of_memory_is_an_error_not_an_abort() {
+    let dir = scratch();
+    let input = dir.path().join("nibbles.npy");
+    fs::write(&input, raw_npy("{'descr': '|V1', 'fortran_order': False, 'shape': (2,), }", &[1, 2])).unwrap();
+    let output = dir.path().join("o.npy");
+    let out = with_address_space_limit(&mut Command::new(pad_exe()), 1 << 30)
+        .args([s(&input), s(&output), "--dtype", "int4", "--pads=0,1288490186", "--device", "cpu"])
+        .output()
+        .unwrap();
+    assert_clean_error(&out, "int4 under a 1 GiB limit");
+    assert!(stderr_lines(&out).last().unwrap().contains("out of memory"), "{:?}", stderr_lines(&out));
+    assert!(!output.exists());
+}
+
+/// Finding 6: the whole input was read before anything was checked (a 3 GiB file with a bad
+/// magic cost 3.15 GB and 14 s; `/dev/zero` read until memory ran out).
+#[test]
+fn inputs_are_checked_before_their_body_is_read() {
+    let dir = scratch();
+    let output = dir.path().join("o.npy");
+    let bad_magic = dir.path().join("bad.npy");
+    let mut f = fs::File::create(&bad_magic).unwrap();
+    f.write_all(b"NOTNPY").unwrap();
+    f.set_len(3 << 30).unwrap();
+    // A header declaring 3 GiB, in a file of 100 bytes; and a file longer than declared.
+    let short = dir.path().join("short.npy");
+    fs::write(&short, raw_npy("{'descr': '<f4', 'fortran_order': False, 'shape': (805306368,), }", &[0; 16])).unwrap();
+    let long = dir.path().join("long.npy");
+    zeros_npy(&long, "<f4", &[4]);
+    fs::OpenOptions::new().append(true).open(&long).unwrap().write_all(&[0; 4]).unwrap();
+    // Over the input cap, declared honestly (a sparse 1 GiB file).
+    let capped = dir.path().join("capped.npy");
+    zeros_npy(&capped, "<f4", &[1 << 28]);
+    let mut cases = vec![
+        (bad_magic.clone(), vec![], "bad magic"),
+        (short.clone(), vec![], "the file has"),
+        (long.clone(), vec![], "the file has"),
+        (capped.clone(), vec!["--max-input-bytes", "1000000"], "over the limit"),
+    ];
+    if Path::new("/dev/zero").exists() {
+        cases.push((PathBuf::from("/dev/zero"), vec![], "bad magic"));
+    }
+    for (input, extra, says) in cases {
+        let started = std::time::Instant::now();
+        let mut args = vec![s(&input), s(&output), "--pads=1,1", "--device", "cpu"];
+        args.extend(extra);
+        let out = run(&args);
+        let what = input.display().to_string();
+        assert_clean_error(&out, &what);
+        assert!(stderr_lines(&out).last().unwrap().contains(says), "{what}: {:?}", stderr_lines(&out));
+        assert!(started.elapsed().as_secs_f64() < 2.0, "{what}: took {:?}", started.elapsed());
+    }
+    assert!(!output.exists());
+}
+
+/// Finding 7: `WGPU_PAD_CPU_THREADS=2000` panicked (`failed to spawn thread`, exit 101) when
+/// the system refused threads. Here the refusal is an address-space limit too small for
+/// 2000 thread stacks, or even 64: the count is clamped, and a refused thread's share is
+/// done by the others.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_refused_thread_degrades_instead_of_panicking() {
+    let dir = scratch();
+    let input = dir.path().join("rows.npy");
+    let x: Vec<u8> = (0..4096 * 4096u32).map(|i| (i % 251) as u8).collect();
+    fs::write(&input, raw_npy("{'descr': '|u1', 'fortran_order': False, 'shape': (4096, 4096), }", &x)).unwrap();
+    let (limited, free) = (dir.path().join("limited.npy"), dir.path().join("free.npy"));
+    for (output, limit) in [(&limited, Some(200u64 << 20)), (&free, None)] {
+        let mut cmd = Command::new(pad_exe());
+        if let Some(bytes) = limit {
+            with_address_space_limit(&mut cmd, bytes);
+        }
+        let out = cmd
+            .args([s(&input), s(output), "--pads=1,2,3,4", "--mode", "reflect", "--device", "cpu"])
+            .env("WGPU_PAD_CPU_THREADS", "2000")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "limit {limit:?}: {:?} {:?}", out.status, stderr_lines(&out));
+    }
+    assert!(fs::read(&limited).unwrap() == fs::read(&free).unwrap());
+}
+
+/// Peak resident memory of a run, from wait4(2) on the child itself (not on every child).
+#[cfg(target_os = "linux")]
+fn peak_rss_bytes(cmd: &mut Command) -> (std::process::ExitStatus, u64) {
+    use std::os::unix::process::ExitStatusExt;
+    #[allow(clippy::zombie_processes)] // reaped by wait4 below, which also gives its rusage
+    let child = cmd.stdout(Stdio::null()).stderr(Stdio::inherit()).spawn().unwrap();
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is valid, and wait4 fills it for our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as libc::pid_t);
+    (std::process::ExitStatus::from_raw(status), usage.ru_maxrss as u64 * 1024)
+}
+
+/// Finding 5: the command line held about 3x the output at its peak. For a 1 GiB output from
+/// a 512 MiB input it must stay within 1.2x of input plus output.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_1_gib_output_peaks_at_input_plus_output() {
+    let dir = scratch();
+    let input = dir.path().join("half.npy");
+    zeros_npy(&input, "<f4", &[8192, 16384]);
+    let output = dir.path().join("o.npy");
+    let (status, peak) = peak_rss_bytes(Command::new(pad_exe()).args([
+        s(&input),
+        s(&output),
+        "--pads=0,0,8192,0",
+        "--mode",
+        "wrap",
+        "--device",
+        "cpu",
+    ]));
+    assert!(status.success(), "{status:?}");
+    let (in_bytes, out_bytes) = (512u64 << 20, 1u64 << 30);
+    assert_eq!(fs::metadata(&output).unwrap().len(), out_bytes + 128);
+    let ratio = peak as f64 / (in_bytes + out_bytes) as f64;
+    eprintln!("1 GiB output: peak RSS {} MiB = {ratio:.3} x (input + output)", peak >> 20);
+    assert!(ratio <= 1.2, "peak RSS {peak} bytes is {ratio:.3} x input plus output");
+}
+
+/// Finding 8: `PadPlan::folded` multiplied lengths before checking for an empty output, so
+/// a string tensor `[2^40, 2^40, 0]` overflowed in debug builds (which the tests are).
+#[test]
+fn huge_empty_string_tensors_pad_in_debug_builds() {
+    let dir = scratch();
+    let input = dir.path().join("empty.npy");
+    fs::write(
+        &input,
+        raw_npy("{'descr': '<U2', 'fortran_order': False, 'shape': (1099511627776, 1099511627776, 0), }", &[]),
+    )
+    .unwrap();
+    let output = dir.path().join("o.npy");
+    for mode in ["constant", "edge", "reflect", "wrap", "symmetric"] {
+        let out = run(&[s(&input), s(&output), "--pads=0,0,0,0,0,0", "--mode", mode]);
+        assert!(out.status.success(), "{mode}: {:?} {:?}", out.status, stderr_lines(&out));
+        let y = npy::parse(&fs::read(&output).unwrap()).unwrap();
+        assert_eq!(y.shape, [1 << 40, 1 << 40, 0]);
+    }
+}

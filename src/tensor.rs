@@ -114,9 +114,10 @@ impl Tensor {
         let count = element_count(&shape)
             .ok_or_else(|| PadError::TooLarge { what: format!("shape {shape:?} overflows u64") })?;
         let data = match dtype.storage_bytes(count) {
-            Some(b) => TensorData::Bytes(vec![0; usize::try_from(b).map_err(|_| too_large(b))?]),
+            Some(b) => TensorData::Bytes(try_filled(usize::try_from(b).map_err(|_| too_large(b))?, 0, "a tensor")?),
             None if dtype == DataType::String => {
-                TensorData::Strings(vec![String::new(); usize::try_from(count).map_err(|_| too_large(count))?])
+                let count = usize::try_from(count).map_err(|_| too_large(count))?;
+                TensorData::Strings(try_filled(count, String::new(), "a string tensor")?)
             }
             None => return Err(too_large(count)),
         };

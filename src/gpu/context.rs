@@ -271,7 +271,9 @@ pub(crate) async fn read_buffer(
             .slice(..)
             .get_mapped_range()
             .map_err(|e| PadError::Gpu { reason: format!("reading the output back: {e}") })?;
-        view[..len as usize].to_vec()
+        let mut bytes = crate::tensor::try_with_capacity(len as usize, "the output read back from the GPU")?;
+        bytes.extend_from_slice(&view[..len as usize]);
+        bytes
     };
     buffer.unmap();
     Ok(bytes)

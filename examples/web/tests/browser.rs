@@ -1,0 +1,395 @@
+//! The browser suite: WebGPU in headless Chromium (Tint compiles and validates our WGSL, a
+//! second compiler beside naga), driven by wasm-bindgen-test. Run it with `bash .ci/browser`.
+//!
+//! - the whole conformance corpus through `GpuContext`'s async path and the CPU path, bit
+//!   for bit (the corpus is bundled at build time; see `build.rs`);
+//! - every pipeline variant compiled under Tint, each run against the CPU path;
+//! - a pad past WebGPU's default 128 MiB storage-binding limit, split into windows;
+//! - views: a slice of a concat on an inner axis, a transposed and a broadcast input;
+//! - the embed pattern: a producer pass, a pad, a consumer pass, one submit.
+//!
+//! `.ci/browser` reads the lines that start with `adapter=` and `corpus:`.
+#![cfg(target_arch = "wasm32")]
+
+use wasm_bindgen_test::{console_log, wasm_bindgen_test, wasm_bindgen_test_configure};
+use wgpu::util::DeviceExt;
+use wgpu_pad::gpu::{BufferRange, ExecPath, GpuContext, PadKernel};
+use wgpu_pad::{cpu, npy, DataType, Mode, PadError, PadPlan, PadRequest, Tensor};
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+/// One case of the corpus, its files embedded.
+struct CorpusCase {
+    name: &'static str,
+    json: &'static str,
+    input: &'static [u8],
+    value: Option<&'static [u8]>,
+    expected: Option<&'static [u8]>,
+}
+
+include!(concat!(env!("OUT_DIR"), "/corpus.rs"));
+
+/// One device for the suite (wasm has one thread: a `static` needs `Sync`, so each test
+/// opens its own when the first is not there yet).
+async fn gpu() -> GpuContext {
+    match GpuContext::new().await {
+        Ok(ctx) => ctx,
+        Err(e) => panic!("WebGPU is unavailable in this browser: {e}"),
+    }
+}
+
+fn plan(dtype: DataType, shape: &[usize], pads: &[i64], mode: Mode) -> PadPlan {
+    PadPlan::new(dtype, shape, &PadRequest::new(pads.to_vec()).mode(mode)).unwrap()
+}
+
+fn pattern(dtype: DataType, shape: &[usize], seed: u8) -> Tensor {
+    let n: usize = shape.iter().product::<usize>() * dtype.width().bytes().unwrap();
+    let bytes = (0..n).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed ^ (i >> 12) as u8)).collect();
+    Tensor::from_bytes(dtype, shape.to_vec(), bytes).unwrap()
+}
+
+fn storage(ctx: &GpuContext, bytes: &[u8]) -> wgpu::Buffer {
+    let mut padded = bytes.to_vec();
+    padded.resize(bytes.len().next_multiple_of(4).max(4), 0);
+    ctx.device().create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: None,
+        contents: &padded,
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+    })
+}
+
+/// Reads a whole buffer back, awaiting the map (the browser's event loop drives it).
+async fn read(ctx: &GpuContext, buffer: &wgpu::Buffer) -> Vec<u8> {
+    let staging = ctx.device().create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size: buffer.size(),
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut enc = ctx.device().create_command_encoder(&Default::default());
+    enc.copy_buffer_to_buffer(buffer, 0, &staging, 0, buffer.size());
+    ctx.queue().submit([enc.finish()]);
+    let (sender, receiver) = futures_intrusive::channel::shared::oneshot_channel();
+    staging.slice(..).map_async(wgpu::MapMode::Read, move |r| {
+        sender.send(r).ok();
+    });
+    receiver.receive().await.expect("map callback dropped").expect("map failed");
+    let bytes = staging.slice(..).get_mapped_range().unwrap().to_vec();
+    staging.unmap();
+    bytes
+}
+
+/// Pads with the kernel into fresh buffers; returns the output bytes and the dispatches.
+async fn pad_on_kernel(ctx: &GpuContext, kernel: &PadKernel, p: &PadPlan, x: &Tensor) -> (Vec<u8>, usize) {
+    let (_, out_bytes) = p.byte_sizes().unwrap();
+    let input = storage(ctx, x.bytes().unwrap());
+    let output = storage(ctx, &vec![0u8; out_bytes as usize]);
+    let mut enc = ctx.device().create_command_encoder(&Default::default());
+    let e = kernel.encode(&mut enc, p, BufferRange::whole(&input), BufferRange::whole(&output)).unwrap();
+    ctx.queue().submit([enc.finish()]);
+    let mut y = read(ctx, &output).await;
+    y.truncate(out_bytes as usize);
+    (y, e.dispatches)
+}
+
+/// The corpus case's tensor: its `.npy` with the type `case.json` names.
+fn tensor(bytes: &[u8], dtype: DataType) -> Tensor {
+    npy::to_tensor(&npy::parse(bytes).unwrap(), Some(dtype)).unwrap()
+}
+
+fn error_matches(err: &PadError, kind: &str) -> bool {
+    matches!(
+        (kind, err),
+        ("mode", PadError::InvalidMode { .. })
+            | ("pads length", PadError::PadsLength { .. })
+            | ("axis out of range", PadError::AxisOutOfRange { .. })
+            | ("repeated axis", PadError::RepeatedAxis { .. })
+            | ("negative output dim", PadError::NegativeOutputDim { .. })
+            | ("empty axis after cropping", PadError::EmptyAxis { .. })
+    )
+}
+
+/// Runs one case on both paths; `Err` says what differed.
+async fn run_case(
+    gpu: &GpuContext,
+    &CorpusCase { name, json, input, value, expected }: &CorpusCase,
+    on_gpu: &mut usize,
+) -> Result<(), String> {
+    let json: serde_json::Value = serde_json::from_str(json).map_err(|e| format!("{name}: case.json: {e}"))?;
+    let dtype: DataType = json["dtype"].as_str().unwrap().parse().map_err(|e| format!("{name}: {e}"))?;
+    let ints = |v: &serde_json::Value| v.as_array().unwrap().iter().map(|x| x.as_i64().unwrap()).collect::<Vec<_>>();
+    let input = tensor(input, dtype);
+    let plan = (|| {
+        let mut req = PadRequest::new(ints(&json["pads"])).mode(json["mode"].as_str().unwrap().parse()?);
+        if !json["axes"].is_null() {
+            req = req.axes(ints(&json["axes"]));
+        }
+        if let Some(v) = value {
+            req = req.constant(tensor(v, dtype));
+        }
+        PadPlan::new(dtype, input.shape(), &req)
+    })();
+    match (json["expect"].as_str(), plan) {
+        (Some("ok"), Ok(plan)) => {
+            let want = tensor(expected.ok_or(format!("{name}: no expected.npy"))?, dtype);
+            // Both paths run, so a failure names every path that differs.
+            let mut wrong = Vec::new();
+            match cpu::pad(&plan, &input) {
+                Ok(cpu) if cpu == want => {}
+                Ok(cpu) => {
+                    wrong.push(format!("the CPU path differs (shape {:?}, expected {:?})", cpu.shape(), want.shape()))
+                }
+                Err(e) => wrong.push(format!("CPU path: {e}")),
+            }
+            match gpu.pad(&plan, &input).await {
+                Ok(padded) if (padded.path == ExecPath::Gpu) != dtype.gpu_capable() => {
+                    wrong.push(format!("{dtype} ran on {:?}", padded.path))
+                }
+                Ok(padded) if padded.tensor == want => *on_gpu += usize::from(padded.path == ExecPath::Gpu),
+                Ok(padded) => wrong.push(format!("the GPU path differs (shape {:?})", padded.tensor.shape())),
+                Err(e) => wrong.push(format!("GPU path: {e}")),
+            }
+            match wrong.is_empty() {
+                true => Ok(()),
+                false => Err(format!("{name}: {}", wrong.join("; "))),
+            }
+        }
+        (Some("error"), Err(e)) if error_matches(&e, json["error_kind"].as_str().unwrap_or("")) => Ok(()),
+        (Some("error"), Err(e)) => Err(format!("{name}: expected error {}, got {e}", json["error_kind"])),
+        (Some("error"), Ok(_)) => Err(format!("{name}: expected error {}, got a plan", json["error_kind"])),
+        (_, Err(e)) => Err(format!("{name}: unexpected error {e}")),
+        (expect, Ok(_)) => Err(format!("{name}: unknown expect {expect:?}")),
+    }
+}
+
+#[wasm_bindgen_test]
+async fn corpus_on_webgpu_and_cpu_paths() {
+    let gpu = gpu().await;
+    let info = wgpu_pad_web::browser_adapter_info().await.expect("no navigator.gpu adapter");
+    let limits = gpu.device().limits();
+    console_log!("adapter={info} max_storage_buffer_binding_size={}", limits.max_storage_buffer_binding_size);
+    let (mut passed, mut failures, mut on_gpu) = (0, Vec::new(), 0);
+    for case in CASES {
+        match run_case(&gpu, case, &mut on_gpu).await {
+            Ok(()) => passed += 1,
+            Err(why) => failures.push(why),
+        }
+    }
+    gpu.kernel().pop_errors().await.expect("a GPU error while running the corpus");
+    for why in &failures {
+        console_log!("FAILED {why}");
+    }
+    console_log!("corpus: {passed} passed, {} failed ({on_gpu} of them on the GPU; {})", failures.len(), CORPUS_DIR);
+    assert!(failures.is_empty(), "{} corpus cases failed", failures.len());
+    assert!(passed >= 395, "only {passed} corpus cases at {CORPUS_DIR}");
+    assert!(on_gpu > 250, "only {on_gpu} cases ran on the GPU");
+}
+
+/// All 72 pipelines (5 modes, every moved width, both fixed variants) compile under Tint,
+/// and pads of each type and mode then run without compiling more, equal to the CPU path.
+#[wasm_bindgen_test]
+async fn every_pipeline_variant_compiles_and_runs() {
+    let ctx = gpu().await;
+    let kernel = ctx.kernel();
+    let types = [
+        DataType::Uint8,
+        DataType::Float16,
+        DataType::Float32,
+        DataType::Int64,
+        DataType::Complex128,
+        DataType::Bool,
+        DataType::String,
+        DataType::Int4,
+    ];
+    assert_eq!(kernel.precompile(&Mode::ALL, &types).await.unwrap(), 72);
+    let compiled = kernel.compile_count();
+    for (i, dtype) in types.iter().filter(|d| d.gpu_capable()).enumerate() {
+        for mode in Mode::ALL {
+            // A padded innermost axis, and an unpadded one (its rows move as whole words).
+            for (shape, pads) in
+                [([1usize, 3, 9, 8], [0, 1, 2, 0, 0, 1, i as i64 % 3, 9]), ([4, 5, 6, 8], [1, 0, 2, 0, 0, 3, 1, 0])]
+            {
+                let p = plan(*dtype, &shape, &pads, mode);
+                let x = pattern(*dtype, &shape, i as u8);
+                let (got, _) = pad_on_kernel(&ctx, kernel, &p, &x).await;
+                assert!(got == cpu::pad(&p, &x).unwrap().bytes().unwrap(), "{dtype} {mode} {shape:?} differs");
+            }
+        }
+    }
+    assert_eq!(kernel.compile_count(), compiled, "a precompiled kernel compiled more");
+    kernel.pop_errors().await.expect("Tint or WebGPU's validation refused a pipeline or a pad");
+}
+
+/// On a device with WebGPU's default 128 MiB storage bindings, a 130 MiB pad runs as
+/// several binding windows, bit for bit.
+#[wasm_bindgen_test]
+async fn past_the_default_binding_limit() {
+    let first = gpu().await;
+    let limits = wgpu::Limits { max_storage_buffer_binding_size: 128 << 20, ..first.device().limits() };
+    drop(first);
+    let ctx = GpuContext::with_limits(Some(limits)).await.unwrap();
+    assert_eq!(ctx.device().limits().max_storage_buffer_binding_size, 128 << 20);
+    let (dtype, n) = (DataType::Float32, 5_800usize);
+    let x = pattern(dtype, &[n, n], 3);
+    for mode in [Mode::Reflect, Mode::Constant] {
+        let p = plan(dtype, &[n, n], &[1, 2, 3, 1], mode);
+        let (got, dispatches) = pad_on_kernel(&ctx, ctx.kernel(), &p, &x).await;
+        assert!(dispatches > 1, "{mode}: {dispatches} dispatch");
+        assert!(got == cpu::pad(&p, &x).unwrap().bytes().unwrap(), "{mode} differs from the CPU path");
+    }
+    ctx.kernel().pop_errors().await.unwrap();
+}
+
+/// Views: pads written into a slice of a concat on the last axis, read from a transpose at
+/// an unaligned offset, and from a broadcast row.
+#[wasm_bindgen_test]
+async fn views_into_and_out_of_larger_buffers() {
+    let ctx = gpu().await;
+    let (dtype, e) = (DataType::Float32, 4usize);
+    // Concat on the last axis: [2, 3, 5, 6] reflect-padded to [2, 3, 7, 8] beside [2, 3, 7, 4].
+    let left = plan(dtype, &[2, 3, 5, 6], &[0, 0, 1, 1, 0, 0, 1, 1], Mode::Reflect);
+    let right = plan(dtype, &[2, 3, 7, 4], &[0, 1, 0, 0, 0, -1, 0, 0], Mode::Edge);
+    let (xl, xr) = (pattern(dtype, &[2, 3, 5, 6], 1), pattern(dtype, &[2, 3, 7, 4], 2));
+    let strides = [3 * 7 * 12u64, 7 * 12, 12, 1];
+    let (base, total) = (3usize, 3 + 2 * 3 * 7 * 12 + 5);
+    let concat = storage(&ctx, &vec![0xEE; total * e]);
+    let (il, ir) = (storage(&ctx, xl.bytes().unwrap()), storage(&ctx, xr.bytes().unwrap()));
+    let out = |first: usize| BufferRange::at(&concat, ((base + first) * e) as u64).with_strides(&strides);
+    let mut enc = ctx.device().create_command_encoder(&Default::default());
+    ctx.kernel().encode(&mut enc, &left, BufferRange::whole(&il), out(0)).unwrap();
+    ctx.kernel().encode(&mut enc, &right, BufferRange::whole(&ir), out(8)).unwrap();
+    ctx.queue().submit([enc.finish()]);
+    let got = read(&ctx, &concat).await;
+    let mut want = vec![0xEEu8; got.len()];
+    for (y, first, width) in [(cpu::pad(&left, &xl).unwrap(), 0, 8), (cpu::pad(&right, &xr).unwrap(), 8, 4)] {
+        for (row, chunk) in y.bytes().unwrap().chunks(width * e).enumerate() {
+            let at = (base + row * 12 + first) * e;
+            want[at..at + chunk.len()].copy_from_slice(chunk);
+        }
+    }
+    assert!(got == want, "the concat differs");
+
+    // A [9, 7] tensor read as its transpose [7, 9], 5 elements into its buffer.
+    let stored = pattern(dtype, &[9, 7], 5);
+    let sb = stored.bytes().unwrap();
+    let mut t = vec![0u8; sb.len()];
+    for i in 0..7 {
+        for j in 0..9 {
+            t[(i * 9 + j) * e..(i * 9 + j + 1) * e].copy_from_slice(&sb[(j * 7 + i) * e..(j * 7 + i + 1) * e]);
+        }
+    }
+    let transposed = Tensor::from_bytes(dtype, vec![7, 9], t).unwrap();
+    let row = pattern(dtype, &[9], 8);
+    let broadcast = Tensor::from_bytes(dtype, vec![4, 9], row.bytes().unwrap().repeat(4)).unwrap();
+    for mode in Mode::ALL {
+        let p = plan(dtype, &[7, 9], &[2, 1, 3, 4], mode);
+        let input = storage(&ctx, &[vec![0u8; 5 * e], sb.to_vec()].concat());
+        let (_, out_bytes) = p.byte_sizes().unwrap();
+        let output = storage(&ctx, &vec![0u8; out_bytes as usize]);
+        let mut enc = ctx.device().create_command_encoder(&Default::default());
+        let view = BufferRange::at(&input, 5 * e as u64).with_strides(&[1, 7]);
+        ctx.kernel().encode(&mut enc, &p, view, BufferRange::whole(&output)).unwrap();
+        ctx.queue().submit([enc.finish()]);
+        assert!(read(&ctx, &output).await == cpu::pad(&p, &transposed).unwrap().bytes().unwrap(), "{mode}: transpose");
+
+        let p = plan(dtype, &[4, 9], &[1, 2, 0, 3], mode);
+        let input = storage(&ctx, row.bytes().unwrap());
+        let (_, out_bytes) = p.byte_sizes().unwrap();
+        let output = storage(&ctx, &vec![0u8; out_bytes as usize]);
+        let mut enc = ctx.device().create_command_encoder(&Default::default());
+        let view = BufferRange::whole(&input).with_strides(&[0, 1]);
+        ctx.kernel().encode(&mut enc, &p, view, BufferRange::whole(&output)).unwrap();
+        ctx.queue().submit([enc.finish()]);
+        assert!(read(&ctx, &output).await == cpu::pad(&p, &broadcast).unwrap().bytes().unwrap(), "{mode}: broadcast");
+    }
+    ctx.kernel().pop_errors().await.unwrap();
+}
+
+/// An engine's pattern: its producer pass, a prepared pad recorded into the engine's own
+/// open pass, a consumer pass, one submit.
+#[wasm_bindgen_test]
+async fn embedded_between_an_engines_passes() {
+    let ctx = gpu().await;
+    let device = ctx.device();
+    let shader = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some("engine"),
+        source: wgpu::ShaderSource::Wgsl(
+            "@group(0) @binding(0) var<storage, read_write> a: array<f32>;
+             @group(0) @binding(1) var<storage, read_write> b: array<f32>;
+             @compute @workgroup_size(64) fn produce(@builtin(global_invocation_id) id: vec3<u32>) {
+                 if (id.x < arrayLength(&a)) { a[id.x] = f32(id.x) * 0.5 + 1.0; }
+             }
+             @compute @workgroup_size(64) fn consume(@builtin(global_invocation_id) id: vec3<u32>) {
+                 if (id.x < arrayLength(&a)) { b[id.x] = a[id.x] * 2.0; }
+             }"
+            .into(),
+        ),
+    });
+    let pipeline = |entry: &str| {
+        device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some(entry),
+            layout: None,
+            module: &shader,
+            entry_point: Some(entry),
+            compilation_options: Default::default(),
+            cache: None,
+        })
+    };
+    let (produce, consume) = (pipeline("produce"), pipeline("consume"));
+    let shape = [3usize, 10, 12];
+    let p = plan(DataType::Float32, &shape, &[0, 2, 1, 0, 1, 3], Mode::Symmetric);
+    let (in_bytes, out_bytes) = p.byte_sizes().unwrap();
+    let (x, y, z) = (
+        storage(&ctx, &vec![0; in_bytes as usize]),
+        storage(&ctx, &vec![0; out_bytes as usize]),
+        storage(&ctx, &vec![0; out_bytes as usize]),
+    );
+    // Layouts derived from each entry point: `produce` binds only `a`.
+    let bind = |pipeline: &wgpu::ComputePipeline, buffers: &[&wgpu::Buffer]| {
+        let entries: Vec<_> = (0u32..)
+            .zip(buffers)
+            .map(|(binding, b)| wgpu::BindGroupEntry { binding, resource: b.as_entire_binding() })
+            .collect();
+        device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: None,
+            layout: &pipeline.get_bind_group_layout(0),
+            entries: &entries,
+        })
+    };
+    let (produce_bg, consume_bg) = (bind(&produce, &[&x]), bind(&consume, &[&y, &z]));
+    let pad = ctx.kernel().prepare(&p, BufferRange::whole(&x), BufferRange::whole(&y)).unwrap();
+    let mut enc = device.create_command_encoder(&Default::default());
+    {
+        let mut pass = enc.begin_compute_pass(&Default::default());
+        pass.set_pipeline(&produce);
+        pass.set_bind_group(0, &produce_bg, &[]);
+        pass.dispatch_workgroups((in_bytes as u32 / 4).div_ceil(64), 1, 1);
+        pad.record(&mut pass);
+        pass.set_pipeline(&consume);
+        pass.set_bind_group(0, &consume_bg, &[]);
+        pass.dispatch_workgroups((out_bytes as u32 / 4).div_ceil(64), 1, 1);
+    }
+    ctx.queue().submit([enc.finish()]);
+    let produced: Vec<f32> = (0..in_bytes / 4).map(|i| i as f32 * 0.5 + 1.0).collect();
+    let padded = cpu::pad(&p, &Tensor::from_slice(DataType::Float32, shape.to_vec(), &produced).unwrap()).unwrap();
+    let want: Vec<f32> = padded.as_slice::<f32>().unwrap().iter().map(|v| v * 2.0).collect();
+    let got = read(&ctx, &z).await;
+    assert!(got == bytemuck_bytes(&want), "the consumer's output differs");
+    ctx.kernel().pop_errors().await.unwrap();
+}
+
+fn bytemuck_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|f| f.to_le_bytes()).collect()
+}
+
+/// The CPU path in wasm: one thread, no panic, on an output large enough that native
+/// builds would split it across threads.
+#[wasm_bindgen_test]
+fn cpu_path_runs_on_one_thread() {
+    assert_eq!(cpu::threads(), 1);
+    let x = pattern(DataType::Uint8, &[64, 256, 256], 9);
+    let p = plan(DataType::Uint8, &[64, 256, 256], &[1, 2, 3, 4, 5, 6], Mode::Wrap);
+    let y = cpu::pad(&p, &x).unwrap();
+    assert_eq!(y.shape(), &[69, 263, 265]);
+    assert_eq!(y.bytes().unwrap()[(263 + 2) * 265 + 3], x.bytes().unwrap()[0]);
+}

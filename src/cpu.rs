@@ -15,7 +15,7 @@ use std::thread;
 use crate::dtype::ElementWidth;
 use crate::error::{PadError, Result};
 use crate::plan::{AxisMap, Constant, Mode, PadPlan};
-use crate::tensor::{pack_nibbles_into, try_filled, unpack_nibbles_into, Tensor, TensorData};
+use crate::tensor::{pack_nibbles_into, try_filled, try_zeroed_bytes, unpack_nibbles_into, Tensor, TensorData};
 
 /// Outputs at least this large are split across threads.
 const PARALLEL_MIN_BYTES: usize = 4 << 20;
@@ -60,9 +60,8 @@ pub fn pad(plan: &PadPlan, input: &Tensor) -> Result<Tensor> {
         }
         TensorData::Bytes(bytes) => {
             let out_bytes = plan.dtype().storage_bytes(out_len as u64).unwrap_or(0) as usize;
-            // Every byte is written by the pad; zero-filling first costs little next to it
-            // and keeps this function free of unsafe code.
-            let mut out = try_filled(out_bytes, 0u8, "the output")?;
+            // Zeroed by the allocator, not by writing: every byte is written by the pad.
+            let mut out = try_zeroed_bytes(out_bytes, "the output")?;
             pad_bytes(plan, bytes, &mut out)?;
             Tensor::from_bytes(plan.dtype(), plan.out_shape().to_vec(), out)
         }

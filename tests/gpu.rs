@@ -201,3 +201,35 @@ fn empty_inputs_and_outputs() {
     let y = ctx.pad_blocking(&p, &Tensor::zeros(DataType::Uint16, vec![0, 3]).unwrap()).unwrap().tensor;
     assert_eq!(y.shape(), &[0, 5]);
 }
+
+/// `GpuContext` keeps its device buffers between calls: warm calls of sizes in the same
+/// classes take them from the pool (stale bytes never show in an output), the pool keeps
+/// within its limit, and can be emptied.
+#[test]
+fn pooled_buffers_are_reused_within_their_limit() {
+    let Some(shared) = ctx() else { return };
+    // Its own pool, on the shared device (other tests use the shared context's pool).
+    let ctx = GpuContext::from_device(shared.device(), shared.queue(), shared.adapter_info().clone()).unwrap();
+    assert_eq!(ctx.pooled_bytes(), 0);
+    let big = plan(DataType::Float32, &[100, 1000], &[1, 2, 3, 4], Mode::Constant);
+    let x = pattern(DataType::Float32, &[100, 1000], 1);
+    assert!(ctx.pad_blocking(&big, &x).unwrap().tensor == cpu::pad(&big, &x).unwrap());
+    let held = ctx.pooled_bytes();
+    assert!(held >= 3 * 400_000, "{held} bytes kept after a 400 kB pad");
+    for (i, mode) in Mode::ALL.into_iter().enumerate() {
+        // Slightly smaller inputs and outputs: the same size classes, the same buffers.
+        let p = plan(DataType::Float32, &[99, 1000], &[0, 1, 0, 2], mode);
+        let x = pattern(DataType::Float32, &[99, 1000], 10 + i as u8);
+        assert!(ctx.pad_blocking(&p, &x).unwrap().tensor == cpu::pad(&p, &x).unwrap(), "{mode} on reused buffers");
+        assert_eq!(ctx.pooled_bytes(), held, "{mode}: a warm call made new buffers");
+    }
+    ctx.set_buffer_pool_limit(held / 2);
+    assert!(ctx.pooled_bytes() <= held / 2);
+    assert!(ctx.pad_blocking(&big, &x).unwrap().tensor == cpu::pad(&big, &x).unwrap());
+    assert!(ctx.pooled_bytes() <= held / 2, "the pool grew past its limit");
+    ctx.release_buffers();
+    assert_eq!(ctx.pooled_bytes(), 0);
+    ctx.set_buffer_pool_limit(0);
+    assert!(ctx.pad_blocking(&big, &x).unwrap().tensor == cpu::pad(&big, &x).unwrap());
+    assert_eq!(ctx.pooled_bytes(), 0, "a pool limited to 0 kept buffers");
+}

@@ -1,5 +1,7 @@
 //! Caller buffers as the kernel sees them ([`BufferRange`]), and small buffer helpers.
 
+use std::sync::Mutex;
+
 use crate::error::{PadError, Result};
 
 /// Where a pad reads its input or writes its output in a caller's buffer: element 0 at
@@ -82,4 +84,146 @@ pub(crate) fn buffer_with(
     }
     buffer.unmap();
     Ok(buffer)
+}
+
+/// What a pooled buffer is for (its usages).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Role {
+    /// An uploaded input: `STORAGE | COPY_DST`.
+    Input,
+    /// A pad's output: `STORAGE | COPY_SRC`.
+    Output,
+    /// Where the output is read back: `MAP_READ | COPY_DST`.
+    Readback,
+}
+
+impl Role {
+    fn usage(self) -> wgpu::BufferUsages {
+        use wgpu::BufferUsages as U;
+        match self {
+            Role::Input => U::STORAGE | U::COPY_DST,
+            Role::Output => U::STORAGE | U::COPY_SRC,
+            Role::Readback => U::MAP_READ | U::COPY_DST,
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            Role::Input => "wgpu-pad input",
+            Role::Output => "wgpu-pad output",
+            Role::Readback => "wgpu-pad readback",
+        }
+    }
+}
+
+/// The size a pooled buffer of at least `bytes` gets: 2^k, 1.25, 1.5 or 1.75 x 2^k (at
+/// most a quarter wasted), so buffers of nearby sizes serve each other.
+pub(crate) fn size_class(bytes: u64) -> u64 {
+    let bytes = bytes.max(256);
+    let top = 1u64 << (63 - bytes.leading_zeros()); // the highest power of two <= bytes
+    let quarter = (top / 4).max(1);
+    bytes.div_ceil(quarter).saturating_mul(quarter)
+}
+
+/// Device buffers kept between [`GpuContext::pad`](super::GpuContext::pad) calls, so a
+/// warm call creates none: each call takes what it needs and gives it back when done.
+/// Holds at most `limit` bytes; the least recently given back go first.
+#[derive(Debug)]
+pub(crate) struct BufferPool {
+    free: Vec<(Role, wgpu::Buffer)>,
+    held: u64,
+    limit: u64,
+}
+
+impl BufferPool {
+    pub(crate) fn new(limit: u64) -> BufferPool {
+        BufferPool { free: Vec::new(), held: 0, limit }
+    }
+
+    /// A free buffer for `role` of `bytes`' size class, if one is kept.
+    pub(crate) fn take(&mut self, role: Role, bytes: u64) -> Option<wgpu::Buffer> {
+        let class = size_class(bytes);
+        let i = self.free.iter().rposition(|(r, b)| *r == role && b.size() == class)?;
+        let (_, buffer) = self.free.remove(i);
+        self.held -= buffer.size();
+        Some(buffer)
+    }
+
+    /// Keeps `buffer` for later, dropping the oldest kept ones to stay within the limit.
+    pub(crate) fn give(&mut self, role: Role, buffer: wgpu::Buffer) {
+        let size = buffer.size();
+        if size > self.limit {
+            return;
+        }
+        while self.held + size > self.limit {
+            let (_, oldest) = self.free.remove(0);
+            self.held -= oldest.size();
+        }
+        self.held += size;
+        self.free.push((role, buffer));
+    }
+
+    /// Drops every kept buffer.
+    pub(crate) fn clear(&mut self) {
+        self.free.clear();
+        self.held = 0;
+    }
+
+    pub(crate) fn set_limit(&mut self, limit: u64) {
+        self.limit = limit;
+        while self.held > self.limit {
+            let (_, oldest) = self.free.remove(0);
+            self.held -= oldest.size();
+        }
+    }
+
+    /// Bytes kept.
+    pub(crate) fn held(&self) -> u64 {
+        self.held
+    }
+}
+
+/// A buffer for `role` of `bytes`' size class: from the pool, else new.
+pub(crate) fn pooled_buffer(device: &wgpu::Device, pool: &Mutex<BufferPool>, role: Role, bytes: u64) -> wgpu::Buffer {
+    let taken = pool.lock().unwrap_or_else(|e| e.into_inner()).take(role, bytes);
+    taken.unwrap_or_else(|| {
+        device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(role.label()),
+            size: size_class(bytes),
+            usage: role.usage(),
+            mapped_at_creation: false,
+        })
+    })
+}
+
+/// Writes `bytes` at the start of `buffer` with `queue.write_buffer`, the last partial
+/// word padded with zeros (writes must be whole 4-byte words).
+pub(crate) fn upload(queue: &wgpu::Queue, buffer: &wgpu::Buffer, bytes: &[u8]) {
+    let whole = bytes.len() / 4 * 4;
+    if whole > 0 {
+        queue.write_buffer(buffer, 0, &bytes[..whole]);
+    }
+    if whole < bytes.len() {
+        let mut tail = [0u8; 4];
+        tail[..bytes.len() - whole].copy_from_slice(&bytes[whole..]);
+        queue.write_buffer(buffer, whole as u64, &tail);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::size_class;
+
+    #[test]
+    fn size_classes_waste_at_most_a_quarter() {
+        for bytes in [1u64, 255, 256, 257, 1000, 4096, 5000, 1 << 20, (1 << 20) + 1, 67_634_176, (1 << 40) + 3] {
+            let c = size_class(bytes);
+            assert!(c >= bytes && c >= 256, "{bytes} -> {c}");
+            assert!(c <= (bytes.max(256) * 5).div_ceil(4) + 4, "{bytes} -> {c}: more than a quarter wasted");
+            assert_eq!(c % 4, 0, "{bytes} -> {c}: not whole words");
+            assert_eq!(size_class(c), c, "{bytes} -> {c}: classes are fixed points");
+        }
+        assert_eq!(size_class(64 << 20), 64 << 20);
+        assert_eq!(size_class((64 << 20) + 1), 80 << 20);
+    }
 }

@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use super::buffers::{buffer_with, describe, BufferRange};
+use super::buffers::{describe, pooled_buffer, upload, BufferPool, BufferRange, Role};
 use super::kernel::PadKernel;
 use crate::cpu;
 use crate::error::{PadError, Result};
@@ -58,7 +58,11 @@ pub struct GpuContext {
     kernel: PadKernel,
     info: wgpu::AdapterInfo,
     lost: Arc<Mutex<Option<String>>>,
+    pool: Mutex<BufferPool>,
 }
+
+/// Bytes of device buffers a [`GpuContext`] keeps between calls unless told otherwise.
+pub const DEFAULT_BUFFER_POOL_BYTES: u64 = 256 << 20;
 
 impl GpuContext {
     /// Opens the default device (see the type's documentation for the rule).
@@ -111,7 +115,14 @@ impl GpuContext {
         // and anything else is logged rather than taking the process down.
         device.on_uncaptured_error(Arc::new(|e| log::error!("wgpu-pad: uncaptured GPU error: {e}")));
         log::info!("wgpu-pad: using {} ({:?})", info.name, info.backend);
-        Ok(GpuContext { kernel: PadKernel::new(&device)?, device, queue, info, lost })
+        Ok(GpuContext {
+            kernel: PadKernel::new(&device)?,
+            device,
+            queue,
+            info,
+            lost,
+            pool: Mutex::new(BufferPool::new(DEFAULT_BUFFER_POOL_BYTES)),
+        })
     }
 
     /// [`new`](Self::new), blocking.
@@ -129,7 +140,25 @@ impl GpuContext {
             queue: queue.clone(),
             info,
             lost: Arc::new(Mutex::new(None)),
+            pool: Mutex::new(BufferPool::new(DEFAULT_BUFFER_POOL_BYTES)),
         })
+    }
+
+    /// Caps the bytes of device buffers kept between [`pad`](Self::pad) calls (input,
+    /// output and readback buffers, by size class; [`DEFAULT_BUFFER_POOL_BYTES`] unless
+    /// set). 0 keeps none. Kept buffers are also dropped when the device runs out of memory.
+    pub fn set_buffer_pool_limit(&self, bytes: u64) {
+        self.pool.lock().unwrap_or_else(|e| e.into_inner()).set_limit(bytes);
+    }
+
+    /// Drops every device buffer kept between calls.
+    pub fn release_buffers(&self) {
+        self.pool.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    }
+
+    /// Bytes of device buffers kept between calls now.
+    pub fn pooled_bytes(&self) -> u64 {
+        self.pool.lock().unwrap_or_else(|e| e.into_inner()).held()
     }
 
     /// The device.
@@ -193,29 +222,35 @@ impl GpuContext {
         if out_bytes == 0 {
             return Ok(Vec::new());
         }
+        match self.run_once(plan, input, out_bytes).await {
+            // Kept buffers may be what filled the device: drop them and try once more.
+            Err(PadError::OutOfMemory { .. }) if self.pooled_bytes() > 0 => {
+                log::warn!("wgpu-pad: the GPU ran out of memory; dropping kept buffers and trying again");
+                self.release_buffers();
+                self.run_once(plan, input, out_bytes).await
+            }
+            result => result,
+        }
+    }
+
+    /// Uploads, pads and reads back once, on buffers from the pool (given back when done).
+    async fn run_once(&self, plan: &PadPlan, input: &[u8], out_bytes: u64) -> Result<Vec<u8>> {
         let out_size = out_bytes.next_multiple_of(4);
         // Scopes are popped before any await, so the future stays Send.
         let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let in_buf = pooled_buffer(&self.device, &self.pool, Role::Input, input.len() as u64);
+        let out_buf = pooled_buffer(&self.device, &self.pool, Role::Output, out_size);
+        let readback = pooled_buffer(&self.device, &self.pool, Role::Readback, out_size);
+        // queue.write_buffer measured faster than a new buffer mapped at creation (BENCHMARKS.md).
+        upload(&self.queue, &in_buf, input);
         let made = (|| {
-            let in_buf = buffer_with(&self.device, "wgpu-pad input", wgpu::BufferUsages::STORAGE, input)?;
-            let out_buf = self.device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("wgpu-pad output"),
-                size: out_size,
-                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
-                mapped_at_creation: false,
-            });
-            let readback = self.device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("wgpu-pad readback"),
-                size: out_size,
-                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            });
             let mut encoder = self.device.create_command_encoder(&Default::default());
-            self.kernel.encode(&mut encoder, plan, BufferRange::whole(&in_buf), BufferRange::whole(&out_buf))?;
+            let in_range = BufferRange { size: Some(input.len() as u64), ..BufferRange::whole(&in_buf) };
+            let out_range = BufferRange { size: Some(out_size), ..BufferRange::whole(&out_buf) };
+            self.kernel.encode(&mut encoder, plan, in_range, out_range)?;
             encoder.copy_buffer_to_buffer(&out_buf, 0, &readback, 0, out_size);
-            let submission = self.queue.submit([encoder.finish()]);
-            Ok::<_, PadError>((readback, submission))
+            Ok::<_, PadError>(self.queue.submit([encoder.finish()]))
         })();
         let (validation, oom) = (validation.pop(), oom.pop());
         let (validation, oom) = (validation.await, oom.await);
@@ -226,9 +261,15 @@ impl GpuContext {
             self.check_lost()?;
             return Err(PadError::Gpu { reason: describe(&e) });
         }
-        let (readback, submission) = made.inspect_err(|_| drop(self.check_lost()))?;
+        let submission = made.inspect_err(|_| drop(self.check_lost()))?;
         let bytes = read_buffer(&self.device, &readback, out_bytes, submission).await;
         self.check_lost()?;
+        if bytes.is_ok() {
+            let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
+            pool.give(Role::Input, in_buf);
+            pool.give(Role::Output, out_buf);
+            pool.give(Role::Readback, readback);
+        }
         bytes
     }
 }
@@ -243,7 +284,8 @@ pub(crate) async fn read_buffer(
     submission: wgpu::SubmissionIndex,
 ) -> Result<Vec<u8>> {
     let (sender, receiver) = futures_intrusive::channel::shared::oneshot_channel();
-    buffer.slice(..).map_async(wgpu::MapMode::Read, move |r| {
+    let mapped = ..len.next_multiple_of(4);
+    buffer.slice(mapped).map_async(wgpu::MapMode::Read, move |r| {
         sender.send(r).ok();
     });
     #[cfg(not(target_arch = "wasm32"))]
@@ -268,10 +310,11 @@ pub(crate) async fn read_buffer(
     }
     let bytes = {
         let view = buffer
-            .slice(..)
+            .slice(mapped)
             .get_mapped_range()
             .map_err(|e| PadError::Gpu { reason: format!("reading the output back: {e}") })?;
         let mut bytes = crate::tensor::try_with_capacity(len as usize, "the output read back from the GPU")?;
+        crate::tensor::advise_huge_pages(&bytes);
         bytes.extend_from_slice(&view[..len as usize]);
         bytes
     };

@@ -22,6 +22,6 @@ mod params;
 mod shader;
 
 pub use buffers::BufferRange;
-pub use context::{ExecPath, GpuContext, Padded};
+pub use context::{ExecPath, GpuContext, Padded, DEFAULT_BUFFER_POOL_BYTES};
 pub use kernel::{Encoded, PadKernel, PreparedPad};
 pub use params::MAX_RANK;

@@ -47,8 +47,9 @@ struct Args {
     /// Write a bar chart of GB/s per case as SVG.
     #[arg(long)]
     svg: Option<std::path::PathBuf>,
-    /// Instead of the suite: time the first (compiles included) and second pass over a mix
-    /// of 120 pads (5 modes x 4 types x 6 shapes) on a fresh kernel, and count pipelines.
+    /// Only the cold start (which the default suite also reports): the first (compiles
+    /// included) and second pass over a mix of 120 pads (5 modes x 4 types x 6 shapes) on a
+    /// fresh kernel, and the pipelines it compiled.
     #[arg(long)]
     cold_start: bool,
 }
@@ -63,7 +64,7 @@ const COLD_MIX: [(&[usize], &[i64]); 6] = [
     (&[4, 5, 6, 7, 2], &[0, 1, -1, 1, 0, 0, 1, -1, 1, 0]),
 ];
 
-#[derive(Serialize)]
+#[derive(Serialize, Clone, Copy)]
 struct ColdStart {
     pads: usize,
     pipelines: usize,
@@ -125,15 +126,21 @@ struct Record {
     gpu_kernel_ms: f64,
     gpu_copy_ms: f64,
     gpu_copy_shader_ms: f64,
-    gpu_e2e_ms: f64,
+    gpu_e2e_pooled_ms: f64,
+    gpu_e2e_fresh_ms: f64,
     cpu_gbps: f64,
     cpu_fresh_gbps: f64,
     memcpy_gbps: f64,
     gpu_kernel_gbps: f64,
     gpu_copy_gbps: f64,
     gpu_copy_shader_gbps: f64,
-    gpu_e2e_gbps: f64,
+    gpu_e2e_pooled_gbps: f64,
+    gpu_e2e_fresh_gbps: f64,
     cpu_over_memcpy: f64,
+    cpu_fresh_over_cpu: f64,
+    /// Pooled end to end over (kernel + 2 x the output's buffer copy): upload and readback
+    /// at copy speed would make it 1.
+    gpu_e2e_pooled_over_kernel_and_copies: f64,
     gpu_kernel_over_gpu_copy: f64,
     gpu_kernel_over_gpu_copy_shader: f64,
     gpu_speedup_over_cpu: f64,
@@ -280,7 +287,14 @@ impl<'a> GpuTimer<'a> {
     }
 }
 
-fn measure(ctx: &GpuContext, timer: &GpuTimer, plan: &PadPlan, input: &Tensor, reps: usize) -> Record {
+fn measure(
+    ctx: &GpuContext,
+    unpooled: &GpuContext,
+    timer: &GpuTimer,
+    plan: &PadPlan,
+    input: &Tensor,
+    reps: usize,
+) -> Record {
     let device = ctx.device();
     let (in_bytes, out_bytes) = plan.byte_sizes().expect("fixed-width types");
     let in_data = input.bytes().unwrap();
@@ -359,7 +373,18 @@ fn measure(ctx: &GpuContext, timer: &GpuTimer, plan: &PadPlan, input: &Tensor, r
             pass.dispatch_workgroups(gx as u32, gy as u32, 1);
         })
     });
-    let gpu_e2e_ms = time_ms(reps, || wall(|| drop(ctx.pad_blocking(plan, input).unwrap())));
+    // End to end (upload, pad, readback into a new tensor): on the context's pooled buffers,
+    // and on one that keeps none (every call creates its buffers), interleaved.
+    let (mut pooled, mut fresh) = (Vec::new(), Vec::new());
+    for rep in 0..=reps {
+        let p = wall(|| drop(ctx.pad_blocking(plan, input).unwrap()));
+        let f = wall(|| drop(unpooled.pad_blocking(plan, input).unwrap()));
+        if rep > 0 {
+            pooled.push(p);
+            fresh.push(f);
+        }
+    }
+    let (gpu_e2e_pooled_ms, gpu_e2e_fresh_ms) = (median(pooled), median(fresh));
 
     let gbps = |ms: f64| out_bytes as f64 / (ms * 1e-3) / 1e9;
     let info = ctx.adapter_info();
@@ -378,15 +403,19 @@ fn measure(ctx: &GpuContext, timer: &GpuTimer, plan: &PadPlan, input: &Tensor, r
         gpu_kernel_ms,
         gpu_copy_ms,
         gpu_copy_shader_ms,
-        gpu_e2e_ms,
+        gpu_e2e_pooled_ms,
+        gpu_e2e_fresh_ms,
         cpu_gbps: gbps(cpu_ms),
         cpu_fresh_gbps: gbps(cpu_fresh_ms),
         memcpy_gbps: gbps(memcpy_ms),
         gpu_kernel_gbps: gbps(gpu_kernel_ms),
         gpu_copy_gbps: gbps(gpu_copy_ms),
         gpu_copy_shader_gbps: gbps(gpu_copy_shader_ms),
-        gpu_e2e_gbps: gbps(gpu_e2e_ms),
+        gpu_e2e_pooled_gbps: gbps(gpu_e2e_pooled_ms),
+        gpu_e2e_fresh_gbps: gbps(gpu_e2e_fresh_ms),
         cpu_over_memcpy: cpu_ms / memcpy_ms,
+        cpu_fresh_over_cpu: cpu_fresh_ms / cpu_ms,
+        gpu_e2e_pooled_over_kernel_and_copies: gpu_e2e_pooled_ms / (gpu_kernel_ms + 2.0 * gpu_copy_ms),
         gpu_kernel_over_gpu_copy: gpu_kernel_ms / gpu_copy_ms,
         gpu_kernel_over_gpu_copy_shader: gpu_kernel_ms / gpu_copy_shader_ms,
         gpu_speedup_over_cpu: cpu_ms / gpu_kernel_ms,
@@ -400,11 +429,12 @@ fn case_name(r: &Record) -> String {
 
 fn print_table(records: &[Record]) {
     println!(
-        "{:<34} {:>8} {:>8} {:>8} {:>8} {:>7} {:>9} {:>8} {:>9} {:>7} {:>8} {:>8} {:>8}",
+        "{:<34} {:>8} {:>8} {:>8} {:>7} {:>8} {:>7} {:>9} {:>8} {:>9} {:>7} {:>8} {:>9} {:>9} {:>7} {:>8}",
         "case",
         "out MiB",
         "cpu ms",
         "fresh ms",
+        "fr/cpu",
         "memcpy",
         "cpu/mc",
         "kernel ms",
@@ -412,16 +442,19 @@ fn print_table(records: &[Record]) {
         "cshad ms",
         "k/copy",
         "k/cshad",
-        "e2e ms",
+        "e2e pool",
+        "e2e new",
+        "pool/t",
         "speedup"
     );
     for r in records {
         println!(
-            "{:<34} {:>8.2} {:>8.3} {:>8.3} {:>8.3} {:>7.2} {:>9.3} {:>8.3} {:>9.3} {:>7.2} {:>8.2} {:>8.2} {:>8.2}",
+            "{:<34} {:>8.2} {:>8.3} {:>8.3} {:>7.2} {:>8.3} {:>7.2} {:>9.3} {:>8.3} {:>9.3} {:>7.2} {:>8.2} {:>9.2} {:>9.2} {:>7.2} {:>8.2}",
             case_name(r),
             r.out_bytes as f64 / (1 << 20) as f64,
             r.cpu_ms,
             r.cpu_fresh_ms,
+            r.cpu_fresh_over_cpu,
             r.memcpy_ms,
             r.cpu_over_memcpy,
             r.gpu_kernel_ms,
@@ -429,7 +462,9 @@ fn print_table(records: &[Record]) {
             r.gpu_copy_shader_ms,
             r.gpu_kernel_over_gpu_copy,
             r.gpu_kernel_over_gpu_copy_shader,
-            r.gpu_e2e_ms,
+            r.gpu_e2e_pooled_ms,
+            r.gpu_e2e_fresh_ms,
+            r.gpu_e2e_pooled_over_kernel_and_copies,
             r.gpu_speedup_over_cpu
         );
     }
@@ -438,14 +473,18 @@ fn print_table(records: &[Record]) {
 fn write_svg(path: &std::path::Path, records: &[Record]) -> Result<(), Box<dyn std::error::Error>> {
     use plotters::prelude::*;
     type Series = (&'static str, RGBColor, fn(&Record) -> f64);
-    let series: [Series; 4] = [
-        ("CPU pad", RGBColor(66, 133, 244), |r| r.cpu_gbps),
+    let series: [Series; 8] = [
+        ("CPU pad into a preallocated output", RGBColor(66, 133, 244), |r| r.cpu_gbps),
+        ("CPU pad, output allocated (cpu::pad)", RGBColor(30, 80, 170), |r| r.cpu_fresh_gbps),
         ("host memcpy", RGBColor(160, 190, 240), |r| r.memcpy_gbps),
         ("GPU pad kernel", RGBColor(219, 68, 55), |r| r.gpu_kernel_gbps),
+        ("GPU copy shader (one u32 per invocation)", RGBColor(245, 150, 60), |r| r.gpu_copy_shader_gbps),
         ("GPU buffer copy", RGBColor(240, 170, 160), |r| r.gpu_copy_gbps),
+        ("GPU end to end, pooled buffers", RGBColor(15, 157, 88), |r| r.gpu_e2e_pooled_gbps),
+        ("GPU end to end, new buffers", RGBColor(140, 210, 160), |r| r.gpu_e2e_fresh_gbps),
     ];
     let top = records.iter().flat_map(|r| series.iter().map(move |s| (s.2)(r))).fold(0.0, f64::max) * 1.1;
-    let height = 120 + 26 * records.len() as u32 * 2;
+    let height = 160 + 26 * records.len() as u32 * 4;
     let root = SVGBackend::new(path, (1000, height)).into_drawing_area();
     root.fill(&WHITE)?;
     let title = format!("Pad throughput, GB/s of output ({})", records.first().map_or("", |r| r.adapter.as_str()));
@@ -468,14 +507,14 @@ fn write_svg(path: &std::path::Path, records: &[Record]) -> Result<(), Box<dyn s
                 String::new()
             }
         })
-        .x_desc("GB/s")
+        .x_desc("output bytes per second, GB/s (higher is faster)")
         .draw()?;
     for (k, (name, color, value)) in series.iter().enumerate() {
         let color = *color;
         chart
             .draw_series(records.iter().enumerate().map(|(i, r)| {
-                let y0 = i as f64 + 0.1 + k as f64 * 0.2;
-                Rectangle::new([(0.0, y0), (value(r), y0 + 0.18)], color.filled())
+                let y0 = i as f64 + 0.06 + k as f64 * 0.11;
+                Rectangle::new([(0.0, y0), (value(r), y0 + 0.1)], color.filled())
             }))?
             .label(*name)
             .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled()));
@@ -500,18 +539,28 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         args.reps
     );
 
-    if args.cold_start {
-        let c = cold_start(&ctx)?;
+    // The cold start first, on its own fresh kernel, so nothing before it has compiled.
+    let custom = args.dtype.is_some() || args.shape.is_some() || args.pads.is_some();
+    let cold = match custom {
+        true => None,
+        false => Some(cold_start(&ctx)?),
+    };
+    if let Some(c) = &cold {
         println!(
             "cold start: {} pads, {} pipelines, first pass {:.1} ms, second {:.1} ms",
             c.pads, c.pipelines, c.cold_ms, c.warm_ms
         );
-        if let Some(path) = &args.json {
-            std::fs::write(path, serde_json::to_string_pretty(&c)?)?;
+    }
+    if args.cold_start {
+        if let (Some(path), Some(c)) = (&args.json, &cold) {
+            std::fs::write(path, serde_json::to_string_pretty(c)?)?;
             println!("wrote {}", path.display());
         }
         return Ok(());
     }
+    // The same device without a buffer pool: every call creates its buffers.
+    let unpooled = GpuContext::from_device(ctx.device(), ctx.queue(), info.clone())?;
+    unpooled.set_buffer_pool_limit(0);
 
     let mut cases: Vec<(PadPlan, Tensor)> = Vec::new();
     let mut add = |dtype: DataType, shape: Vec<usize>, pads: Vec<i64>, mode: Mode, value: Option<Tensor>| {
@@ -545,12 +594,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let total = cases.len();
     for (i, (plan, input)) in cases.iter().enumerate() {
         eprint!("\r[{}/{total}] {} {:?} {}...        ", i + 1, plan.dtype(), plan.in_shape(), plan.mode());
-        records.push(measure(&ctx, &timer, plan, input, args.reps));
+        records.push(measure(&ctx, &unpooled, &timer, plan, input, args.reps));
     }
     eprintln!("\r{:60}", "");
     print_table(&records);
     if let Some(path) = &args.json {
-        std::fs::write(path, serde_json::to_string_pretty(&records)?)?;
+        let report = serde_json::json!({ "cold_start": cold, "records": records });
+        std::fs::write(path, serde_json::to_string_pretty(&report)?)?;
         println!("wrote {}", path.display());
     }
     if let Some(path) = &args.svg {

@@ -242,7 +242,8 @@ impl GpuContext {
         let in_buf = pooled_buffer(&self.device, &self.pool, Role::Input, input.len() as u64);
         let out_buf = pooled_buffer(&self.device, &self.pool, Role::Output, out_size);
         let readback = pooled_buffer(&self.device, &self.pool, Role::Readback, out_size);
-        // queue.write_buffer measured faster than a new buffer mapped at creation (BENCHMARKS.md).
+        // queue.write_buffer: it fills a pooled buffer with no map to wait for; on lavapipe it
+        // measured the same as a new buffer mapped at creation (BENCHMARKS.md).
         upload(&self.queue, &in_buf, input);
         let made = (|| {
             let mut encoder = self.device.create_command_encoder(&Default::default());

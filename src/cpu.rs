@@ -9,13 +9,14 @@
 //! unpadded trailing axes), so one code path serves every byte width, the 4-bit types
 //! (unpacked to bytes, padded, repacked) and strings.
 
+use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 
 use crate::dtype::ElementWidth;
 use crate::error::{PadError, Result};
 use crate::plan::{AxisMap, Constant, Mode, PadPlan};
-use crate::tensor::{pack_nibbles_into, try_filled, try_zeroed_bytes, unpack_nibbles_into, Tensor, TensorData};
+use crate::tensor::{advise_huge_pages, try_filled, try_with_capacity, unpack_nibbles_into, Tensor, TensorData};
 
 /// Outputs at least this large are split across threads.
 const PARALLEL_MIN_BYTES: usize = 4 << 20;
@@ -60,9 +61,14 @@ pub fn pad(plan: &PadPlan, input: &Tensor) -> Result<Tensor> {
         }
         TensorData::Bytes(bytes) => {
             let out_bytes = plan.dtype().storage_bytes(out_len as u64).unwrap_or(0) as usize;
-            // Zeroed by the allocator, not by writing: every byte is written by the pad.
-            let mut out = try_zeroed_bytes(out_bytes, "the output")?;
-            pad_bytes(plan, bytes, &mut out)?;
+            // Not zero-filled first: the pad writes every byte (see `ByteStore`).
+            let mut out = try_with_capacity::<u8>(out_bytes, "the output")?;
+            advise_huge_pages(&out);
+            pad_bytes(plan, bytes, &mut out.spare_capacity_mut()[..out_bytes])?;
+            // SAFETY: `pad_bytes` returned Ok, so it wrote all `out_bytes` bytes: every chunk
+            // of the output is a kept chunk (copy_in), a constant (fill) or a copy of chunks
+            // already written (extend_axis), and 4-bit outputs are packed byte by byte.
+            unsafe { out.set_len(out_bytes) };
             Tensor::from_bytes(plan.dtype(), plan.out_shape().to_vec(), out)
         }
     }
@@ -86,10 +92,18 @@ pub fn pad_into(plan: &PadPlan, input: &[u8], output: &mut [u8]) -> Result<()> {
             ),
         });
     }
-    pad_bytes(plan, input, output)
+    pad_bytes(plan, input, as_uninit(output))
 }
 
-fn pad_bytes(plan: &PadPlan, input: &[u8], output: &mut [u8]) -> Result<()> {
+/// An initialised slice seen as one that may be written without reading.
+fn as_uninit(bytes: &mut [u8]) -> &mut [MaybeUninit<u8>] {
+    // SAFETY: same layout; the pad only ever writes initialised bytes through it, so the
+    // slice stays initialised for its owner.
+    unsafe { &mut *(bytes as *mut [u8] as *mut [MaybeUninit<u8>]) }
+}
+
+/// Pads into `output`, writing every one of its bytes (it may start uninitialised).
+fn pad_bytes(plan: &PadPlan, input: &[u8], output: &mut [MaybeUninit<u8>]) -> Result<()> {
     if plan.out_len() == 0 {
         return Ok(());
     }
@@ -101,8 +115,11 @@ fn pad_bytes(plan: &PadPlan, input: &[u8], output: &mut [u8]) -> Result<()> {
         let mut unpacked_in = try_filled(plan.in_len(), 0u8, "the unpacked 4-bit input")?;
         unpack_nibbles_into(input, &mut unpacked_in);
         let mut unpacked_out = try_filled(plan.out_len(), 0u8, "the unpacked 4-bit output")?;
-        pad_fixed(plan, 1, &unpacked_in, &mut unpacked_out, &[constant[0] & 0x0f]);
-        pack_nibbles_into(&unpacked_out, output);
+        pad_fixed(plan, 1, &unpacked_in, as_uninit(&mut unpacked_out), &[constant[0] & 0x0f]);
+        // Two elements per byte, low nibble first; every byte of `output` is written.
+        for (o, pair) in output.iter_mut().zip(unpacked_out.chunks(2)) {
+            o.write((pair[0] & 0x0f) | (pair.get(1).copied().unwrap_or(0) << 4));
+        }
     } else {
         let width = plan.dtype().width().bytes().unwrap_or(1);
         pad_fixed(plan, width, input, output, constant);
@@ -111,7 +128,7 @@ fn pad_bytes(plan: &PadPlan, input: &[u8], output: &mut [u8]) -> Result<()> {
 }
 
 /// Fixed-width elements of `width` bytes: the folded plan's chunks become byte runs.
-fn pad_fixed(plan: &PadPlan, width: usize, input: &[u8], output: &mut [u8], constant: &[u8]) {
+fn pad_fixed(plan: &PadPlan, width: usize, input: &[u8], output: &mut [MaybeUninit<u8>], constant: &[u8]) {
     let f = plan.folded(true);
     let chunk_bytes = f.chunk * width;
     let pattern: Vec<u8> = constant.iter().copied().cycle().take(chunk_bytes).collect();
@@ -157,7 +174,7 @@ fn pad_fixed_parallel(walk: &Walk, store: ByteStore, threads: usize) {
     let (_, kept_region) = output.split_at_mut(top.pad_before * block);
     let (kept_region, _) = kept_region.split_at_mut(top.kept * block);
     let per_part = top.kept.div_ceil(threads);
-    let parts: Vec<(usize, &mut [u8])> =
+    let parts: Vec<(usize, &mut [MaybeUninit<u8>])> =
         kept_region.chunks_mut(per_part * block).enumerate().map(|(i, part)| (i * per_part, part)).collect();
     let parts = std::sync::Mutex::new(parts);
     let work = || loop {
@@ -320,9 +337,13 @@ fn replicate<S: Store>(store: &mut S, dst: usize, src: usize, count: usize, bloc
     }
 }
 
+/// Fixed-width chunks as bytes. The output may start uninitialised (`cpu::pad` does not
+/// zero-fill what it is about to overwrite): writes go through raw copies of initialised
+/// bytes, and reads (`copy_out`, `reverse`) touch only chunks already written, which the
+/// walk guarantees (pads are filled from kept chunks after those are copied).
 struct ByteStore<'a> {
     input: &'a [u8],
-    out: &'a mut [u8],
+    out: &'a mut [MaybeUninit<u8>],
     /// Bytes per chunk.
     chunk: usize,
     /// The constant, repeated to one chunk.
@@ -332,7 +353,10 @@ struct ByteStore<'a> {
 impl Store for ByteStore<'_> {
     fn copy_in(&mut self, dst: usize, src: usize, len: usize) {
         let (c, n) = (self.chunk, len * self.chunk);
-        self.out[dst * c..dst * c + n].copy_from_slice(&self.input[src * c..src * c + n]);
+        let (to, from) = (&mut self.out[dst * c..dst * c + n], &self.input[src * c..src * c + n]);
+        // SAFETY: both ranges are in bounds (just sliced), of n bytes, and in different
+        // allocations; writing bytes into MaybeUninit<u8> memory is always allowed.
+        unsafe { std::ptr::copy_nonoverlapping(from.as_ptr(), to.as_mut_ptr().cast::<u8>(), n) };
     }
 
     fn copy_out(&mut self, dst: usize, src: usize, len: usize) {
@@ -356,10 +380,13 @@ impl Store for ByteStore<'_> {
         let (c, n) = (self.chunk, len * self.chunk);
         let region = &mut self.out[dst * c..dst * c + n];
         if self.pattern.iter().all(|&b| b == self.pattern[0]) {
-            region.fill(self.pattern[0]);
+            // SAFETY: `region` is in bounds (just sliced) and n bytes long.
+            unsafe { std::ptr::write_bytes(region.as_mut_ptr().cast::<u8>(), self.pattern[0], n) };
             return;
         }
-        region[..c].copy_from_slice(self.pattern);
+        for (to, &from) in region[..c].iter_mut().zip(self.pattern) {
+            to.write(from);
+        }
         let mut done = c;
         while done < n {
             let k = done.min(n - done);
@@ -391,13 +418,17 @@ fn reverse_chunks<T>(region: &mut [T], c: usize) {
     }
 }
 
-fn reverse_fixed<const N: usize>(region: &mut [u8]) {
-    let chunks: &mut [[u8; N]] = bytemuck::cast_slice_mut(region);
+fn reverse_fixed<const N: usize>(region: &mut [MaybeUninit<u8>]) {
+    let chunks = region.len() / N;
+    // SAFETY: [MaybeUninit<u8>; N] has the layout of N MaybeUninit<u8> and alignment 1;
+    // the chunks cover exactly the first chunks * N items of `region`, borrowed mutably.
+    let chunks: &mut [[MaybeUninit<u8>; N]] =
+        unsafe { std::slice::from_raw_parts_mut(region.as_mut_ptr().cast(), chunks) };
     chunks.reverse();
 }
 
-fn copy_fixed<const N: usize>(out: &mut [u8], dst: usize, src: usize) {
-    let v: [u8; N] = out[src..src + N].try_into().expect("range of N bytes");
+fn copy_fixed<const N: usize>(out: &mut [MaybeUninit<u8>], dst: usize, src: usize) {
+    let v: [MaybeUninit<u8>; N] = out[src..src + N].try_into().expect("range of N bytes");
     out[dst..dst + N].copy_from_slice(&v);
 }
 
@@ -498,7 +529,8 @@ mod tests {
         let folded = plan.folded(true);
         let walk = Walk::new(&folded.axes, plan.mode());
         let mut out = vec![0u8; plan.out_len()];
-        let store = ByteStore { input: x.bytes().unwrap(), out: &mut out, chunk: folded.chunk, pattern: &[0] };
+        let store =
+            ByteStore { input: x.bytes().unwrap(), out: as_uninit(&mut out), chunk: folded.chunk, pattern: &[0] };
         REFUSE_HELPERS.store(true, Ordering::Relaxed);
         pad_fixed_parallel(&walk, store, 4);
         REFUSE_HELPERS.store(false, Ordering::Relaxed);
@@ -513,5 +545,27 @@ mod tests {
         assert_eq!(threads(), 1);
         MAX_THREADS_SET.store(0, Ordering::Relaxed);
         assert!((1..=MAX_THREADS).contains(&threads()));
+    }
+
+    /// `pad` does not zero its output first, so every byte must be written: pads whose
+    /// output memory last held 0xAA junk (freed just before, so the allocator likely hands
+    /// it back) still equal the reference, constant-0 regions included.
+    #[test]
+    fn outputs_on_reused_memory_are_fully_written() {
+        for dtype in [DataType::Uint8, DataType::Float16, DataType::Float32, DataType::Complex128, DataType::Int4] {
+            for mode in Mode::ALL {
+                let shape = [3usize, 5, 7];
+                let count: usize = shape.iter().product();
+                let bytes = dtype.storage_bytes(count as u64).unwrap() as usize;
+                let x = Tensor::from_bytes(dtype, shape.to_vec(), (0..bytes).map(|i| (i * 37 + 1) as u8).collect())
+                    .unwrap();
+                let request = PadRequest::new(vec![1, 0, 2, 2, 3, 1]).mode(mode);
+                let plan = PadPlan::new(dtype, &shape, &request).unwrap();
+                let out_bytes = plan.byte_sizes().unwrap().1 as usize;
+                drop(std::hint::black_box(vec![0xAAu8; out_bytes]));
+                let y = pad(&plan, &x).unwrap();
+                assert!(y == crate::reference::pad(&plan, &x), "{dtype} {mode}");
+            }
+        }
     }
 }

@@ -14,7 +14,7 @@
 use std::time::Instant;
 
 use clap::Parser;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use wgpu::util::DeviceExt;
 use wgpu_pad::gpu::{BufferRange, GpuContext};
 use wgpu_pad::{cpu, literal, DataType, Mode, PadPlan, PadRequest, Tensor};
@@ -47,6 +47,9 @@ struct Args {
     /// Write a bar chart of GB/s per case as SVG.
     #[arg(long)]
     svg: Option<std::path::PathBuf>,
+    /// Redraw the SVG (--svg) from a JSON report this harness wrote, measuring nothing.
+    #[arg(long)]
+    replot: Option<std::path::PathBuf>,
     /// Only the cold start (which the default suite also reports): the first (compiles
     /// included) and second pass over a mix of 120 pads (5 modes x 4 types x 6 shapes) on a
     /// fresh kernel, and the pipelines it compiled.
@@ -64,7 +67,7 @@ const COLD_MIX: [(&[usize], &[i64]); 6] = [
     (&[4, 5, 6, 7, 2], &[0, 1, -1, 1, 0, 0, 1, -1, 1, 0]),
 ];
 
-#[derive(Serialize, Clone, Copy)]
+#[derive(Serialize, Deserialize, Clone, Copy)]
 struct ColdStart {
     pads: usize,
     pipelines: usize,
@@ -110,7 +113,7 @@ fn cold_start(ctx: &GpuContext) -> Result<ColdStart, Box<dyn std::error::Error>>
     Ok(ColdStart { pads: jobs.len(), pipelines: kernel.compile_count(), cold_ms, warm_ms })
 }
 
-#[derive(Serialize, Clone, Debug)]
+#[derive(Serialize, Deserialize, Clone, Debug)]
 struct Record {
     dtype: String,
     mode: String,
@@ -119,7 +122,7 @@ struct Record {
     out_bytes: u64,
     adapter: String,
     backend: String,
-    gpu_timer: &'static str,
+    gpu_timer: String,
     cpu_ms: f64,
     cpu_fresh_ms: f64,
     memcpy_ms: f64,
@@ -396,7 +399,7 @@ fn measure(
         out_bytes,
         adapter: info.name.clone(),
         backend: format!("{:?}", info.backend),
-        gpu_timer: timer.label(),
+        gpu_timer: timer.label().into(),
         cpu_ms,
         cpu_fresh_ms,
         memcpy_ms,
@@ -472,6 +475,9 @@ fn print_table(records: &[Record]) {
 
 fn write_svg(path: &std::path::Path, records: &[Record]) -> Result<(), Box<dyn std::error::Error>> {
     use plotters::prelude::*;
+    // Outputs under 1 MiB measure fixed costs, not bandwidth: their GB/s would set the scale.
+    let records: Vec<Record> = records.iter().filter(|r| r.out_bytes >= 1 << 20).cloned().collect();
+    let records = &records[..];
     type Series = (&'static str, RGBColor, fn(&Record) -> f64);
     let series: [Series; 8] = [
         ("CPU pad into a preallocated output", RGBColor(66, 133, 244), |r| r.cpu_gbps),
@@ -487,7 +493,10 @@ fn write_svg(path: &std::path::Path, records: &[Record]) -> Result<(), Box<dyn s
     let height = 160 + 26 * records.len() as u32 * 4;
     let root = SVGBackend::new(path, (1000, height)).into_drawing_area();
     root.fill(&WHITE)?;
-    let title = format!("Pad throughput, GB/s of output ({})", records.first().map_or("", |r| r.adapter.as_str()));
+    let title = format!(
+        "Pad throughput, GB/s of output, outputs of 1 MiB and more (GPU: {})",
+        records.first().map_or("", |r| r.adapter.as_str())
+    );
     let n = records.len() as f64;
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", 18))
@@ -519,7 +528,12 @@ fn write_svg(path: &std::path::Path, records: &[Record]) -> Result<(), Box<dyn s
             .label(*name)
             .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled()));
     }
-    chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::LowerRight)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .draw()?;
     root.present()?;
     Ok(())
 }
@@ -527,6 +541,14 @@ fn write_svg(path: &std::path::Path, records: &[Record]) -> Result<(), Box<dyn s
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn,wgpu_hal::gles=off")).init();
     let args = Args::parse();
+    if let Some(report) = &args.replot {
+        let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(report)?)?;
+        let records: Vec<Record> = serde_json::from_value(report["records"].clone())?;
+        let svg = args.svg.as_ref().ok_or("--replot needs --svg")?;
+        write_svg(svg, &records)?;
+        println!("wrote {}", svg.display());
+        return Ok(());
+    }
     let ctx = GpuContext::new_blocking()?;
     let timer = GpuTimer::new(&ctx);
     let info = ctx.adapter_info();

@@ -41,7 +41,8 @@ pub struct Padded {
 /// large tensors fit where the hardware allows, and timestamp queries where offered.
 ///
 /// Its futures are `Send` on native targets, and wait for their own submission without
-/// blocking the executor's thread.
+/// blocking the executor's thread. It keeps its device buffers between calls (a pool bounded
+/// by [`set_buffer_pool_limit`](Self::set_buffer_pool_limit)), so warm calls create none.
 ///
 /// ```no_run
 /// use wgpu_pad::{gpu::GpuContext, DataType, Mode, PadPlan, PadRequest, Tensor};

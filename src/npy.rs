@@ -569,7 +569,7 @@ fn header_text(tensor: &Tensor, descr: &Descr) -> Result<Vec<u8>> {
     Ok(out)
 }
 
-/// The bytes [`write`] would write for `tensor` with descr `like`: check it against a cap
+/// The bytes [`write()`] would write for `tensor` with descr `like`: check it against a cap
 /// before writing (a string descr widens to the longest element, for every element).
 pub fn encoded_len(tensor: &Tensor, like: &Descr) -> Result<u64> {
     let descr = output_descr(tensor, like);
@@ -627,7 +627,7 @@ pub fn write<W: Write + ?Sized>(w: &mut W, tensor: &Tensor, like: &Descr) -> Res
     Ok(())
 }
 
-/// [`write`] into a new buffer, allocated fallibly.
+/// [`write()`] into a new buffer, allocated fallibly.
 pub fn to_bytes(tensor: &Tensor, like: &Descr) -> Result<Vec<u8>> {
     let len = encoded_len(tensor, like)?;
     let len = usize::try_from(len).map_err(|_| PadError::TooLarge { what: format!("{len} bytes of .npy") })?;

@@ -233,3 +233,36 @@ fn pooled_buffers_are_reused_within_their_limit() {
     assert!(ctx.pad_blocking(&big, &x).unwrap().tensor == cpu::pad(&big, &x).unwrap());
     assert_eq!(ctx.pooled_bytes(), 0, "a pool limited to 0 kept buffers");
 }
+
+/// A kernel keeps the parameter buffers of recent pads by content: pads with the same
+/// parameters on other buffers reuse them, and more distinct pads than it keeps still come
+/// out right (each batch checked against the CPU path, then the first pads again).
+#[test]
+fn repeated_and_many_distinct_pads_share_parameters_safely() {
+    let Some(ctx) = ctx() else { return };
+    let kernel = PadKernel::new(ctx.device()).unwrap();
+    let lengths: Vec<usize> = (1..=300).chain(1..=20).collect();
+    for batch in lengths.chunks(64) {
+        let mut encoder = ctx.device().create_command_encoder(&Default::default());
+        let mut jobs = Vec::new();
+        for (i, &n) in batch.iter().enumerate() {
+            let modes = [Mode::Reflect, Mode::Wrap, Mode::Symmetric, Mode::Edge, Mode::Constant];
+            let mode = if n < 3 { Mode::Edge } else { modes[n % 5] };
+            let p = plan(DataType::Float32, &[n], &[1, 2], mode);
+            // The same parameters twice, on two inputs and two outputs.
+            for seed in [i as u8, i as u8 ^ 0x55] {
+                let x = pattern(DataType::Float32, &[n], seed);
+                let input = storage(ctx, x.bytes().unwrap());
+                let output = storage(ctx, &vec![0xAA; p.byte_sizes().unwrap().1 as usize]);
+                kernel.encode(&mut encoder, &p, BufferRange::whole(&input), BufferRange::whole(&output)).unwrap();
+                jobs.push((p.clone(), x, output));
+            }
+        }
+        ctx.queue().submit([encoder.finish()]);
+        for (p, x, output) in jobs {
+            let expected = cpu::pad(&p, &x).unwrap();
+            let got = read(ctx, &output, 0, p.byte_sizes().unwrap().1);
+            assert_eq!(got, expected.bytes().unwrap(), "{:?} length {}", p.mode(), p.in_shape()[0]);
+        }
+    }
+}

@@ -15,8 +15,8 @@ use std::sync::Mutex;
 use std::task::{Context, Poll, Waker};
 
 use super::buffers::{describe, BufferRange};
-use super::layout::{layout, DeviceLimits, Layout, View};
-use super::params::{params_stride, Params, WORKGROUP};
+use super::layout::{layout, DeviceLimits, Layout, View, Window};
+use super::params::{params_stride, AxisParams, Params, WORKGROUP};
 use super::shader::PipelineKey;
 use crate::dtype::DataType;
 use crate::error::{PadError, Result};
@@ -33,6 +33,10 @@ type ErrorFuture = Pin<Box<dyn Future<Output = Option<wgpu::Error>>>>;
 /// word width and two fixed variants, never on shape (72 exist in all); they compile on
 /// first use, or ahead of time with [`precompile`](Self::precompile), into an optional
 /// `wgpu::PipelineCache`.
+///
+/// Each pad's parameters go into a small uniform buffer that is never written again; the
+/// kernel keeps the last few hundred by content, so a pad repeated on the same shapes makes
+/// no buffer (it holds none of the caller's buffers).
 ///
 /// Two ways to record:
 /// - [`encode`](Self::encode): one call, its own compute pass in the caller's encoder.
@@ -67,7 +71,12 @@ pub struct PadKernel {
     uniform_alignment: u32,
     /// Error-scope results not known yet (WebGPU).
     pending: Mutex<Vec<ErrorFuture>>,
+    /// Uniform buffers of recent pads, keyed by their contents (see `uniform_buffer`).
+    uniforms: Mutex<HashMap<Vec<u8>, wgpu::Buffer>>,
 }
+
+/// Uniform buffers a kernel keeps (a few KiB each at most); past this many it drops them all.
+const UNIFORM_CACHE_ENTRIES: usize = 256;
 
 /// A pad ready to record: its pipeline, bind groups and workgroup counts, for fixed
 /// buffers. Recording it costs a few calls on the pass and allocates nothing.
@@ -188,6 +197,7 @@ impl PadKernel {
             limits: DeviceLimits::of(&limits),
             uniform_alignment: limits.min_uniform_buffer_offset_alignment,
             pending: Mutex::new(Vec::new()),
+            uniforms: Mutex::new(HashMap::new()),
         })
     }
 
@@ -354,7 +364,7 @@ impl PadKernel {
 
     /// Prepares `plan` reading `input` and writing `output`: validates everything (type,
     /// usages, sizes, views, overlap, device limits), compiles the pipeline if needed, and
-    /// makes the uniform buffer and bind groups. Record the result with
+    /// finds or makes the uniform buffer, and makes the bind groups. Record the result with
     /// [`PreparedPad::record`] as often as you like while the buffers stay the same.
     pub fn prepare(&self, plan: &PadPlan, input: BufferRange<'_>, output: BufferRange<'_>) -> Result<PreparedPad> {
         let l = self.layout(plan, &input, &output)?;
@@ -364,54 +374,81 @@ impl PadKernel {
         }
         let pipeline = self.pipeline(l.key)?;
         let stride = params_stride(self.uniform_alignment);
-        let mut uniform_bytes = vec![0u8; (stride * l.windows.len() as u64) as usize];
-        for (i, w) in l.windows.iter().enumerate() {
+        let uniform = self.uniform_buffer(&l.windows, stride)?;
+        let dispatches = l
+            .windows
+            .iter()
+            .enumerate()
+            .map(|(i, w)| {
+                let input_binding = match w.input {
+                    Some((offset, size)) => {
+                        wgpu::BufferBinding { buffer: input.buffer, offset, size: wgpu::BufferSize::new(size) }
+                    }
+                    None => wgpu::BufferBinding { buffer: &self.empty_input, offset: 0, size: None },
+                };
+                let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some("wgpu-pad bind group"),
+                    layout: &self.bind_layout,
+                    entries: &[
+                        wgpu::BindGroupEntry {
+                            binding: 0,
+                            resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                                buffer: &uniform,
+                                offset: i as u64 * stride,
+                                size: wgpu::BufferSize::new(std::mem::size_of::<Params>() as u64),
+                            }),
+                        },
+                        wgpu::BindGroupEntry { binding: 1, resource: wgpu::BindingResource::Buffer(input_binding) },
+                        wgpu::BindGroupEntry {
+                            binding: 2,
+                            resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                                buffer: output.buffer,
+                                offset: w.output.0,
+                                size: wgpu::BufferSize::new(w.output.1),
+                            }),
+                        },
+                    ],
+                });
+                (bind_group, w.workgroups)
+            })
+            .collect();
+        Ok(PreparedPad { pipeline: Some(pipeline), dispatches, out_bytes })
+    }
+
+    /// A uniform buffer holding the windows' parameters, `stride` bytes apart.
+    ///
+    /// Made buffers are never written again, so one can serve every pad whose parameters are
+    /// the same: they are kept by content, and a pad repeated on the same shapes (an engine's
+    /// steady state, whatever buffers it binds) makes no buffer. The cache holds only this
+    /// kernel's own small buffers, never a caller's.
+    fn uniform_buffer(&self, windows: &[Window], stride: u64) -> Result<wgpu::Buffer> {
+        // Parameters past `rank` axes are zero, so the used prefix of each window is the key.
+        fn used(p: &Params) -> &[u8] {
+            let len = std::mem::offset_of!(Params, axes) + p.rank as usize * std::mem::size_of::<AxisParams>();
+            &bytemuck::bytes_of(p)[..len]
+        }
+        let mut key = Vec::with_capacity(windows.iter().map(|w| used(&w.params).len()).sum());
+        for w in windows {
+            key.extend_from_slice(used(&w.params));
+        }
+        let mut uniforms = self.uniforms.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(buffer) = uniforms.get(&key) {
+            return Ok(buffer.clone());
+        }
+        let mut bytes = vec![0u8; (stride * windows.len() as u64) as usize];
+        for (i, w) in windows.iter().enumerate() {
             let at = i * stride as usize;
-            uniform_bytes[at..at + std::mem::size_of::<Params>()].copy_from_slice(bytemuck::bytes_of(&w.params));
+            bytes[at..at + std::mem::size_of::<Params>()].copy_from_slice(bytemuck::bytes_of(&w.params));
         }
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-        let uniform =
-            super::buffers::buffer_with(&self.device, "wgpu-pad params", wgpu::BufferUsages::UNIFORM, &uniform_bytes);
-        let dispatches = uniform.map(|uniform| {
-            l.windows
-                .iter()
-                .enumerate()
-                .map(|(i, w)| {
-                    let input_binding = match w.input {
-                        Some((offset, size)) => {
-                            wgpu::BufferBinding { buffer: input.buffer, offset, size: wgpu::BufferSize::new(size) }
-                        }
-                        None => wgpu::BufferBinding { buffer: &self.empty_input, offset: 0, size: None },
-                    };
-                    let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
-                        label: Some("wgpu-pad bind group"),
-                        layout: &self.bind_layout,
-                        entries: &[
-                            wgpu::BindGroupEntry {
-                                binding: 0,
-                                resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                                    buffer: &uniform,
-                                    offset: i as u64 * stride,
-                                    size: wgpu::BufferSize::new(std::mem::size_of::<Params>() as u64),
-                                }),
-                            },
-                            wgpu::BindGroupEntry { binding: 1, resource: wgpu::BindingResource::Buffer(input_binding) },
-                            wgpu::BindGroupEntry {
-                                binding: 2,
-                                resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                                    buffer: output.buffer,
-                                    offset: w.output.0,
-                                    size: wgpu::BufferSize::new(w.output.1),
-                                }),
-                            },
-                        ],
-                    });
-                    (bind_group, w.workgroups)
-                })
-                .collect()
-        });
+        let buffer = super::buffers::buffer_with(&self.device, "wgpu-pad params", wgpu::BufferUsages::UNIFORM, &bytes);
         self.settle(Box::pin(scope.pop()), "making the pad's parameters")?;
-        Ok(PreparedPad { pipeline: Some(pipeline), dispatches: dispatches?, out_bytes })
+        let buffer = buffer?;
+        if uniforms.len() >= UNIFORM_CACHE_ENTRIES {
+            uniforms.clear();
+        }
+        uniforms.insert(key, buffer.clone());
+        Ok(buffer)
     }
 
     /// Records `plan` into `encoder` in a compute pass of its own: reads `input`, writes

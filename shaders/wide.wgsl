@@ -10,14 +10,16 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let step = nwg.x * WORKGROUP;
     for (var e = 0u; e < WIDE_ELEMS; e++) {
         let x = gid.x + e * step;
-        if (x < inner.len) {
-            let o = x + inner.start;
-            let k = source_coord(o, 0u);
-            var v = constant_word();
-            if (k != NONE && r.inside) {
-                v = src[r.src + (inner.crop_start + k) * inner.in_stride];
-            }
-            dst[r.dst + o * inner.out_stride] = v;
+        // Past the row: later elements are further past (a SIMD group leaves together).
+        if (x >= inner.len) {
+            break;
         }
+        let o = x + inner.start;
+        let k = source_coord(o, 0u);
+        var v = constant_word();
+        if (k != NONE && r.inside) {
+            v = src[r.src + (inner.crop_start + k) * inner.in_stride];
+        }
+        dst[r.dst + o * inner.out_stride] = v;
     }
 }

@@ -6,10 +6,14 @@
 pub const MAX_RANK: usize = 16;
 /// Invocations per workgroup (`@workgroup_size` in the shaders).
 pub(crate) const WORKGROUP: u32 = 64;
-/// Elements of a row per invocation in the wide kernel.
-pub(crate) const WIDE_ELEMS: u32 = 2;
-/// Words of a row per invocation in the narrow kernel's rows (`ROW_WORDS` in narrow.wgsl).
-pub(crate) const NARROW_ROW_WORDS: u32 = 2;
+/// Elements of a row per invocation in the wide kernel, a grid width apart. Many per
+/// invocation amortise the row's offsets; the loop leaves at the row's end, so short rows
+/// cost no more. 16 against 2 took f32 [1,64,512,512] from about 2.0 to 0.9-1.1 x the copy
+/// shader on lavapipe (BENCHMARKS.md).
+pub(crate) const WIDE_ELEMS: u32 = 16;
+/// Words of a row per invocation in the narrow kernel's rows, likewise (2 to 16: u8
+/// [1,1024,1024,3] from 4.0-4.8 to 2.2-2.9 x the copy shader on lavapipe).
+pub(crate) const NARROW_ROW_WORDS: u32 = 16;
 /// Largest index the shaders divide (magic division is exact below 2^31).
 pub(crate) const INDEX_LIMIT: u64 = (1 << 31) - 8;
 

@@ -19,6 +19,12 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
     if (first == 2u) {
         base += a1.start * a1.out_stride;
     }
+    // Whether consecutive elements of a row are consecutive in the input: then a word whose
+    // elements are all kept is at most two input words, shifted.
+    var dense = a0.in_stride == 1u;
+    if (first == 2u) {
+        dense = dense && a1.in_stride == a0.len;
+    }
     for (var n = 0u; n < NARROW_ROW_WORDS; n++) {
         let wx = gid.x + n * nwg.x * WORKGROUP;
         if (wx >= P.row_words) {
@@ -26,8 +32,38 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
         }
         let x = wx * EPW;
         var word = 0u;
+        // The word's first and last elements' kept indices on the row's padded axis (they
+        // wrap past `kept` when in the pad before), and the input offset of the first.
+        var kept = 0u;
+        var j_first = 0u;
+        var j_last = 0u;
+        var idx = 0u;
         if (first == 1u) {
-            for (var k = 0u; k < EPW; k++) {
+            kept = a0.kept;
+            j_first = x + a0.start - a0.pad_before;
+            j_last = j_first + EPW - 1u;
+            idx = r.src + (a0.crop_start + j_first) * a0.in_stride;
+        } else {
+            let o = divide(x, a0.len_magic, a0.len_shift);
+            kept = a1.kept;
+            j_first = o + a1.start - a1.pad_before;
+            j_last = divide(x + EPW - 1u, a0.len_magic, a0.len_shift) + a1.start - a1.pad_before;
+            idx = r.src + (a1.crop_start + j_first) * a1.in_stride + (a0.crop_start + x - o * a0.len) * a0.in_stride;
+        }
+        // Every mode maps a kept position to itself, so such a word needs no mode function.
+        // The element-by-element loops below then run no iteration: llvmpipe runs both sides
+        // of a branch, but leaves a loop once no invocation of its SIMD group is in it.
+        let fast = dense && r.inside && j_first < kept && j_last < kept;
+        if (fast) {
+            let shift = (idx & (EPW - 1u)) * BITS;
+            let lo = src[idx >> EPW_LOG2];
+            // An aligned word reads one input word only (the next may be past the input).
+            let hi = src[(idx >> EPW_LOG2) + select(0u, 1u, shift != 0u)];
+            word = select((lo >> shift) | (hi << ((32u - shift) & 31u)), lo, shift == 0u);
+        }
+        let slow = select(EPW, 0u, fast);
+        if (first == 1u) {
+            for (var k = 0u; k < slow; k++) {
                 var v = P.constant.x & MASK;
                 let s = source_coord(x + k + a0.start, 0u);
                 if (s != NONE && r.inside) {
@@ -40,7 +76,7 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
             // Element x of the row: position o on axis 1, channel c of its run.
             var o = divide(x, a0.len_magic, a0.len_shift);
             var c = x - o * a0.len;
-            for (var k = 0u; k < EPW; k++) {
+            for (var k = 0u; k < slow; k++) {
                 var v = P.constant.x & MASK;
                 let s = source_coord(o + a1.start, 1u);
                 if (s != NONE && r.inside) {

@@ -187,6 +187,64 @@ fn pads_from_transposed_and_broadcast_input_views() {
     }
 }
 
+/// 8- and 16-bit rows of whole words read through views whose rows are not contiguous in the
+/// input (every other column; pixels with a fourth, unread channel; planar channels read as
+/// interleaved), at an odd element offset, with a crop: a kept word must take each element
+/// from where the view puts it, not from the next bytes of the input.
+#[test]
+fn pads_word_rows_from_views_with_gaps() {
+    let Some(ctx) = common::gpu() else { return };
+    struct Case {
+        stored_shape: &'static [usize],
+        shape: &'static [usize],
+        // The view's strides, in elements.
+        strides: &'static [u64],
+        pads: &'static [i64],
+    }
+    let cases = [
+        Case { stored_shape: &[6, 24], shape: &[6, 12], strides: &[24, 2], pads: &[1, 2, 0, 2] },
+        Case { stored_shape: &[6, 24], shape: &[6, 12], strides: &[24, 2], pads: &[0, 5, 1, -1] },
+        Case { stored_shape: &[5, 10, 4], shape: &[5, 10, 3], strides: &[40, 4, 1], pads: &[1, 1, 0, 0, 1, 0] },
+        Case { stored_shape: &[3, 5, 10], shape: &[5, 10, 3], strides: &[10, 1, 50], pads: &[0, 1, 0, 2, 1, 0] },
+    ];
+    for dtype in [DataType::Uint8, DataType::Float16] {
+        let e = dtype.width().bytes().unwrap();
+        for &Case { stored_shape, shape, strides, pads } in &cases {
+            let stored = pattern(dtype, stored_shape, 3);
+            let sb = stored.bytes().unwrap();
+            // The viewed tensor, gathered densely on the host.
+            let mut dense = Vec::new();
+            for i in 0..shape.iter().product::<usize>() {
+                let (mut rest, mut at) = (i, 0usize);
+                for (&n, &s) in shape.iter().zip(strides).rev() {
+                    at += (rest % n) * s as usize;
+                    rest /= n;
+                }
+                dense.extend_from_slice(&sb[at * e..(at + 1) * e]);
+            }
+            let viewed = Tensor::from_bytes(dtype, shape.to_vec(), dense).unwrap();
+            for mode in Mode::ALL {
+                let p = plan(dtype, shape, pads, mode);
+                let mut buf = vec![0u8; 3 * e];
+                buf.extend_from_slice(sb);
+                let input = storage(ctx, &buf);
+                let (_, out_bytes) = p.byte_sizes().unwrap();
+                let output = storage(ctx, &vec![0u8; out_bytes as usize]);
+                let mut enc = ctx.device().create_command_encoder(&Default::default());
+                let view = BufferRange::at(&input, 3 * e as u64).with_strides(strides);
+                ctx.kernel().encode(&mut enc, &p, view, BufferRange::whole(&output)).unwrap();
+                ctx.queue().submit([enc.finish()]);
+                let got = read(ctx, &output);
+                let want = cpu::pad(&p, &viewed).unwrap();
+                assert!(
+                    got[..out_bytes as usize] == *want.bytes().unwrap(),
+                    "{dtype} {mode} {shape:?} strides {strides:?} pads {pads:?} differs"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn refused_views_say_why() {
     let Some(ctx) = common::gpu() else { return };

@@ -19,11 +19,18 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
     if (first == 2u) {
         base += a1.start * a1.out_stride;
     }
-    // Whether consecutive elements of a row are consecutive in the input: then a word whose
-    // elements are all kept is at most two input words, shifted.
+    // Rows whose consecutive elements are consecutive in the input ("dense"): a word whose
+    // elements are all kept is then at most two input words, shifted. Element x of such a row
+    // is kept when d = x + d_off is below kept_elems, and is input element src0 + d.
     var dense = a0.in_stride == 1u;
+    var d_off = a0.start - a0.pad_before;
+    var kept_elems = a0.kept;
+    var src0 = r.src + a0.crop_start;
     if (first == 2u) {
         dense = dense && a1.in_stride == a0.len;
+        d_off = (a1.start - a1.pad_before) * a0.len;
+        kept_elems = a1.kept * a0.len;
+        src0 = r.src + a1.crop_start * a0.len + a0.crop_start;
     }
     for (var n = 0u; n < NARROW_ROW_WORDS; n++) {
         let wx = gid.x + n * nwg.x * WORKGROUP;
@@ -32,63 +39,40 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
         }
         let x = wx * EPW;
         var word = 0u;
-        // The word's first and last elements' kept indices on the row's padded axis (they
-        // wrap past `kept` when in the pad before), and the input offset of the first.
-        var kept = 0u;
-        var j_first = 0u;
-        var j_last = 0u;
-        var idx = 0u;
-        if (first == 1u) {
-            kept = a0.kept;
-            j_first = x + a0.start - a0.pad_before;
-            j_last = j_first + EPW - 1u;
-            idx = r.src + (a0.crop_start + j_first) * a0.in_stride;
-        } else {
-            let o = divide(x, a0.len_magic, a0.len_shift);
-            kept = a1.kept;
-            j_first = o + a1.start - a1.pad_before;
-            j_last = divide(x + EPW - 1u, a0.len_magic, a0.len_shift) + a1.start - a1.pad_before;
-            idx = r.src + (a1.crop_start + j_first) * a1.in_stride + (a0.crop_start + x - o * a0.len) * a0.in_stride;
-        }
         // Every mode maps a kept position to itself, so such a word needs no mode function.
-        // The element-by-element loops below then run no iteration: llvmpipe runs both sides
-        // of a branch, but leaves a loop once no invocation of its SIMD group is in it.
-        let fast = dense && r.inside && j_first < kept && j_last < kept;
+        // (d wraps past kept_elems when x is in the pad before.)
+        let d = x + d_off;
+        let fast = dense && r.inside && d < kept_elems && d + EPW - 1u < kept_elems;
         if (fast) {
+            let idx = src0 + d;
             let shift = (idx & (EPW - 1u)) * BITS;
             let lo = src[idx >> EPW_LOG2];
             // An aligned word reads one input word only (the next may be past the input).
             let hi = src[(idx >> EPW_LOG2) + select(0u, 1u, shift != 0u)];
             word = select((lo >> shift) | (hi << ((32u - shift) & 31u)), lo, shift == 0u);
         }
+        // The other words element by element. For a SIMD group of fast words this loop runs
+        // no iteration: llvmpipe runs both sides of a branch, but leaves a loop once no
+        // invocation of its group is in it.
         let slow = select(EPW, 0u, fast);
-        if (first == 1u) {
-            for (var k = 0u; k < slow; k++) {
-                var v = P.constant.x & MASK;
-                let s = source_coord(x + k + a0.start, 0u);
-                if (s != NONE && r.inside) {
-                    let idx = r.src + (a0.crop_start + s) * a0.in_stride;
-                    v = (src[idx >> EPW_LOG2] >> ((idx & (EPW - 1u)) * BITS)) & MASK;
-                }
-                word |= v << (k * BITS);
+        for (var k = 0u; k < slow; k++) {
+            var v = P.constant.x & MASK;
+            var s = 0u;
+            var idx = 0u;
+            if (first == 1u) {
+                s = source_coord(x + k + a0.start, 0u);
+                idx = r.src + (a0.crop_start + s) * a0.in_stride;
+            } else {
+                // Element x + k of the row: position o on axis 1, channel c of its run.
+                let o = divide(x + k, a0.len_magic, a0.len_shift);
+                let c = x + k - o * a0.len;
+                s = source_coord(o + a1.start, 1u);
+                idx = r.src + (a1.crop_start + s) * a1.in_stride + (a0.crop_start + c) * a0.in_stride;
             }
-        } else {
-            // Element x of the row: position o on axis 1, channel c of its run.
-            var o = divide(x, a0.len_magic, a0.len_shift);
-            var c = x - o * a0.len;
-            for (var k = 0u; k < slow; k++) {
-                var v = P.constant.x & MASK;
-                let s = source_coord(o + a1.start, 1u);
-                if (s != NONE && r.inside) {
-                    let idx = r.src + (a1.crop_start + s) * a1.in_stride + (a0.crop_start + c) * a0.in_stride;
-                    v = (src[idx >> EPW_LOG2] >> ((idx & (EPW - 1u)) * BITS)) & MASK;
-                }
-                word |= v << (k * BITS);
-                c += 1u;
-                let next = c == a0.len;
-                o += select(0u, 1u, next);
-                c = select(c, 0u, next);
+            if (s != NONE && r.inside) {
+                v = (src[idx >> EPW_LOG2] >> ((idx & (EPW - 1u)) * BITS)) & MASK;
             }
+            word |= v << (k * BITS);
         }
         dst[base / EPW + wx] = word;
     }

@@ -223,11 +223,11 @@ fn pads_word_rows_from_views_with_gaps() {
                 dense.extend_from_slice(&sb[at * e..(at + 1) * e]);
             }
             let viewed = Tensor::from_bytes(dtype, shape.to_vec(), dense).unwrap();
+            let mut buf = vec![0u8; 3 * e];
+            buf.extend_from_slice(sb);
+            let input = storage(ctx, &buf);
             for mode in Mode::ALL {
                 let p = plan(dtype, shape, pads, mode);
-                let mut buf = vec![0u8; 3 * e];
-                buf.extend_from_slice(sb);
-                let input = storage(ctx, &buf);
                 let (_, out_bytes) = p.byte_sizes().unwrap();
                 let output = storage(ctx, &vec![0u8; out_bytes as usize]);
                 let mut enc = ctx.device().create_command_encoder(&Default::default());

@@ -215,7 +215,9 @@ fn pooled_buffers_are_reused_within_their_limit() {
     let x = pattern(DataType::Float32, &[100, 1000], 1);
     assert!(ctx.pad_blocking(&big, &x).unwrap().tensor == cpu::pad(&big, &x).unwrap());
     let held = ctx.pooled_bytes();
-    assert!(held >= 3 * 400_000, "{held} bytes kept after a 400 kB pad");
+    // Input and output, and a readback buffer unless they are mapped directly.
+    let kept = if ctx.maps_directly() { 2 } else { 3 };
+    assert!(held >= kept * 400_000, "{held} bytes kept after a 400 kB pad");
     for (i, mode) in Mode::ALL.into_iter().enumerate() {
         // Slightly smaller inputs and outputs: the same size classes, the same buffers.
         let p = plan(DataType::Float32, &[99, 1000], &[0, 1, 0, 2], mode);
@@ -232,6 +234,64 @@ fn pooled_buffers_are_reused_within_their_limit() {
     ctx.set_buffer_pool_limit(0);
     assert!(ctx.pad_blocking(&big, &x).unwrap().tensor == cpu::pad(&big, &x).unwrap());
     assert_eq!(ctx.pooled_bytes(), 0, "a pool limited to 0 kept buffers");
+}
+
+/// Where the CPU and the GPU share memory (lavapipe, an integrated GPU) and the adapter
+/// offers mappable storage buffers, `GpuContext::new` and `with_limits` ask for them and pad
+/// through mappings; elsewhere, through staging copies. Both come out as the CPU path's,
+/// warm calls included (a kept input buffer is mapped again for writing), for inputs of
+/// whole words, of a partial last word, and empty.
+#[test]
+fn contexts_map_buffers_directly_where_memory_is_shared() {
+    let Some(shared) = ctx() else { return };
+    let info = shared.adapter_info();
+    let shares = matches!(info.device_type, wgpu::DeviceType::Cpu | wgpu::DeviceType::IntegratedGpu);
+    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+    let adapter = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()))
+        .into_iter()
+        .find(|a| a.get_info() == *info)
+        .unwrap();
+    let offered = adapter.features().contains(wgpu::Features::MAPPABLE_PRIMARY_BUFFERS);
+    assert_eq!(shared.maps_directly(), shares && offered, "{info:?}");
+    let webgpu = pollster::block_on(GpuContext::with_limits(Some(wgpu::Limits::defaults()))).unwrap();
+    assert_eq!(webgpu.maps_directly(), shares && offered);
+    // The same device, asked for the feature by its owner: mapped only where memory is shared.
+    let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+        required_features: adapter.features() & wgpu::Features::MAPPABLE_PRIMARY_BUFFERS,
+        ..Default::default()
+    }))
+    .unwrap();
+    let mut discrete = info.clone();
+    discrete.device_type = wgpu::DeviceType::DiscreteGpu;
+    assert!(!GpuContext::from_device(&device, &queue, discrete).unwrap().maps_directly());
+    let owned = GpuContext::from_device(&device, &queue, info.clone()).unwrap();
+    assert_eq!(owned.maps_directly(), shares && offered);
+
+    for ctx in [shared, &webgpu, &owned, common::gpu_small_bindings().unwrap()] {
+        for round in 0..2 {
+            for (dtype, shape, pads) in [
+                (DataType::Float32, vec![3, 70], vec![1, 2, 0, 3]),
+                (DataType::Uint8, vec![5, 3], vec![0, 2, 1, 1]),
+                (DataType::Float16, vec![7], vec![2, 1]),
+                (DataType::Int64, vec![2, 2, 3], vec![0, 1, 1, 1, 0, 2]),
+            ] {
+                for mode in Mode::ALL {
+                    let p = plan(dtype, &shape, &pads, mode);
+                    let x = pattern(dtype, &shape, 5 + round);
+                    let y = ctx.pad_blocking(&p, &x).unwrap().tensor;
+                    assert!(
+                        y == cpu::pad(&p, &x).unwrap(),
+                        "{dtype} {mode}, round {round}, direct {}",
+                        ctx.maps_directly()
+                    );
+                }
+            }
+        }
+        let v = Tensor::from_slice(DataType::Int32, vec![], &[9i32]).unwrap();
+        let p = PadPlan::new(DataType::Int32, &[0, 2], &PadRequest::new(vec![1, 0, 1, 0]).constant(v)).unwrap();
+        let y = ctx.pad_blocking(&p, &Tensor::zeros(DataType::Int32, vec![0, 2]).unwrap()).unwrap().tensor;
+        assert_eq!(y.as_slice::<i32>().unwrap(), &[9; 4]);
+    }
 }
 
 /// A kernel keeps the parameter buffers of recent pads by content: pads with the same

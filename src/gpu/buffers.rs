@@ -95,6 +95,12 @@ pub(crate) enum Role {
     Output,
     /// Where the output is read back: `MAP_READ | COPY_DST`.
     Readback,
+    /// An input written through a mapping, where CPU and GPU share memory:
+    /// `STORAGE | MAP_WRITE | COPY_DST` (needs `MAPPABLE_PRIMARY_BUFFERS`).
+    MappedInput,
+    /// An output read through a mapping, where CPU and GPU share memory:
+    /// `STORAGE | MAP_READ` (needs `MAPPABLE_PRIMARY_BUFFERS`).
+    MappedOutput,
 }
 
 impl Role {
@@ -104,6 +110,8 @@ impl Role {
             Role::Input => U::STORAGE | U::COPY_DST,
             Role::Output => U::STORAGE | U::COPY_SRC,
             Role::Readback => U::MAP_READ | U::COPY_DST,
+            Role::MappedInput => U::STORAGE | U::MAP_WRITE | U::COPY_DST,
+            Role::MappedOutput => U::STORAGE | U::MAP_READ,
         }
     }
 
@@ -112,6 +120,8 @@ impl Role {
             Role::Input => "wgpu-pad input",
             Role::Output => "wgpu-pad output",
             Role::Readback => "wgpu-pad readback",
+            Role::MappedInput => "wgpu-pad mapped input",
+            Role::MappedOutput => "wgpu-pad mapped output",
         }
     }
 }
@@ -183,22 +193,50 @@ impl BufferPool {
     }
 }
 
-/// A buffer for `role` of `bytes`' size class: from the pool, else new.
-pub(crate) fn pooled_buffer(device: &wgpu::Device, pool: &Mutex<BufferPool>, role: Role, bytes: u64) -> wgpu::Buffer {
+/// A buffer for `role` of `bytes`' size class: from the pool, else new. A new
+/// [`Role::MappedInput`] buffer comes mapped (the `bool`), ready for [`upload`].
+pub(crate) fn pooled_buffer(
+    device: &wgpu::Device,
+    pool: &Mutex<BufferPool>,
+    role: Role,
+    bytes: u64,
+) -> (wgpu::Buffer, bool) {
     let taken = pool.lock().unwrap_or_else(|e| e.into_inner()).take(role, bytes);
-    taken.unwrap_or_else(|| {
-        device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some(role.label()),
-            size: size_class(bytes),
-            usage: role.usage(),
-            mapped_at_creation: false,
-        })
-    })
+    if let Some(buffer) = taken {
+        return (buffer, false);
+    }
+    let mapped = role == Role::MappedInput;
+    let buffer = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(role.label()),
+        size: size_class(bytes),
+        usage: role.usage(),
+        mapped_at_creation: mapped,
+    });
+    (buffer, mapped)
 }
 
-/// Writes `bytes` at the start of `buffer` with `queue.write_buffer`, the last partial
-/// word padded with zeros (writes must be whole 4-byte words).
-pub(crate) fn upload(queue: &wgpu::Queue, buffer: &wgpu::Buffer, bytes: &[u8]) {
+/// Writes `bytes` at the start of `buffer`, the last partial word padded with zeros. A
+/// `MAP_WRITE` buffer is written through its mapping (`mapped`: it is mapped already),
+/// with no staging copy; others, and one that does not map at once, with
+/// `queue.write_buffer`.
+pub(crate) fn upload(device: &wgpu::Device, queue: &wgpu::Queue, buffer: &wgpu::Buffer, bytes: &[u8], mapped: bool) {
+    let size = (bytes.len() as u64).next_multiple_of(4);
+    if buffer.usage().contains(wgpu::BufferUsages::MAP_WRITE) {
+        if mapped || map_for_writing_now(device, buffer) {
+            if size > 0 {
+                // Fails only for a buffer that could not be made (out of memory), which
+                // the caller's error scope reports.
+                if let Ok(mut view) = buffer.slice(..size).get_mapped_range_mut() {
+                    view.slice(..bytes.len()).copy_from_slice(bytes);
+                    view.slice(bytes.len()..).fill(0);
+                }
+            }
+            buffer.unmap();
+            return;
+        }
+        // Cancels the pending map, so that the queue may write the buffer.
+        buffer.unmap();
+    }
     let whole = bytes.len() / 4 * 4;
     if whole > 0 {
         queue.write_buffer(buffer, 0, &bytes[..whole]);
@@ -208,6 +246,23 @@ pub(crate) fn upload(queue: &wgpu::Queue, buffer: &wgpu::Buffer, bytes: &[u8]) {
         tail[..bytes.len() - whole].copy_from_slice(&bytes[whole..]);
         queue.write_buffer(buffer, whole as u64, &tail);
     }
+}
+
+/// Maps a kept buffer for writing if that can happen without waiting: the pool gets a
+/// buffer back only once its submission is done, so one non-blocking poll maps it on
+/// native targets. (In the browser mapping waits for the event loop: never at once.)
+fn map_for_writing_now(device: &wgpu::Device, buffer: &wgpu::Buffer) -> bool {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let mapped = Arc::new(AtomicBool::new(false));
+    let flag = mapped.clone();
+    buffer.slice(..).map_async(wgpu::MapMode::Write, move |r| flag.store(r.is_ok(), Ordering::Release));
+    let _ = device.poll(wgpu::PollType::Poll);
+    let now = mapped.load(Ordering::Acquire);
+    if !now {
+        log::debug!("wgpu-pad: a kept input buffer did not map at once; using queue.write_buffer");
+    }
+    now
 }
 
 #[cfg(test)]

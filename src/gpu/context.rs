@@ -38,7 +38,11 @@ pub struct Padded {
 /// the adapter's name) if set; otherwise the high-performance adapter (`WGPU_POWER_PREF`
 /// can say `low`); `WGPU_BACKEND` (e.g. `vulkan`, `metal`, `dx12`, `gl`) limits the
 /// backends searched. The device gets the adapter's own limits, not wgpu's defaults, so
-/// large tensors fit where the hardware allows, and timestamp queries where offered.
+/// large tensors fit where the hardware allows, and timestamp queries where offered; where
+/// the CPU and the GPU share memory (a CPU adapter such as lavapipe, an integrated GPU),
+/// mappable storage buffers too (`MAPPABLE_PRIMARY_BUFFERS`), so that its pads write their
+/// input and read their output through mappings, with no staging copies
+/// ([`maps_directly`](Self::maps_directly)).
 ///
 /// Its futures are `Send` on native targets, and wait for their own submission without
 /// blocking the executor's thread. It keeps its device buffers between calls (a pool bounded
@@ -60,6 +64,20 @@ pub struct GpuContext {
     info: wgpu::AdapterInfo,
     lost: Arc<Mutex<Option<String>>>,
     pool: Mutex<BufferPool>,
+    /// The kernel reads and writes mapped buffers (see [`maps_directly`]).
+    direct: bool,
+}
+
+/// Whether a context pads in buffers it maps itself, with no staging copies: where the CPU
+/// and the GPU share memory (a CPU adapter such as lavapipe, an integrated GPU) and the
+/// device allows storage buffers to be mapped. On a discrete GPU mapped storage would sit
+/// in slow host memory, so there the copies stay even if the feature is on.
+fn maps_directly(device: &wgpu::Device, info: &wgpu::AdapterInfo) -> bool {
+    shares_memory(info) && device.features().contains(wgpu::Features::MAPPABLE_PRIMARY_BUFFERS)
+}
+
+fn shares_memory(info: &wgpu::AdapterInfo) -> bool {
+    matches!(info.device_type, wgpu::DeviceType::Cpu | wgpu::DeviceType::IntegratedGpu)
 }
 
 /// Bytes of device buffers a [`GpuContext`] keeps between calls unless told otherwise.
@@ -97,11 +115,17 @@ impl GpuContext {
         if let Err(e) = PadKernel::check_support(&adapter.limits(), &adapter.get_downlevel_capabilities()) {
             return Err(PadError::NoGpu { reason: format!("{} ({:?}): {e}", info.name, info.backend) });
         }
+        let shared_memory_features = match shares_memory(&info) {
+            true => wgpu::Features::MAPPABLE_PRIMARY_BUFFERS,
+            false => wgpu::Features::empty(),
+        };
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("wgpu-pad"),
                 required_features: adapter.features()
-                    & (wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS),
+                    & (wgpu::Features::TIMESTAMP_QUERY
+                        | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS
+                        | shared_memory_features),
                 required_limits: limits.unwrap_or_else(|| adapter.limits()),
                 ..Default::default()
             })
@@ -118,6 +142,7 @@ impl GpuContext {
         log::info!("wgpu-pad: using {} ({:?})", info.name, info.backend);
         Ok(GpuContext {
             kernel: PadKernel::new(&device)?,
+            direct: maps_directly(&device, &info),
             device,
             queue,
             info,
@@ -133,10 +158,12 @@ impl GpuContext {
     }
 
     /// Wraps a device and queue the caller already has; fails where the device cannot run
-    /// the shaders.
+    /// the shaders. Its pads map their buffers directly where `info` says the CPU and the
+    /// GPU share memory and the device has `MAPPABLE_PRIMARY_BUFFERS`.
     pub fn from_device(device: &wgpu::Device, queue: &wgpu::Queue, info: wgpu::AdapterInfo) -> Result<GpuContext> {
         Ok(GpuContext {
             kernel: PadKernel::new(device)?,
+            direct: maps_directly(device, &info),
             device: device.clone(),
             queue: queue.clone(),
             info,
@@ -160,6 +187,13 @@ impl GpuContext {
     /// Bytes of device buffers kept between calls now.
     pub fn pooled_bytes(&self) -> u64 {
         self.pool.lock().unwrap_or_else(|e| e.into_inner()).held()
+    }
+
+    /// Whether [`pad`](Self::pad) writes its input into and reads its output from mapped
+    /// storage buffers (CPU and GPU share memory), rather than copying through staging
+    /// buffers.
+    pub fn maps_directly(&self) -> bool {
+        self.direct
     }
 
     /// The device.
@@ -240,18 +274,22 @@ impl GpuContext {
         // Scopes are popped before any await, so the future stays Send.
         let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let in_buf = pooled_buffer(&self.device, &self.pool, Role::Input, input.len() as u64);
-        let out_buf = pooled_buffer(&self.device, &self.pool, Role::Output, out_size);
-        let readback = pooled_buffer(&self.device, &self.pool, Role::Readback, out_size);
-        // queue.write_buffer: it fills a pooled buffer with no map to wait for; on lavapipe it
-        // measured the same as a new buffer mapped at creation (BENCHMARKS.md).
-        upload(&self.queue, &in_buf, input);
+        // Where CPU and GPU share memory, the kernel reads and writes mapped buffers: no
+        // staging copies.
+        let (in_role, out_role) =
+            if self.direct { (Role::MappedInput, Role::MappedOutput) } else { (Role::Input, Role::Output) };
+        let (in_buf, in_mapped) = pooled_buffer(&self.device, &self.pool, in_role, input.len() as u64);
+        let (out_buf, _) = pooled_buffer(&self.device, &self.pool, out_role, out_size);
+        let readback = (!self.direct).then(|| pooled_buffer(&self.device, &self.pool, Role::Readback, out_size).0);
+        upload(&self.device, &self.queue, &in_buf, input, in_mapped);
         let made = (|| {
             let mut encoder = self.device.create_command_encoder(&Default::default());
             let in_range = BufferRange { size: Some(input.len() as u64), ..BufferRange::whole(&in_buf) };
             let out_range = BufferRange { size: Some(out_size), ..BufferRange::whole(&out_buf) };
             self.kernel.encode(&mut encoder, plan, in_range, out_range)?;
-            encoder.copy_buffer_to_buffer(&out_buf, 0, &readback, 0, out_size);
+            if let Some(readback) = &readback {
+                encoder.copy_buffer_to_buffer(&out_buf, 0, readback, 0, out_size);
+            }
             Ok::<_, PadError>(self.queue.submit([encoder.finish()]))
         })();
         let (validation, oom) = (validation.pop(), oom.pop());
@@ -264,13 +302,15 @@ impl GpuContext {
             return Err(PadError::Gpu { reason: describe(&e) });
         }
         let submission = made.inspect_err(|_| drop(self.check_lost()))?;
-        let bytes = read_buffer(&self.device, &readback, out_bytes, submission).await;
+        let bytes = read_buffer(&self.device, readback.as_ref().unwrap_or(&out_buf), out_bytes, submission).await;
         self.check_lost()?;
         if bytes.is_ok() {
             let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
-            pool.give(Role::Input, in_buf);
-            pool.give(Role::Output, out_buf);
-            pool.give(Role::Readback, readback);
+            pool.give(in_role, in_buf);
+            pool.give(out_role, out_buf);
+            if let Some(readback) = readback {
+                pool.give(Role::Readback, readback);
+            }
         }
         bytes
     }

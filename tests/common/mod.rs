@@ -193,13 +193,25 @@ pub const SMALL_BINDING: u64 = 1024;
 
 /// A second device on the same adapter, asking for storage bindings of only
 /// [`SMALL_BINDING`] bytes, so that every test run exercises the splitting into binding
-/// windows on small tensors. Skips or fails like [`gpu`].
+/// windows on small tensors. It is made without `MAPPABLE_PRIMARY_BUFFERS`, so its
+/// `GpuContext::pad` goes through staging copies where the shared context on a CPU adapter
+/// or an integrated GPU maps its buffers: every test runs both. Skips or fails like [`gpu`].
 pub fn gpu_small_bindings() -> Option<&'static wgpu_pad::gpu::GpuContext> {
     use std::sync::OnceLock;
     static GPU: OnceLock<Option<wgpu_pad::gpu::GpuContext>> = OnceLock::new();
     GPU.get_or_init(|| {
-        let limits = wgpu::Limits { max_storage_buffer_binding_size: SMALL_BINDING, ..gpu()?.device().limits() };
-        Some(pollster::block_on(wgpu_pad::gpu::GpuContext::with_limits(Some(limits))).expect("a small-binding device"))
+        let shared = gpu()?;
+        let limits = wgpu::Limits { max_storage_buffer_binding_size: SMALL_BINDING, ..shared.device().limits() };
+        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+        let adapter = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()))
+            .into_iter()
+            .find(|a| a.get_info() == *shared.adapter_info())
+            .expect("the shared context's adapter");
+        let descriptor = wgpu::DeviceDescriptor { required_limits: limits, ..Default::default() };
+        let (device, queue) = pollster::block_on(adapter.request_device(&descriptor)).expect("a small-binding device");
+        let ctx = wgpu_pad::gpu::GpuContext::from_device(&device, &queue, adapter.get_info()).unwrap();
+        assert!(!ctx.maps_directly(), "a device without MAPPABLE_PRIMARY_BUFFERS cannot map storage");
+        Some(ctx)
     })
     .as_ref()
 }

@@ -198,6 +198,46 @@ fn pad_fixed_parallel(walk: &Walk, store: ByteStore, threads: usize) {
     walk.extend(&mut store, 0, 0);
 }
 
+/// A new vector holding `src` (a GPU readback): allocated without zero-filling, on huge
+/// pages where large, and copied by up to [`threads`] threads from 4 MiB, since faulting in
+/// its fresh pages costs about as much as the copy and spreads across cores.
+pub(crate) fn copy_to_new_vec(src: &[u8], what: &str) -> Result<Vec<u8>> {
+    let mut out = try_with_capacity::<u8>(src.len(), what)?;
+    advise_huge_pages(&out);
+    let dst = &mut out.spare_capacity_mut()[..src.len()];
+    let threads = threads();
+    if threads > 1 && src.len() >= PARALLEL_MIN_BYTES {
+        // Whole pages per part, so no page is faulted by two threads.
+        let part = src.len().div_ceil(threads).next_multiple_of(4096);
+        let parts = std::sync::Mutex::new(dst.chunks_mut(part).zip(src.chunks(part)).collect::<Vec<_>>());
+        let work = || loop {
+            let Some((to, from)) = parts.lock().unwrap_or_else(|e| e.into_inner()).pop() else { break };
+            copy_bytes(to, from);
+        };
+        thread::scope(|scope| {
+            for _ in 1..threads {
+                if spawn_helper(scope, work).is_err() {
+                    break;
+                }
+            }
+            work();
+        });
+    } else {
+        copy_bytes(dst, src);
+    }
+    // SAFETY: the parts (or the one copy) cover all `src.len()` bytes, and each was written by
+    // `copy_bytes` before the scope ended; a panic there never reaches this line.
+    unsafe { out.set_len(src.len()) };
+    Ok(out)
+}
+
+fn copy_bytes(to: &mut [MaybeUninit<u8>], from: &[u8]) {
+    assert_eq!(to.len(), from.len());
+    // SAFETY: the same length (checked), and distinct memory (a shared and an exclusive
+    // borrow); writing bytes into MaybeUninit<u8> memory is always allowed.
+    unsafe { std::ptr::copy_nonoverlapping(from.as_ptr(), to.as_mut_ptr().cast::<u8>(), from.len()) };
+}
+
 #[cfg(test)]
 static REFUSE_HELPERS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
@@ -607,6 +647,21 @@ mod tests {
         pad_fixed_parallel(&walk, store, 4);
         REFUSE_HELPERS.store(false, Ordering::Relaxed);
         assert_eq!(out, expected.bytes().unwrap());
+    }
+
+    /// GPU readbacks are copied out whole, split across threads or not, helpers refused or
+    /// not, for sizes around the split and its page-sized parts.
+    #[test]
+    fn readbacks_are_copied_whole() {
+        let src: Vec<u8> = (0..(9u32 << 20) + 4099).map(|i| (i % 251) as u8).collect();
+        for len in [0, 1, 4095, (4 << 20) - 1, 4 << 20, (4 << 20) + 4097, src.len()] {
+            for refuse in [false, true] {
+                REFUSE_HELPERS.store(refuse, Ordering::Relaxed);
+                let copy = copy_to_new_vec(&src[..len], "a test").unwrap();
+                REFUSE_HELPERS.store(false, Ordering::Relaxed);
+                assert!(copy == src[..len], "{len} bytes, helpers refused: {refuse}");
+            }
+        }
     }
 
     #[test]

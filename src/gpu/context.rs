@@ -355,10 +355,7 @@ pub(crate) async fn read_buffer(
             .slice(mapped)
             .get_mapped_range()
             .map_err(|e| PadError::Gpu { reason: format!("reading the output back: {e}") })?;
-        let mut bytes = crate::tensor::try_with_capacity(len as usize, "the output read back from the GPU")?;
-        crate::tensor::advise_huge_pages(&bytes);
-        bytes.extend_from_slice(&view[..len as usize]);
-        bytes
+        crate::cpu::copy_to_new_vec(&view[..len as usize], "the output read back from the GPU")?
     };
     buffer.unmap();
     Ok(bytes)

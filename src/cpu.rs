@@ -16,7 +16,7 @@ use std::thread;
 use crate::dtype::ElementWidth;
 use crate::error::{PadError, Result};
 use crate::plan::{AxisMap, Constant, Mode, PadPlan};
-use crate::tensor::{advise_huge_pages, try_filled, try_with_capacity, unpack_nibbles_into, Tensor, TensorData};
+use crate::tensor::{output_bytes, try_filled, unpack_nibbles_into, Tensor, TensorData};
 
 /// Outputs at least this large are split across threads.
 const PARALLEL_MIN_BYTES: usize = 4 << 20;
@@ -62,8 +62,7 @@ pub fn pad(plan: &PadPlan, input: &Tensor) -> Result<Tensor> {
         TensorData::Bytes(bytes) => {
             let out_bytes = plan.dtype().storage_bytes(out_len as u64).unwrap_or(0) as usize;
             // Not zero-filled first: the pad writes every byte (see `ByteStore`).
-            let mut out = try_with_capacity::<u8>(out_bytes, "the output")?;
-            advise_huge_pages(&out);
+            let mut out = output_bytes(out_bytes, "the output")?;
             pad_bytes(plan, bytes, &mut out.spare_capacity_mut()[..out_bytes])?;
             // SAFETY: `pad_bytes` returned Ok, so it wrote all `out_bytes` bytes: every chunk
             // of the output is a kept chunk (copy_in), a constant (fill) or a copy of chunks
@@ -202,8 +201,7 @@ fn pad_fixed_parallel(walk: &Walk, store: ByteStore, threads: usize) {
 /// pages where large, and copied by up to [`threads`] threads from 4 MiB, since faulting in
 /// its fresh pages costs about as much as the copy and spreads across cores.
 pub(crate) fn copy_to_new_vec(src: &[u8], what: &str) -> Result<Vec<u8>> {
-    let mut out = try_with_capacity::<u8>(src.len(), what)?;
-    advise_huge_pages(&out);
+    let mut out = output_bytes(src.len(), what)?;
     let dst = &mut out.spare_capacity_mut()[..src.len()];
     let threads = threads();
     if threads > 1 && src.len() >= PARALLEL_MIN_BYTES {

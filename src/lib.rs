@@ -46,4 +46,7 @@ pub use dtype::{DataType, ElementWidth};
 pub use error::{GpuLimit, PadError, Result};
 pub use forms::FormOptions;
 pub use plan::{source_index, AxisMap, Constant, Mode, PadPlan, PadRequest, DEFAULT_MAX_OUTPUT_BYTES};
-pub use tensor::{element_count, pack_nibbles, unpack_nibbles, Tensor, TensorData};
+pub use tensor::{
+    element_count, output_pool_bytes, pack_nibbles, release_output_pool, set_output_pool_limit, unpack_nibbles, Tensor,
+    TensorData, DEFAULT_OUTPUT_POOL_BYTES,
+};

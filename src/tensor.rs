@@ -140,8 +140,8 @@ impl Tensor {
     }
 
     /// Takes the data out.
-    pub fn into_data(self) -> TensorData {
-        self.data
+    pub fn into_data(mut self) -> TensorData {
+        std::mem::replace(&mut self.data, TensorData::Bytes(Vec::new()))
     }
 
     /// Number of elements.
@@ -179,6 +179,127 @@ impl Tensor {
         }
         bytemuck::try_cast_slice(self.bytes()?).ok()
     }
+}
+
+/// A dropped tensor's large byte buffer goes back to the output pool (see
+/// [`set_output_pool_limit`]), for the next pad's output.
+impl Drop for Tensor {
+    fn drop(&mut self) {
+        if let TensorData::Bytes(bytes) = &mut self.data {
+            if bytes.capacity() >= POOLED_MIN_BYTES {
+                lock_pool().give(std::mem::take(bytes));
+            }
+        }
+    }
+}
+
+/// Bytes of dropped tensors' buffers kept for new outputs unless told otherwise.
+pub const DEFAULT_OUTPUT_POOL_BYTES: u64 = 256 << 20;
+
+/// Buffers smaller than this are left to the allocator (which keeps small ones itself;
+/// glibc, for one, returns every block over 32 MiB to the system when it is freed).
+const POOLED_MIN_BYTES: usize = 16 << 20;
+
+/// Buffers of dropped tensors, kept so that the next large output (`cpu::pad`, a GPU
+/// readback) reuses memory already faulted in: the kernel zeroes every fresh page before
+/// its first write, which for a 64 MiB output costs about as much as the pad. Holds at most
+/// `limit` bytes (by capacity); the oldest go first.
+#[derive(Debug)]
+pub(crate) struct OutputPool {
+    free: Vec<Vec<u8>>,
+    held: usize,
+    limit: usize,
+}
+
+impl OutputPool {
+    const fn new(limit: usize) -> OutputPool {
+        OutputPool { free: Vec::new(), held: 0, limit }
+    }
+
+    fn give(&mut self, bytes: Vec<u8>) {
+        let size = bytes.capacity();
+        if size > self.limit {
+            return;
+        }
+        self.keep_within(self.limit - size);
+        self.held += size;
+        self.free.push(bytes);
+    }
+
+    /// Drops the oldest buffers until at most `bytes` are held.
+    fn keep_within(&mut self, bytes: usize) {
+        while self.held > bytes {
+            let oldest = self.free.remove(0);
+            self.held -= oldest.capacity();
+        }
+    }
+
+    /// An empty buffer with room for `len` bytes and at most a quarter more, if one is kept.
+    fn take(&mut self, len: usize) -> Option<Vec<u8>> {
+        let fits = |c: usize| c >= len && c - len <= len / 4;
+        let i = self.free.iter().rposition(|b| fits(b.capacity()))?;
+        let mut bytes = self.free.remove(i);
+        self.held -= bytes.capacity();
+        bytes.clear();
+        Some(bytes)
+    }
+
+    fn set_limit(&mut self, limit: usize) {
+        self.limit = limit;
+        self.keep_within(limit);
+    }
+}
+
+static OUTPUT_POOL: std::sync::Mutex<OutputPool> =
+    std::sync::Mutex::new(OutputPool::new(DEFAULT_OUTPUT_POOL_BYTES as usize));
+
+fn lock_pool() -> std::sync::MutexGuard<'static, OutputPool> {
+    OUTPUT_POOL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Caps the bytes of dropped tensors' buffers (16 MiB and larger each) that the process
+/// keeps for new outputs of [`cpu::pad`](crate::cpu::pad) and GPU readbacks
+/// ([`DEFAULT_OUTPUT_POOL_BYTES`] unless set); 0 keeps none. Reused memory is already
+/// faulted in, so a repeated large pad costs what padding into a preallocated output does,
+/// as ONNX Runtime's arena gives; the price is that memory stays with the process after its
+/// tensors are dropped, up to this limit.
+///
+/// ```
+/// wgpu_pad::set_output_pool_limit(0); // every dropped buffer goes back to the allocator
+/// assert_eq!(wgpu_pad::output_pool_bytes(), 0);
+/// wgpu_pad::set_output_pool_limit(wgpu_pad::DEFAULT_OUTPUT_POOL_BYTES);
+/// ```
+pub fn set_output_pool_limit(bytes: u64) {
+    lock_pool().set_limit(usize::try_from(bytes).unwrap_or(usize::MAX));
+}
+
+/// Frees every buffer kept for new outputs.
+pub fn release_output_pool() {
+    let free = {
+        let mut pool = lock_pool();
+        pool.held = 0;
+        std::mem::take(&mut pool.free)
+    };
+    drop(free); // outside the lock
+}
+
+/// Bytes kept for new outputs now.
+pub fn output_pool_bytes() -> u64 {
+    lock_pool().held as u64
+}
+
+/// An empty vector with room for `len` bytes for an output about to be written in full: a
+/// kept buffer when one fits, else a new allocation (not zero-filled; on Linux advised to
+/// use huge pages when large), or [`PadError::OutOfMemory`].
+pub(crate) fn output_bytes(len: usize, what: &str) -> Result<Vec<u8>> {
+    if len >= POOLED_MIN_BYTES {
+        if let Some(bytes) = lock_pool().take(len) {
+            return Ok(bytes);
+        }
+    }
+    let bytes = try_with_capacity(len, what)?;
+    advise_huge_pages(&bytes);
+    Ok(bytes)
 }
 
 /// A zero-filled buffer of `len` items whose size comes from a request or a file: an
@@ -287,6 +408,35 @@ mod tests {
         let p = pack_nibbles(&e);
         assert_eq!(p, vec![0x21, 0xf3, 0x00]);
         assert_eq!(unpack_nibbles(&p, 5), e);
+    }
+
+    /// The pool hands back a kept buffer only where it fits (at most a quarter too big),
+    /// cleared; keeps within its limit, oldest out first; keeps nothing at limit 0.
+    #[test]
+    fn output_pools_reuse_buffers_that_fit_within_their_limit() {
+        let mut pool = OutputPool::new(100);
+        let a = Vec::<u8>::with_capacity(40);
+        let a_at = a.as_ptr();
+        pool.give(vec![7u8; 40]);
+        pool.give(a);
+        assert_eq!(pool.held, 80);
+        assert!(pool.take(41).is_none(), "too small");
+        assert!(pool.take(31).is_none(), "more than a quarter too big");
+        let b = pool.take(32).unwrap();
+        assert!(b.is_empty() && b.capacity() == 40 && b.as_ptr() == a_at, "the latest one that fits");
+        assert_eq!(pool.held, 40);
+        pool.give(Vec::with_capacity(50));
+        pool.give(Vec::with_capacity(30));
+        assert_eq!(pool.held, 80, "the 40 kept first went out");
+        assert!(pool.take(39).is_none());
+        pool.give(Vec::with_capacity(101));
+        assert_eq!(pool.held, 80, "larger than the limit: not kept");
+        pool.set_limit(35);
+        assert_eq!((pool.held, pool.free.len()), (30, 1));
+        pool.set_limit(0);
+        pool.give(Vec::with_capacity(10));
+        assert_eq!(pool.held, 0);
+        assert!(pool.free.is_empty());
     }
 
     #[test]

@@ -173,25 +173,13 @@ fn pad_fixed_parallel(walk: &Walk, store: ByteStore, threads: usize) {
     let (_, kept_region) = output.split_at_mut(top.pad_before * block);
     let (kept_region, _) = kept_region.split_at_mut(top.kept * block);
     let per_part = top.kept.div_ceil(threads);
-    let parts: Vec<(usize, &mut [MaybeUninit<u8>])> =
-        kept_region.chunks_mut(per_part * block).enumerate().map(|(i, part)| (i * per_part, part)).collect();
-    let parts = std::sync::Mutex::new(parts);
-    let work = || loop {
-        let Some((first, part)) = parts.lock().unwrap_or_else(|e| e.into_inner()).pop() else { break };
+    let parts = kept_region.chunks_mut(per_part * block).enumerate().map(|(i, part)| (i * per_part, part)).collect();
+    share_out(parts, threads, |(first, part)| {
         let mut store = ByteStore { input, out: part, chunk, pattern };
         for j in 0..store.out.len() / block {
             let in_base = (top.crop_start + first + j) * walk.in_strides[0];
             walk.fill_axis(&mut store, 1, j * walk.out_strides[0], in_base);
         }
-    };
-    thread::scope(|scope| {
-        for helper in 1..threads {
-            if let Err(e) = spawn_helper(scope, work) {
-                log::debug!("CPU pad: helper thread {helper} refused ({e}); going on with {helper} threads");
-                break;
-            }
-        }
-        work();
     });
     let mut store = ByteStore { input, out: output, chunk, pattern };
     walk.extend(&mut store, 0, 0);
@@ -207,19 +195,7 @@ pub(crate) fn copy_to_new_vec(src: &[u8], what: &str) -> Result<Vec<u8>> {
     if threads > 1 && src.len() >= PARALLEL_MIN_BYTES {
         // Whole pages per part, so no page is faulted by two threads.
         let part = src.len().div_ceil(threads).next_multiple_of(4096);
-        let parts = std::sync::Mutex::new(dst.chunks_mut(part).zip(src.chunks(part)).collect::<Vec<_>>());
-        let work = || loop {
-            let Some((to, from)) = parts.lock().unwrap_or_else(|e| e.into_inner()).pop() else { break };
-            copy_bytes(to, from);
-        };
-        thread::scope(|scope| {
-            for _ in 1..threads {
-                if spawn_helper(scope, work).is_err() {
-                    break;
-                }
-            }
-            work();
-        });
+        share_out(dst.chunks_mut(part).zip(src.chunks(part)).collect(), threads, |(to, from)| copy_bytes(to, from));
     } else {
         copy_bytes(dst, src);
     }
@@ -227,6 +203,26 @@ pub(crate) fn copy_to_new_vec(src: &[u8], what: &str) -> Result<Vec<u8>> {
     // `copy_bytes` before the scope ended; a panic there never reaches this line.
     unsafe { out.set_len(src.len()) };
     Ok(out)
+}
+
+/// Runs `work` on every one of `parts`, which the calling thread and up to `threads - 1`
+/// helpers take in turn; a helper the system refuses leaves its share to the others.
+fn share_out<P: Send>(parts: Vec<P>, threads: usize, work: impl Fn(P) + Sync) {
+    let parts = std::sync::Mutex::new(parts);
+    // `let ... else`, not `while let`: the lock is released before the work.
+    let run = || loop {
+        let Some(part) = parts.lock().unwrap_or_else(|e| e.into_inner()).pop() else { break };
+        work(part);
+    };
+    thread::scope(|scope| {
+        for helper in 1..threads {
+            if let Err(e) = spawn_helper(scope, run) {
+                log::debug!("CPU: helper thread {helper} refused ({e}); going on with {helper} threads");
+                break;
+            }
+        }
+        run();
+    });
 }
 
 fn copy_bytes(to: &mut [MaybeUninit<u8>], from: &[u8]) {

@@ -39,6 +39,7 @@ pub mod literal;
 #[cfg(feature = "npy")]
 pub mod npy;
 mod plan;
+mod pool;
 pub mod reference;
 mod tensor;
 

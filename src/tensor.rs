@@ -2,6 +2,7 @@
 
 use crate::dtype::{DataType, ElementWidth};
 use crate::error::{PadError, Result};
+use crate::pool::{Bytes, Kept};
 
 /// The elements of a [`Tensor`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -202,56 +203,24 @@ const POOLED_MIN_BYTES: usize = 16 << 20;
 
 /// Buffers of dropped tensors, kept so that the next large output (`cpu::pad`, a GPU
 /// readback) reuses memory already faulted in: the kernel zeroes every fresh page before
-/// its first write, which for a 64 MiB output costs about as much as the pad. Holds at most
-/// `limit` bytes (by capacity); the oldest go first.
-#[derive(Debug)]
-pub(crate) struct OutputPool {
-    free: Vec<Vec<u8>>,
-    held: usize,
-    limit: usize,
-}
+/// its first write, which for a 64 MiB output costs about as much as the pad. Counted by
+/// capacity.
+type OutputPool = Kept<Vec<u8>>;
 
-impl OutputPool {
-    const fn new(limit: usize) -> OutputPool {
-        OutputPool { free: Vec::new(), held: 0, limit }
-    }
-
-    fn give(&mut self, bytes: Vec<u8>) {
-        let size = bytes.capacity();
-        if size > self.limit {
-            return;
-        }
-        self.keep_within(self.limit - size);
-        self.held += size;
-        self.free.push(bytes);
-    }
-
-    /// Drops the oldest buffers until at most `bytes` are held.
-    fn keep_within(&mut self, bytes: usize) {
-        while self.held > bytes {
-            let oldest = self.free.remove(0);
-            self.held -= oldest.capacity();
-        }
-    }
-
-    /// An empty buffer with room for `len` bytes and at most a quarter more, if one is kept.
-    fn take(&mut self, len: usize) -> Option<Vec<u8>> {
-        let fits = |c: usize| c >= len && c - len <= len / 4;
-        let i = self.free.iter().rposition(|b| fits(b.capacity()))?;
-        let mut bytes = self.free.remove(i);
-        self.held -= bytes.capacity();
-        bytes.clear();
-        Some(bytes)
-    }
-
-    fn set_limit(&mut self, limit: usize) {
-        self.limit = limit;
-        self.keep_within(limit);
+impl Bytes for Vec<u8> {
+    fn bytes(&self) -> u64 {
+        self.capacity() as u64
     }
 }
 
-static OUTPUT_POOL: std::sync::Mutex<OutputPool> =
-    std::sync::Mutex::new(OutputPool::new(DEFAULT_OUTPUT_POOL_BYTES as usize));
+/// An empty buffer from `pool` with room for `len` bytes and at most a quarter more.
+fn take_fitting(pool: &mut OutputPool, len: usize) -> Option<Vec<u8>> {
+    let mut bytes = pool.take(|b| b.capacity() >= len && b.capacity() - len <= len / 4)?;
+    bytes.clear();
+    Some(bytes)
+}
+
+static OUTPUT_POOL: std::sync::Mutex<OutputPool> = std::sync::Mutex::new(OutputPool::new(DEFAULT_OUTPUT_POOL_BYTES));
 
 fn lock_pool() -> std::sync::MutexGuard<'static, OutputPool> {
     OUTPUT_POOL.lock().unwrap_or_else(|e| e.into_inner())
@@ -270,22 +239,18 @@ fn lock_pool() -> std::sync::MutexGuard<'static, OutputPool> {
 /// wgpu_pad::set_output_pool_limit(wgpu_pad::DEFAULT_OUTPUT_POOL_BYTES);
 /// ```
 pub fn set_output_pool_limit(bytes: u64) {
-    lock_pool().set_limit(usize::try_from(bytes).unwrap_or(usize::MAX));
+    lock_pool().set_limit(bytes);
 }
 
 /// Frees every buffer kept for new outputs.
 pub fn release_output_pool() {
-    let free = {
-        let mut pool = lock_pool();
-        pool.held = 0;
-        std::mem::take(&mut pool.free)
-    };
-    drop(free); // outside the lock
+    let kept = lock_pool().clear();
+    drop(kept); // outside the lock
 }
 
 /// Bytes kept for new outputs now.
 pub fn output_pool_bytes() -> u64 {
-    lock_pool().held as u64
+    lock_pool().held()
 }
 
 /// An empty vector with room for `len` bytes for an output about to be written in full: a
@@ -293,7 +258,7 @@ pub fn output_pool_bytes() -> u64 {
 /// use huge pages when large), or [`PadError::OutOfMemory`].
 pub(crate) fn output_bytes(len: usize, what: &str) -> Result<Vec<u8>> {
     if len >= POOLED_MIN_BYTES {
-        if let Some(bytes) = lock_pool().take(len) {
+        if let Some(bytes) = take_fitting(&mut lock_pool(), len) {
             return Ok(bytes);
         }
     }
@@ -419,24 +384,24 @@ mod tests {
         let a_at = a.as_ptr();
         pool.give(vec![7u8; 40]);
         pool.give(a);
-        assert_eq!(pool.held, 80);
-        assert!(pool.take(41).is_none(), "too small");
-        assert!(pool.take(31).is_none(), "more than a quarter too big");
-        let b = pool.take(32).unwrap();
+        assert_eq!(pool.held(), 80);
+        assert!(take_fitting(&mut pool, 41).is_none(), "too small");
+        assert!(take_fitting(&mut pool, 31).is_none(), "more than a quarter too big");
+        let b = take_fitting(&mut pool, 32).unwrap();
         assert!(b.is_empty() && b.capacity() == 40 && b.as_ptr() == a_at, "the latest one that fits");
-        assert_eq!(pool.held, 40);
+        assert_eq!(pool.held(), 40);
         pool.give(Vec::with_capacity(50));
         pool.give(Vec::with_capacity(30));
-        assert_eq!(pool.held, 80, "the 40 kept first went out");
-        assert!(pool.take(39).is_none());
+        assert_eq!(pool.held(), 80, "the 40 kept first went out");
+        assert!(take_fitting(&mut pool, 39).is_none());
         pool.give(Vec::with_capacity(101));
-        assert_eq!(pool.held, 80, "larger than the limit: not kept");
+        assert_eq!(pool.held(), 80, "larger than the limit: not kept");
         pool.set_limit(35);
-        assert_eq!((pool.held, pool.free.len()), (30, 1));
+        assert_eq!((pool.held(), pool.len()), (30, 1));
         pool.set_limit(0);
         pool.give(Vec::with_capacity(10));
-        assert_eq!(pool.held, 0);
-        assert!(pool.free.is_empty());
+        assert_eq!(pool.held(), 0);
+        assert_eq!(pool.len(), 0);
     }
 
     #[test]

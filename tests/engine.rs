@@ -137,6 +137,21 @@ fn pads_into_an_inner_axis_slice_of_a_concat() {
     }
 }
 
+/// The tensor of `shape` that a view with element `strides` over `stored` (elements of `e`
+/// bytes) shows, gathered densely on the host.
+fn gather(stored: &[u8], e: usize, shape: &[usize], strides: &[u64]) -> Vec<u8> {
+    let mut dense = Vec::new();
+    for i in 0..shape.iter().product::<usize>() {
+        let (mut rest, mut at) = (i, 0usize);
+        for (&n, &s) in shape.iter().zip(strides).rev() {
+            at += (rest % n) * s as usize;
+            rest /= n;
+        }
+        dense.extend_from_slice(&stored[at * e..(at + 1) * e]);
+    }
+    dense
+}
+
 /// Inputs read through views: a transpose, a broadcast (stride 0), and an offset that is
 /// not 256-aligned.
 #[test]
@@ -147,13 +162,7 @@ fn pads_from_transposed_and_broadcast_input_views() {
         // Stored as [9, 7]; read as its transpose [7, 9].
         let stored = pattern(dtype, &[9, 7], 5);
         let sb = stored.bytes().unwrap();
-        let mut t = vec![0u8; sb.len()];
-        for i in 0..7 {
-            for j in 0..9 {
-                t[(i * 9 + j) * e..(i * 9 + j + 1) * e].copy_from_slice(&sb[(j * 7 + i) * e..(j * 7 + i + 1) * e]);
-            }
-        }
-        let transposed = Tensor::from_bytes(dtype, vec![7, 9], t).unwrap();
+        let transposed = Tensor::from_bytes(dtype, vec![7, 9], gather(sb, e, &[7, 9], &[1, 7])).unwrap();
         for mode in Mode::ALL {
             let p = plan(dtype, &[7, 9], &[2, 1, 3, 4], mode);
             let mut buf = vec![0u8; 5 * e];
@@ -212,17 +221,7 @@ fn pads_word_rows_from_views_with_gaps() {
         for &Case { stored_shape, shape, strides, pads } in &cases {
             let stored = pattern(dtype, stored_shape, 3);
             let sb = stored.bytes().unwrap();
-            // The viewed tensor, gathered densely on the host.
-            let mut dense = Vec::new();
-            for i in 0..shape.iter().product::<usize>() {
-                let (mut rest, mut at) = (i, 0usize);
-                for (&n, &s) in shape.iter().zip(strides).rev() {
-                    at += (rest % n) * s as usize;
-                    rest /= n;
-                }
-                dense.extend_from_slice(&sb[at * e..(at + 1) * e]);
-            }
-            let viewed = Tensor::from_bytes(dtype, shape.to_vec(), dense).unwrap();
+            let viewed = Tensor::from_bytes(dtype, shape.to_vec(), gather(sb, e, shape, strides)).unwrap();
             let mut buf = vec![0u8; 3 * e];
             buf.extend_from_slice(sb);
             let input = storage(ctx, &buf);

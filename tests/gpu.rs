@@ -246,11 +246,7 @@ fn contexts_map_buffers_directly_where_memory_is_shared() {
     let Some(shared) = ctx() else { return };
     let info = shared.adapter_info();
     let shares = matches!(info.device_type, wgpu::DeviceType::Cpu | wgpu::DeviceType::IntegratedGpu);
-    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
-    let adapter = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()))
-        .into_iter()
-        .find(|a| a.get_info() == *info)
-        .unwrap();
+    let adapter = common::adapter_of(shared);
     let offered = adapter.features().contains(wgpu::Features::MAPPABLE_PRIMARY_BUFFERS);
     assert_eq!(shared.maps_directly(), shares && offered, "{info:?}");
     let webgpu = pollster::block_on(GpuContext::with_limits(Some(wgpu::Limits::defaults()))).unwrap();

@@ -3,6 +3,7 @@
 use std::sync::Mutex;
 
 use crate::error::{PadError, Result};
+use crate::pool::{Bytes, Kept};
 
 /// Where a pad reads its input or writes its output in a caller's buffer: element 0 at
 /// byte `offset`, optionally with per-axis element strides (a view).
@@ -135,61 +136,13 @@ pub(crate) fn size_class(bytes: u64) -> u64 {
     bytes.div_ceil(quarter).saturating_mul(quarter)
 }
 
-/// Device buffers kept between [`GpuContext::pad`](super::GpuContext::pad) calls, so a
-/// warm call creates none: each call takes what it needs and gives it back when done.
-/// Holds at most `limit` bytes; the least recently given back go first.
-#[derive(Debug)]
-pub(crate) struct BufferPool {
-    free: Vec<(Role, wgpu::Buffer)>,
-    held: u64,
-    limit: u64,
-}
+/// Device buffers kept between [`GpuContext::pad`](super::GpuContext::pad) calls, by role,
+/// so a warm call creates none: each call takes what it needs and gives it back when done.
+pub(crate) type BufferPool = Kept<(Role, wgpu::Buffer)>;
 
-impl BufferPool {
-    pub(crate) fn new(limit: u64) -> BufferPool {
-        BufferPool { free: Vec::new(), held: 0, limit }
-    }
-
-    /// A free buffer for `role` of `bytes`' size class, if one is kept.
-    pub(crate) fn take(&mut self, role: Role, bytes: u64) -> Option<wgpu::Buffer> {
-        let class = size_class(bytes);
-        let i = self.free.iter().rposition(|(r, b)| *r == role && b.size() == class)?;
-        let (_, buffer) = self.free.remove(i);
-        self.held -= buffer.size();
-        Some(buffer)
-    }
-
-    /// Keeps `buffer` for later, dropping the oldest kept ones to stay within the limit.
-    pub(crate) fn give(&mut self, role: Role, buffer: wgpu::Buffer) {
-        let size = buffer.size();
-        if size > self.limit {
-            return;
-        }
-        while self.held + size > self.limit {
-            let (_, oldest) = self.free.remove(0);
-            self.held -= oldest.size();
-        }
-        self.held += size;
-        self.free.push((role, buffer));
-    }
-
-    /// Drops every kept buffer.
-    pub(crate) fn clear(&mut self) {
-        self.free.clear();
-        self.held = 0;
-    }
-
-    pub(crate) fn set_limit(&mut self, limit: u64) {
-        self.limit = limit;
-        while self.held > self.limit {
-            let (_, oldest) = self.free.remove(0);
-            self.held -= oldest.size();
-        }
-    }
-
-    /// Bytes kept.
-    pub(crate) fn held(&self) -> u64 {
-        self.held
+impl Bytes for (Role, wgpu::Buffer) {
+    fn bytes(&self) -> u64 {
+        self.1.size()
     }
 }
 
@@ -201,14 +154,15 @@ pub(crate) fn pooled_buffer(
     role: Role,
     bytes: u64,
 ) -> (wgpu::Buffer, bool) {
-    let taken = pool.lock().unwrap_or_else(|e| e.into_inner()).take(role, bytes);
-    if let Some(buffer) = taken {
+    let class = size_class(bytes);
+    let taken = pool.lock().unwrap_or_else(|e| e.into_inner()).take(|(r, b)| *r == role && b.size() == class);
+    if let Some((_, buffer)) = taken {
         return (buffer, false);
     }
     let mapped = role == Role::MappedInput;
     let buffer = device.create_buffer(&wgpu::BufferDescriptor {
         label: Some(role.label()),
-        size: size_class(bytes),
+        size: class,
         usage: role.usage(),
         mapped_at_creation: mapped,
     });

@@ -181,7 +181,8 @@ impl GpuContext {
 
     /// Drops every device buffer kept between calls.
     pub fn release_buffers(&self) {
-        self.pool.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        let kept = self.pool.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        drop(kept); // outside the lock
     }
 
     /// Bytes of device buffers kept between calls now.
@@ -306,10 +307,10 @@ impl GpuContext {
         self.check_lost()?;
         if bytes.is_ok() {
             let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
-            pool.give(in_role, in_buf);
-            pool.give(out_role, out_buf);
+            pool.give((in_role, in_buf));
+            pool.give((out_role, out_buf));
             if let Some(readback) = readback {
-                pool.give(Role::Readback, readback);
+                pool.give((Role::Readback, readback));
             }
         }
         bytes

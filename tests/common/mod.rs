@@ -202,11 +202,7 @@ pub fn gpu_small_bindings() -> Option<&'static wgpu_pad::gpu::GpuContext> {
     GPU.get_or_init(|| {
         let shared = gpu()?;
         let limits = wgpu::Limits { max_storage_buffer_binding_size: SMALL_BINDING, ..shared.device().limits() };
-        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
-        let adapter = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()))
-            .into_iter()
-            .find(|a| a.get_info() == *shared.adapter_info())
-            .expect("the shared context's adapter");
+        let adapter = adapter_of(shared);
         let descriptor = wgpu::DeviceDescriptor { required_limits: limits, ..Default::default() };
         let (device, queue) = pollster::block_on(adapter.request_device(&descriptor)).expect("a small-binding device");
         let ctx = wgpu_pad::gpu::GpuContext::from_device(&device, &queue, adapter.get_info()).unwrap();
@@ -214,6 +210,16 @@ pub fn gpu_small_bindings() -> Option<&'static wgpu_pad::gpu::GpuContext> {
         Some(ctx)
     })
     .as_ref()
+}
+
+/// The adapter a context's device came from, found again by its info (to make other
+/// devices on it).
+pub fn adapter_of(ctx: &wgpu_pad::gpu::GpuContext) -> wgpu::Adapter {
+    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+    pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()))
+        .into_iter()
+        .find(|a| a.get_info() == *ctx.adapter_info())
+        .expect("the context's adapter")
 }
 
 /// A path to run a pad on, so a test is written once and run on each (cubecl/candle style).

@@ -512,7 +512,9 @@ fn write_svg(path: &std::path::Path, records: &[Record]) -> Result<(), Box<dyn s
         ("GPU end to end, new buffers", RGBColor(140, 210, 160), |r| r.gpu_e2e_fresh_gbps),
     ];
     let top = records.iter().flat_map(|r| series.iter().map(move |s| (s.2)(r))).fold(0.0, f64::max) * 1.1;
-    let height = 160 + 26 * records.len() as u32 * 4;
+    // Empty rows below the last case hold the legend, so it covers no bar.
+    let legend_rows = 2;
+    let height = 160 + 26 * 4 * (records.len() + legend_rows) as u32;
     let root = SVGBackend::new(path, (1000, height)).into_drawing_area();
     root.fill(&WHITE)?;
     let title = format!(
@@ -525,11 +527,11 @@ fn write_svg(path: &std::path::Path, records: &[Record]) -> Result<(), Box<dyn s
         .margin(10)
         .x_label_area_size(30)
         .y_label_area_size(260)
-        .build_cartesian_2d(0.0..top.max(0.001), n..0.0)?;
+        .build_cartesian_2d(0.0..top.max(0.001), (n + legend_rows as f64)..0.0)?;
     chart
         .configure_mesh()
         .disable_y_mesh()
-        .y_labels(records.len() * 2 + 1)
+        .y_labels((records.len() + legend_rows) * 2 + 1)
         .y_label_formatter(&|y| {
             let i = (*y - 0.5).round();
             if (y - 0.5 - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < records.len() {

@@ -33,9 +33,9 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
         src0 = r.src + a1.crop_start * a0.len + a0.crop_start;
     }
     // Invocations take pairs of words, a grid width apart: a shifted pair reads three input
-    // words where two single words read four (lavapipe, u8 [1,1024,1024,3], every mode: from
-    // 1.95-2.05 to 1.50-1.55 x the copy shader; runs of four gained little more). Lanes still
-    // read and write neighbouring memory, as a real GPU wants.
+    // words where two single words read four (lavapipe, u8 [1,1024,1024,3]: 25 % faster on a
+    // quiet machine, 2-23 % in most pairs on a loaded one; BENCHMARKS.md, section 9). Lanes
+    // still read and write neighbouring memory, as a real GPU wants.
     for (var n = 0u; n < NARROW_ROW_WORDS / 2u; n++) {
         let wx = 2u * (gid.x + n * nwg.x * WORKGROUP);
         if (wx >= P.row_words) {

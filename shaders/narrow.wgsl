@@ -4,6 +4,11 @@
 // at element P.first of the binding; a word only partly in it keeps its other bytes. The
 // input may have any strides.
 
+// The word that starts `shift` bits into input word `lo` and runs on into `hi`.
+fn shifted(lo: u32, hi: u32, shift: u32) -> u32 {
+    return select((lo >> shift) | (hi << ((32u - shift) & 31u)), lo, shift == 0u);
+}
+
 // Rows of whole words: x is the word in the row, y the coordinate on axis P.row_first and
 // z the axes above, so nothing is divided per row and no word straddles two rows. Each
 // invocation writes NARROW_ROW_WORDS words of its row, in pairs a grid width apart.
@@ -56,9 +61,8 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
             let b = src[i + 1u];
             // An aligned pair reads two input words only (the next may be past the input).
             let c = src[i + 1u + select(0u, 1u, shift != 0u)];
-            let back = (32u - shift) & 31u;
-            lo_word = select((a >> shift) | (b << back), a, shift == 0u);
-            hi_word = select((b >> shift) | (c << back), b, shift == 0u);
+            lo_word = shifted(a, b, shift);
+            hi_word = shifted(b, c, shift);
         }
         // The other pairs element by element (one word where the row ends after the first).
         // For a SIMD group of fast pairs this loop runs no iteration: llvmpipe runs both sides
@@ -127,7 +131,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         let lo = src[idx >> EPW_LOG2];
         // An aligned word reads one input word only (the next may be past the input).
         let hi = src[(idx >> EPW_LOG2) + select(0u, 1u, shift != 0u)];
-        word = select((lo >> shift) | (hi << ((32u - shift) & 31u)), lo, shift == 0u);
+        word = shifted(lo, hi, shift);
         mask = 0xffffffffu;
     }
     // The other words element by element; for a SIMD group of fast words this loop runs no

@@ -28,24 +28,31 @@ impl<T: Bytes> Kept<T> {
         Some(item)
     }
 
-    /// Keeps `item`, dropping the oldest kept ones to stay within the limit; one larger
-    /// than the limit is dropped.
-    pub(crate) fn give(&mut self, item: T) {
+    /// Keeps `item`, putting out the oldest kept ones to stay within the limit (or `item`
+    /// itself, when larger than the limit). What is put out is returned, for the caller to
+    /// drop outside any lock: freeing large memory or a device buffer is no work to hold a
+    /// lock over.
+    #[must_use = "what was put out is to be dropped outside the lock"]
+    pub(crate) fn give(&mut self, item: T) -> Vec<T> {
         let size = item.bytes();
         if size > self.limit {
-            return;
+            return vec![item];
         }
-        self.keep_within(self.limit - size);
+        let out = self.keep_within(self.limit - size);
         self.held += size;
         self.free.push(item);
+        out
     }
 
-    pub(crate) fn set_limit(&mut self, limit: u64) {
+    /// Sets the limit; the oldest kept items over it are returned, as from [`Kept::give`].
+    #[must_use = "what was put out is to be dropped outside the lock"]
+    pub(crate) fn set_limit(&mut self, limit: u64) -> Vec<T> {
         self.limit = limit;
-        self.keep_within(limit);
+        self.keep_within(limit)
     }
 
     /// Takes out every kept item (for the caller to drop, outside any lock).
+    #[must_use = "what was put out is to be dropped outside the lock"]
     pub(crate) fn clear(&mut self) -> Vec<T> {
         self.held = 0;
         std::mem::take(&mut self.free)
@@ -62,11 +69,13 @@ impl<T: Bytes> Kept<T> {
         self.free.len()
     }
 
-    /// Drops the oldest items until at most `bytes` are held.
-    fn keep_within(&mut self, bytes: u64) {
+    /// Takes out the oldest items until at most `bytes` are held.
+    fn keep_within(&mut self, bytes: u64) -> Vec<T> {
+        let mut n = 0;
         while self.held > bytes {
-            let oldest = self.free.remove(0);
-            self.held -= oldest.bytes();
+            self.held -= self.free[n].bytes();
+            n += 1;
         }
+        self.free.drain(..n).collect()
     }
 }

@@ -188,7 +188,8 @@ impl Drop for Tensor {
     fn drop(&mut self) {
         if let TensorData::Bytes(bytes) = &mut self.data {
             if bytes.capacity() >= POOLED_MIN_BYTES {
-                lock_pool().give(std::mem::take(bytes));
+                let put_out = lock_pool().give(std::mem::take(bytes));
+                drop(put_out); // outside the lock
             }
         }
     }
@@ -239,7 +240,8 @@ fn lock_pool() -> std::sync::MutexGuard<'static, OutputPool> {
 /// wgpu_pad::set_output_pool_limit(wgpu_pad::DEFAULT_OUTPUT_POOL_BYTES);
 /// ```
 pub fn set_output_pool_limit(bytes: u64) {
-    lock_pool().set_limit(bytes);
+    let put_out = lock_pool().set_limit(bytes);
+    drop(put_out); // outside the lock
 }
 
 /// Frees every buffer kept for new outputs.
@@ -382,24 +384,24 @@ mod tests {
         let mut pool = OutputPool::new(100);
         let a = Vec::<u8>::with_capacity(40);
         let a_at = a.as_ptr();
-        pool.give(vec![7u8; 40]);
-        pool.give(a);
+        drop(pool.give(vec![7u8; 40]));
+        drop(pool.give(a));
         assert_eq!(pool.held(), 80);
         assert!(take_fitting(&mut pool, 41).is_none(), "too small");
         assert!(take_fitting(&mut pool, 31).is_none(), "more than a quarter too big");
         let b = take_fitting(&mut pool, 32).unwrap();
         assert!(b.is_empty() && b.capacity() == 40 && b.as_ptr() == a_at, "the latest one that fits");
         assert_eq!(pool.held(), 40);
-        pool.give(Vec::with_capacity(50));
-        pool.give(Vec::with_capacity(30));
+        drop(pool.give(Vec::with_capacity(50)));
+        drop(pool.give(Vec::with_capacity(30)));
         assert_eq!(pool.held(), 80, "the 40 kept first went out");
         assert!(take_fitting(&mut pool, 39).is_none());
-        pool.give(Vec::with_capacity(101));
+        drop(pool.give(Vec::with_capacity(101)));
         assert_eq!(pool.held(), 80, "larger than the limit: not kept");
-        pool.set_limit(35);
+        drop(pool.set_limit(35));
         assert_eq!((pool.held(), pool.len()), (30, 1));
-        pool.set_limit(0);
-        pool.give(Vec::with_capacity(10));
+        drop(pool.set_limit(0));
+        drop(pool.give(Vec::with_capacity(10)));
         assert_eq!(pool.held(), 0);
         assert_eq!(pool.len(), 0);
     }

@@ -176,7 +176,8 @@ impl GpuContext {
     /// output and readback buffers, by size class; [`DEFAULT_BUFFER_POOL_BYTES`] unless
     /// set). 0 keeps none. Kept buffers are also dropped when the device runs out of memory.
     pub fn set_buffer_pool_limit(&self, bytes: u64) {
-        self.pool.lock().unwrap_or_else(|e| e.into_inner()).set_limit(bytes);
+        let put_out = self.pool.lock().unwrap_or_else(|e| e.into_inner()).set_limit(bytes);
+        drop(put_out); // outside the lock
     }
 
     /// Drops every device buffer kept between calls.
@@ -306,12 +307,11 @@ impl GpuContext {
         let bytes = read_buffer(&self.device, readback.as_ref().unwrap_or(&out_buf), out_bytes, submission).await;
         self.check_lost()?;
         if bytes.is_ok() {
+            let used = [Some((in_role, in_buf)), Some((out_role, out_buf)), readback.map(|b| (Role::Readback, b))];
             let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
-            pool.give((in_role, in_buf));
-            pool.give((out_role, out_buf));
-            if let Some(readback) = readback {
-                pool.give((Role::Readback, readback));
-            }
+            let put_out: Vec<_> = used.into_iter().flatten().flat_map(|b| pool.give(b)).collect();
+            drop(pool);
+            drop(put_out); // outside the lock
         }
         bytes
     }

@@ -3,6 +3,11 @@
 //! allocating it (`pad`, as most callers do). Runs back to back, as `benchmarks/ort_pad.py`
 //! times ONNX Runtime. Throughput is the output's bytes.
 //!
+//! `unlucky_distance` pads an input that sits at an offset inside a larger buffer (as an
+//! engine's pooled tensors do), once where its block copies land 8 bytes past their source
+//! modulo 4 KiB, a distance glibc's `rep movsb` copies are slow at on AMD Zen, and once
+//! where they do not.
+//!
 //! ```text
 //! cargo bench --bench cpu_pad
 //! ```
@@ -60,5 +65,32 @@ fn bench(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, bench);
+/// f32 [48,32,32,16] padded by 1 on axis 1: 48 blocks of 64 KiB, each copied to 4 KiB further
+/// from its source than the one before, so all at one distance modulo 4 KiB, set by where the
+/// input starts in its buffer: 8 bytes (`unlucky`) or 2 KiB (`lucky`).
+fn bench_unlucky_distance(c: &mut Criterion) {
+    let shape = [48usize, 32, 32, 16];
+    let plan = PadPlan::new(DataType::Float32, &shape, &PadRequest::new(vec![0, 1, 0, 0, 0, 1, 0, 0])).unwrap();
+    let (in_bytes, out_bytes) = plan.byte_sizes().unwrap();
+    let (in_bytes, out_bytes) = (in_bytes as usize, out_bytes as usize);
+    let buffer: Vec<u8> = (0..in_bytes + 4096).map(|i| i as u8).collect();
+    let mut out = vec![0u8; out_bytes];
+    let mut group = c.benchmark_group("unlucky_distance");
+    group.sample_size(20);
+    group.measurement_time(std::time::Duration::from_secs(4));
+    group.throughput(Throughput::Bytes(out_bytes as u64));
+    let src = vec![1u8; out_bytes];
+    group.bench_function("memcpy", |b| b.iter(|| out.copy_from_slice(black_box(&src))));
+    for (name, distance) in [("lucky", 2048), ("unlucky", 8)] {
+        // Block i goes from in i * 64 KiB to out (i * 34 + 1) * 2 KiB.
+        let at = (out.as_ptr() as usize + 2048 - distance).wrapping_sub(buffer.as_ptr() as usize) % 4096;
+        let input = &buffer[at..at + in_bytes];
+        group.bench_function(BenchmarkId::new("pad_into", name), |b| {
+            b.iter(|| cpu::pad_into(&plan, black_box(input), &mut out).unwrap())
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench, bench_unlucky_distance);
 criterion_main!(benches);

@@ -9,7 +9,11 @@ timed two ways: `ort bound` pads into an output bound once (io_binding), as our 
 does into a preallocated output; `ort new` is a plain `sess.run`, whose output is allocated
 per run, as a user's is and as our `fresh ms` (cpu::pad) does. Median of 9 runs after a
 warm-up.
+
+`--dtype`, `--mode` and `--threads` pick a part and `--reps` sets the runs per median, so
+that short runs can alternate with our own (benchmarks/cpu_vs_ort.sh does):
 """
+import argparse
 import time
 
 import numpy as np
@@ -25,7 +29,7 @@ CASES = [
 MODES = ["constant", "reflect", "edge", "wrap"]  # ONNX has no symmetric
 
 
-def median_ms(f, reps=9):
+def median_ms(f, reps):
     f()
     times = []
     for _ in range(reps):
@@ -44,18 +48,31 @@ def model(elem, shape, mode):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=9)
 
 
-print(f"onnxruntime {ort.__version__}, median of 9")
+parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+parser.add_argument("--dtype", choices=[c[0] for c in CASES], help="only this case")
+parser.add_argument("--mode", choices=MODES, help="only this mode")
+parser.add_argument("--threads", type=int, choices=[1, 2], help="only this many threads")
+parser.add_argument("--reps", type=int, default=9, help="runs timed per figure (median taken)")
+args = parser.parse_args()
+
+print(f"onnxruntime {ort.__version__}, median of {args.reps}")
 print(f"{'case':<34} {'threads':>7} {'ort bound':>9} {'ort new':>8} {'memcpy ms':>9} {'bound/mc':>8}")
 for name, dtype, elem, shape, pads in CASES:
+    if args.dtype not in (None, name):
+        continue
     x = (np.arange(np.prod(shape)) % 251).astype(dtype).reshape(shape)
     out_shape = [n + pads[i] + pads[i + len(shape)] for i, n in enumerate(shape)]
     src = np.ones(out_shape, dtype)
     dst = np.empty_like(src)
-    memcpy = median_ms(lambda: np.copyto(dst, src))
+    memcpy = median_ms(lambda: np.copyto(dst, src), args.reps)
     for mode in MODES:
+        if args.mode not in (None, mode):
+            continue
         m = model(elem, shape, mode)
         m.graph.initializer[0].CopyFrom(helper.make_tensor("pads", TensorProto.INT64, [len(pads)], pads))
         for threads in (1, 2):
+            if args.threads not in (None, threads):
+                continue
             opts = ort.SessionOptions()
             opts.intra_op_num_threads = threads
             sess = ort.InferenceSession(m.SerializeToString(), opts, providers=["CPUExecutionProvider"])
@@ -63,7 +80,7 @@ for name, dtype, elem, shape, pads in CASES:
             io = sess.io_binding()
             io.bind_cpu_input("x", x)
             io.bind_output("y", "cpu", 0, dtype, out_shape, out.ctypes.data)
-            ms = median_ms(lambda: sess.run_with_iobinding(io))
-            new_ms = median_ms(lambda: sess.run(None, {"x": x}))
+            ms = median_ms(lambda: sess.run_with_iobinding(io), args.reps)
+            new_ms = median_ms(lambda: sess.run(None, {"x": x}), args.reps)
             case = f"{name} {shape} {mode}"
             print(f"{case:<34} {threads:>7} {ms:>9.3f} {new_ms:>8.3f} {memcpy:>9.3f} {ms / memcpy:>8.2f}")

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Our CPU pad (criterion, `pad_into`) against ONNX Runtime's (`ort bound`, one thread, as
+# ours is below 4 MiB), alternating mode by mode for several rounds, because these machines'
+# speed drifts within minutes and figures taken minutes apart do not compare.
+#
+#   bash benchmarks/cpu_vs_ort.sh [rounds]     (u8 [1,1024,1024,3]; needs onnxruntime)
+#
+# Prints one line per round and mode: ours, memcpy (criterion, the same run), ORT, ORT/ours.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${1:-3}
+cargo bench --bench cpu_pad --no-run 2>/dev/null
+bench=$(ls -t target/release/deps/cpu_pad-* | grep -v '\.d$' | head -1)
+crit() { # median µs of one criterion benchmark, run briefly
+    "$bench" --bench --warm-up-time 0.5 --measurement-time 1.5 --sample-size 20 --noplot "^$1\$" 2>/dev/null |
+        awk '/time:/ && !done { for (i = 1; $i != "time:"; i++); v = $(i + 3); u = $(i + 4); done = 1 }
+            END { if (u == "ms") v *= 1000; if (u == "ns") v /= 1000; print v }'
+}
+echo "round mode ours_us memcpy_us ort_us ort/ours"
+for round in $(seq "$rounds"); do
+    for mode in constant reflect edge wrap; do
+        ours=$(crit "u8_1x1024x1024x3/pad_into/$mode")
+        memcpy=$(crit "u8_1x1024x1024x3/memcpy")
+        ort=$(python3 benchmarks/ort_pad.py --dtype uint8 --mode "$mode" --threads 1 --reps 101 |
+            awk '/^uint8/ { print $8 * 1000 }')
+        awk -v r="$round" -v m="$mode" -v o="$ours" -v c="$memcpy" -v t="$ort" \
+            'BEGIN { printf "%s %s %.1f %.1f %.1f %.2f\n", r, m, o, c, t, t / o }'
+    done
+done

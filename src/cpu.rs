@@ -21,6 +21,10 @@ use crate::tensor::{output_bytes, try_filled, unpack_nibbles_into, Tensor, Tenso
 /// Outputs at least this large are split across threads.
 const PARALLEL_MIN_BYTES: usize = 4 << 20;
 
+/// Innermost rows whose pads hold at most this many bytes have them written byte by byte
+/// from a table (see `Walk::row_pads`) rather than by a library copy or fill per run.
+const ROW_PAD_BYTES: usize = 64;
+
 /// The most threads one pad uses, whatever is asked.
 pub const MAX_THREADS: usize = 64;
 
@@ -52,7 +56,7 @@ pub fn pad(plan: &PadPlan, input: &Tensor) -> Result<Tensor> {
                 let budget = plan.max_output_bytes().saturating_sub(held);
                 let f = plan.folded(true);
                 let mut store = StringStore::new(strings, &mut out, f.chunk, constant, budget);
-                Walk::new(&f.axes, plan.mode()).fill_axis(&mut store, 0, 0, 0);
+                Walk::new(&f.axes, plan.mode(), 0).fill_axis(&mut store, 0, 0, 0);
                 if let Some(e) = store.error {
                     return Err(e);
                 }
@@ -131,7 +135,7 @@ fn pad_fixed(plan: &PadPlan, width: usize, input: &[u8], output: &mut [MaybeUnin
     let f = plan.folded(true);
     let chunk_bytes = f.chunk * width;
     let pattern: Vec<u8> = constant.iter().copied().cycle().take(chunk_bytes).collect();
-    let walk = Walk::new(&f.axes, plan.mode());
+    let walk = Walk::new(&f.axes, plan.mode(), ROW_PAD_BYTES / chunk_bytes);
     let threads = threads();
     let top = f.axes[0];
     if threads > 1 && f.axes.len() > 1 && output.len() >= PARALLEL_MIN_BYTES && top.kept >= threads {
@@ -297,10 +301,16 @@ struct Walk<'a> {
     /// (the mode's index arithmetic would otherwise run again for every row); `None` where
     /// they are too many to keep (huge periodic pads), which are worked out block by block.
     pad_steps: Vec<Option<Vec<PadStep>>>,
+    /// The innermost axis's pads chunk by chunk, where they are few and copied (not
+    /// constant): (output chunk, the kept chunk it copies or `None` for the constant, where
+    /// nothing is kept), from the row's start. A row padded by a pixel or two then costs a
+    /// few byte moves, not a library call per run and a mirror's reversal.
+    row_pads: Option<Vec<(usize, Option<usize>)>>,
 }
 
 impl<'a> Walk<'a> {
-    fn new(axes: &'a [AxisMap], mode: Mode) -> Walk<'a> {
+    /// `max_row_pads`: the most pad chunks per innermost row written from a table; 0 for none.
+    fn new(axes: &'a [AxisMap], mode: Mode, max_row_pads: usize) -> Walk<'a> {
         let mut out_strides = vec![1; axes.len()];
         let mut in_strides = vec![1; axes.len()];
         for d in (0..axes.len().saturating_sub(1)).rev() {
@@ -316,7 +326,17 @@ impl<'a> Walk<'a> {
                 (!recorder.overflow).then_some(recorder.steps)
             })
             .collect();
-        Walk { axes, out_strides, in_strides, mode, pad_steps }
+        // Constant pads are runs a fill writes at once (measured slower byte by byte).
+        let few = |a: &&AxisMap| mode != Mode::Constant && (1..=max_row_pads).contains(&(a.pad_before + a.pad_after));
+        let row_pads = axes.last().filter(few).map(|a| {
+            let pads = (0..a.pad_before).chain(a.pad_before + a.kept..a.out_len);
+            pads.map(|o| {
+                let k = crate::plan::source_index(mode, o as i64 - a.pad_before as i64, a.kept as u64);
+                (o, k.map(|k| a.pad_before + k as usize))
+            })
+            .collect()
+        });
+        Walk { axes, out_strides, in_strides, mode, pad_steps, row_pads }
     }
 
     /// Fills the pads of `axis`'s block at `base` (its kept part written already).
@@ -341,6 +361,9 @@ impl<'a> Walk<'a> {
         let (out_stride, in_stride) = (self.out_strides[axis], self.in_strides[axis]);
         if axis + 1 == self.axes.len() {
             store.copy_in(out_base + a.pad_before, in_base + a.crop_start, a.kept);
+            if let Some(pads) = &self.row_pads {
+                return store.pad_row(out_base, pads);
+            }
         } else {
             for j in 0..a.kept {
                 let out_block = out_base + (a.pad_before + j) * out_stride;
@@ -405,6 +428,15 @@ trait Store {
     fn fill(&mut self, dst: usize, len: usize);
     /// Reverses the order of the chunks `out[dst..dst+len]`.
     fn reverse(&mut self, dst: usize, len: usize);
+    /// Writes the pads of the row at `base` from `Walk::row_pads`, chunk by chunk.
+    fn pad_row(&mut self, base: usize, pads: &[(usize, Option<usize>)]) {
+        for &(dst, src) in pads {
+            match src {
+                Some(src) => self.copy_out(base + dst, base + src, 1),
+                None => self.fill(base + dst, 1),
+            }
+        }
+    }
 }
 
 /// Fills axis `a`'s pads (blocks of `block` chunks) from its kept blocks, already written.
@@ -541,6 +573,21 @@ impl Store for ByteStore<'_> {
         }
     }
 
+    fn pad_row(&mut self, base: usize, pads: &[(usize, Option<usize>)]) {
+        let c = self.chunk;
+        let row = &mut self.out[base * c..];
+        // Byte moves within the row: a handful per pad, too few for a library call to pay.
+        for &(dst, src) in pads {
+            let (d, s) = (dst * c, src.map(|s| s * c));
+            for i in 0..c {
+                row[d + i] = match s {
+                    Some(s) => row[s + i],
+                    None => MaybeUninit::new(self.pattern[i]),
+                };
+            }
+        }
+    }
+
     fn reverse(&mut self, dst: usize, len: usize) {
         let c = self.chunk;
         let region = &mut self.out[dst * c..(dst + len) * c];
@@ -666,7 +713,7 @@ mod tests {
         let plan = PadPlan::new(x.dtype(), x.shape(), &request).unwrap();
         let expected = crate::reference::pad(&plan, &x);
         let folded = plan.folded(true);
-        let walk = Walk::new(&folded.axes, plan.mode());
+        let walk = Walk::new(&folded.axes, plan.mode(), 0);
         let mut out = vec![0u8; plan.out_len()];
         let store =
             ByteStore { input: x.bytes().unwrap(), out: as_uninit(&mut out), chunk: folded.chunk, pattern: &[0] };
@@ -774,7 +821,7 @@ mod tests {
                 let x = Tensor::from_bytes(DataType::Uint16, vec![3, 2], (0..12).collect()).unwrap();
                 let plan = PadPlan::new(x.dtype(), x.shape(), &PadRequest::new(pads.clone()).mode(mode)).unwrap();
                 let folded = plan.folded(true);
-                let walk = Walk::new(&folded.axes, plan.mode());
+                let walk = Walk::new(&folded.axes, plan.mode(), 0);
                 let inner = walk.pad_steps.last().unwrap();
                 // Constant and edge pads take a few steps however long they are.
                 if matches!(mode, Mode::Reflect | Mode::Wrap | Mode::Symmetric) {

@@ -302,8 +302,8 @@ struct Walk<'a> {
     /// they are too many to keep (huge periodic pads), which are worked out block by block.
     pad_steps: Vec<Option<Vec<PadStep>>>,
     /// The innermost axis's pads chunk by chunk, where they are few and copied (not
-    /// constant): (output chunk, the kept chunk it copies or `None` for the constant, where
-    /// nothing is kept), from the row's start. A row padded by a pixel or two then costs a
+    /// constant): (output chunk from the row's start, the input chunk it copies from the
+    /// input row's start, or `None` for the constant, where nothing is kept). A row padded by a pixel or two then costs a
     /// few byte moves, not a library call per run and a mirror's reversal.
     row_pads: Option<Vec<(usize, Option<usize>)>>,
 }
@@ -332,7 +332,7 @@ impl<'a> Walk<'a> {
             let pads = (0..a.pad_before).chain(a.pad_before + a.kept..a.out_len);
             pads.map(|o| {
                 let k = crate::plan::source_index(mode, o as i64 - a.pad_before as i64, a.kept as u64);
-                (o, k.map(|k| a.pad_before + k as usize))
+                (o, k.map(|k| a.crop_start + k as usize))
             })
             .collect()
         });
@@ -362,7 +362,7 @@ impl<'a> Walk<'a> {
         if axis + 1 == self.axes.len() {
             store.copy_in(out_base + a.pad_before, in_base + a.crop_start, a.kept);
             if let Some(pads) = &self.row_pads {
-                return store.pad_row(out_base, pads);
+                return store.pad_row(out_base, in_base, pads);
             }
         } else {
             for j in 0..a.kept {
@@ -428,12 +428,13 @@ trait Store {
     fn fill(&mut self, dst: usize, len: usize);
     /// Reverses the order of the chunks `out[dst..dst+len]`.
     fn reverse(&mut self, dst: usize, len: usize);
-    /// Writes the pads of the row at `base` from `Walk::row_pads`, chunk by chunk.
-    fn pad_row(&mut self, base: usize, pads: &[(usize, Option<usize>)]) {
+    /// Writes the pads of the output row at `out_base` from `Walk::row_pads`, chunk by
+    /// chunk, from the input row at `in_base`.
+    fn pad_row(&mut self, out_base: usize, in_base: usize, pads: &[(usize, Option<usize>)]) {
         for &(dst, src) in pads {
             match src {
-                Some(src) => self.copy_out(base + dst, base + src, 1),
-                None => self.fill(base + dst, 1),
+                Some(src) => self.copy_in(out_base + dst, in_base + src, 1),
+                None => self.fill(out_base + dst, 1),
             }
         }
     }
@@ -573,17 +574,18 @@ impl Store for ByteStore<'_> {
         }
     }
 
-    fn pad_row(&mut self, base: usize, pads: &[(usize, Option<usize>)]) {
+    fn pad_row(&mut self, out_base: usize, in_base: usize, pads: &[(usize, Option<usize>)]) {
         let c = self.chunk;
-        let row = &mut self.out[base * c..];
-        // Byte moves within the row: a handful per pad, too few for a library call to pay.
+        let (out_row, in_row) = (&mut self.out[out_base * c..], &self.input[in_base * c..]);
+        // Byte moves: a handful per pad, too few for a library call to pay. They read the
+        // input, not the kept part just copied to the output, which would wait for that copy.
         for &(dst, src) in pads {
-            let (d, s) = (dst * c, src.map(|s| s * c));
-            for i in 0..c {
-                row[d + i] = match s {
-                    Some(s) => row[s + i],
-                    None => MaybeUninit::new(self.pattern[i]),
-                };
+            let from = match src {
+                Some(src) => &in_row[src * c..(src + 1) * c],
+                None => self.pattern,
+            };
+            for (to, &from) in out_row[dst * c..(dst + 1) * c].iter_mut().zip(from) {
+                to.write(from);
             }
         }
     }

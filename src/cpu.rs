@@ -239,10 +239,11 @@ const PIECE_BYTES: usize = 2048;
 /// Why pieces: glibc's memcpy moves copies from about 2 KiB up to roughly the L2 cache's size
 /// with `rep movsb` on CPUs that flag it as fast (FSRM), and on AMD Zen (measured on this
 /// project's AMD EPYC, glibc 2.36) that runs 10 to 13 times slower when the destination lies
-/// 1 to 63 bytes past the source modulo 4 KiB. Padded rows land on such distances now and then
-/// (8 of the 1024 rows of u8 [1,1024,1024,3] padded by 2), and every block of a pad can (when
-/// the pads add a multiple of 4 KiB per block). Copies of 2 KiB pieces take glibc's vector
-/// loop instead, as fast as an unlucky-free `rep movsb` here.
+/// a few bytes past the source modulo 4 KiB (slow at 1, 6 and 16 bytes; not at 32, 63 or 64;
+/// up to 63 are split, for a margin). Padded rows land on such distances now and then (a few
+/// of the 1024 rows of u8 [1,1024,1024,3] padded by 2, depending on where the buffers start),
+/// and every block of a pad can (when the pads add a multiple of 4 KiB per block). Pieces of
+/// 2 KiB take glibc's vector loop instead, which is not slowed.
 fn copy_bytes(to: &mut [MaybeUninit<u8>], from: &[MaybeUninit<u8>]) {
     assert_eq!(to.len(), from.len());
     let n = to.len();

@@ -1,5 +1,6 @@
 //! The CPU path: copies contiguous kept runs of the input, then fills each axis's pads by
-//! blocks of output already written (or the constant), outermost axis last.
+//! blocks of output already written (or the constant), outermost axis last; an innermost
+//! row's few copied pads (a pixel or two) are copied from the input row by a table instead.
 //!
 //! Outputs of 4 MiB and more are split across threads: by default the machine's
 //! parallelism, or `WGPU_PAD_CPU_THREADS`, or [`set_max_threads`]; at most [`MAX_THREADS`].
@@ -69,8 +70,10 @@ pub fn pad(plan: &PadPlan, input: &Tensor) -> Result<Tensor> {
             let mut out = output_bytes(out_bytes, "the output")?;
             pad_bytes(plan, bytes, &mut out.spare_capacity_mut()[..out_bytes])?;
             // SAFETY: `pad_bytes` returned Ok, so it wrote all `out_bytes` bytes: every chunk
-            // of the output is a kept chunk (copy_in), a constant (fill) or a copy of chunks
-            // already written (extend_axis), and 4-bit outputs are packed byte by byte.
+            // of the output is a kept chunk (copy_in), a constant (fill), a copy of chunks
+            // already written (extend_axis) or, for an innermost row's pads from the table,
+            // an input chunk or the constant (pad_row: the table lists every pad position),
+            // and 4-bit outputs are packed byte by byte.
             unsafe { out.set_len(out_bytes) };
             Tensor::from_bytes(plan.dtype(), plan.out_shape().to_vec(), out)
         }
@@ -304,8 +307,9 @@ struct Walk<'a> {
     pad_steps: Vec<Option<Vec<PadStep>>>,
     /// The innermost axis's pads chunk by chunk, where they are few and copied (not
     /// constant): (output chunk from the row's start, the input chunk it copies from the
-    /// input row's start, or `None` for the constant, where nothing is kept). A row padded by a pixel or two then costs a
-    /// few byte moves, not a library call per run and a mirror's reversal.
+    /// input row's start, or `None` for the constant, where nothing is kept). A row padded
+    /// by a pixel or two then costs a few byte moves, not a library call per run and a
+    /// mirror's reversal.
     row_pads: Option<Vec<(usize, Option<usize>)>>,
 }
 

@@ -249,16 +249,25 @@ const PIECE_BYTES: usize = 2048;
 /// 2 KiB take glibc's vector loop instead, which is not slowed.
 fn copy_bytes(to: &mut [MaybeUninit<u8>], from: &[MaybeUninit<u8>]) {
     assert_eq!(to.len(), from.len());
-    let n = to.len();
-    let distance = (to.as_ptr() as usize).wrapping_sub(from.as_ptr() as usize) % 4096;
-    let unlucky =
-        cfg!(target_arch = "x86_64") && (1..64).contains(&distance) && (PIECE_BYTES + 1..=1 << 20).contains(&n);
-    let piece = if unlucky { PIECE_BYTES } else { n.max(1) };
+    let piece = copy_piece(to.as_ptr() as usize, from.as_ptr() as usize, to.len());
     for (to, from) in to.chunks_mut(piece).zip(from.chunks(piece)) {
         // SAFETY: the same length (zipped chunks of equal-length slices), and distinct memory
         // (a shared and an exclusive borrow); the bytes copied are initialised (the callers'
         // sources are), and writing bytes into MaybeUninit<u8> memory is always allowed.
         unsafe { std::ptr::copy_nonoverlapping(from.as_ptr(), to.as_mut_ptr(), to.len()) };
+    }
+}
+
+/// The pieces a copy of `n` bytes from address `from` to address `to` goes in: all `n` at
+/// once, or [`PIECE_BYTES`] at a distance `rep movsb` is slow at (see `copy_bytes`).
+pub(crate) fn copy_piece(to: usize, from: usize, n: usize) -> usize {
+    let distance = to.wrapping_sub(from) % 4096;
+    let unlucky =
+        cfg!(target_arch = "x86_64") && (1..64).contains(&distance) && (PIECE_BYTES + 1..=1 << 20).contains(&n);
+    if unlucky {
+        PIECE_BYTES
+    } else {
+        n.max(1)
     }
 }
 

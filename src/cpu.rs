@@ -57,8 +57,8 @@ pub fn pad(plan: &PadPlan, input: &Tensor) -> Result<Tensor> {
                 let budget = plan.max_output_bytes().saturating_sub(held);
                 let f = plan.folded(true);
                 let mut store = StringStore::new(strings, &mut out, f.chunk, constant, budget);
-                // A string copy per pad chunk either way; the table as for one-byte elements.
-                Walk::new(&f.axes, plan.mode(), ROW_PAD_BYTES / f.chunk).fill_axis(&mut store, 0, 0, 0);
+                // A string copy per pad string either way; the table as for one-byte elements.
+                Walk::new(&f.axes, plan.mode(), f.chunk, ROW_PAD_BYTES).fill_axis(&mut store, 0, 0, 0);
                 if let Some(e) = store.error {
                     return Err(e);
                 }
@@ -73,7 +73,7 @@ pub fn pad(plan: &PadPlan, input: &Tensor) -> Result<Tensor> {
             // SAFETY: `pad_bytes` returned Ok, so it wrote all `out_bytes` bytes: every chunk
             // of the output is a kept chunk (copy_in), a constant (fill), a copy of chunks
             // already written (extend_axis) or, for an innermost row's pads from the table,
-            // an input chunk or the constant (pad_row: the table lists every pad position),
+            // an input chunk (pad_row: the table lists every pad position),
             // and 4-bit outputs are packed byte by byte.
             unsafe { out.set_len(out_bytes) };
             Tensor::from_bytes(plan.dtype(), plan.out_shape().to_vec(), out)
@@ -139,7 +139,7 @@ fn pad_fixed(plan: &PadPlan, width: usize, input: &[u8], output: &mut [MaybeUnin
     let f = plan.folded(true);
     let chunk_bytes = f.chunk * width;
     let pattern: Vec<u8> = constant.iter().copied().cycle().take(chunk_bytes).collect();
-    let walk = Walk::new(&f.axes, plan.mode(), ROW_PAD_BYTES / chunk_bytes);
+    let walk = Walk::new(&f.axes, plan.mode(), chunk_bytes, ROW_PAD_BYTES);
     let threads = threads();
     let top = f.axes[0];
     if threads > 1 && f.axes.len() > 1 && output.len() >= PARALLEL_MIN_BYTES && top.kept >= threads {
@@ -315,17 +315,17 @@ struct Walk<'a> {
     /// (the mode's index arithmetic would otherwise run again for every row); `None` where
     /// they are too many to keep (huge periodic pads), which are worked out block by block.
     pad_steps: Vec<Option<Vec<PadStep>>>,
-    /// The innermost axis's pads chunk by chunk, where they are few and copied (not
-    /// constant): (output chunk from the row's start, the input chunk it copies from the
-    /// input row's start, or `None` for the constant, where nothing is kept). A row padded
-    /// by a pixel or two then costs a few byte moves, not a library call per run and a
-    /// mirror's reversal.
-    row_pads: Option<Vec<(usize, Option<usize>)>>,
+    /// The innermost axis's pads unit by unit (a unit: a byte, or a string), where they are
+    /// few and copied (not constant): (output unit from the row's start, the input unit it
+    /// copies from the input row's start). A row padded by a pixel or two then costs a few
+    /// byte moves, not a library call per run and a mirror's reversal.
+    row_pads: Option<Vec<(usize, usize)>>,
 }
 
 impl<'a> Walk<'a> {
-    /// `max_row_pads`: the most pad chunks per innermost row written from a table; 0 for none.
-    fn new(axes: &'a [AxisMap], mode: Mode, max_row_pads: usize) -> Walk<'a> {
+    /// `unit`: units per chunk; `max_row_pads`: the most pad units per innermost row written
+    /// from a table (0 for none).
+    fn new(axes: &'a [AxisMap], mode: Mode, unit: usize, max_row_pads: usize) -> Walk<'a> {
         let mut out_strides = vec![1; axes.len()];
         let mut in_strides = vec![1; axes.len()];
         for d in (0..axes.len().saturating_sub(1)).rev() {
@@ -342,14 +342,20 @@ impl<'a> Walk<'a> {
             })
             .collect();
         // Constant pads are runs a fill writes at once (measured slower byte by byte).
-        let few = |a: &&AxisMap| mode != Mode::Constant && (1..=max_row_pads).contains(&(a.pad_before + a.pad_after));
+        let few = |a: &&AxisMap| {
+            mode != Mode::Constant && (1..=max_row_pads).contains(&((a.pad_before + a.pad_after) * unit))
+        };
         let row_pads = axes.last().filter(few).map(|a| {
             let pads = (0..a.pad_before).chain(a.pad_before + a.kept..a.out_len);
-            pads.map(|o| {
+            let chunks = pads.map(|o| {
                 let k = crate::plan::source_index(mode, o as i64 - a.pad_before as i64, a.kept as u64);
-                (o, k.map(|k| a.crop_start + k as usize))
-            })
-            .collect()
+                (
+                    o,
+                    a.crop_start
+                        + k.expect("a source: the plan refuses other modes than constant on emptied axes") as usize,
+                )
+            });
+            chunks.flat_map(|(o, k)| (0..unit).map(move |b| (o * unit + b, k * unit + b))).collect()
         });
         Walk { axes, out_strides, in_strides, mode, pad_steps, row_pads }
     }
@@ -375,18 +381,30 @@ impl<'a> Walk<'a> {
         let a = self.axes[axis];
         let (out_stride, in_stride) = (self.out_strides[axis], self.in_strides[axis]);
         if axis + 1 == self.axes.len() {
-            store.copy_in(out_base + a.pad_before, in_base + a.crop_start, a.kept);
-            if let Some(pads) = &self.row_pads {
-                return store.pad_row(out_base, in_base, pads);
-            }
-        } else {
-            for j in 0..a.kept {
-                let out_block = out_base + (a.pad_before + j) * out_stride;
-                let in_block = in_base + (a.crop_start + j) * in_stride;
-                self.fill_axis(store, axis + 1, out_block, in_block);
+            return self.fill_row(store, out_base, in_base);
+        }
+        // Rows are written here rather than one recursion deeper: there are many, and short.
+        let rows = axis + 2 == self.axes.len();
+        for j in 0..a.kept {
+            let out_block = out_base + (a.pad_before + j) * out_stride;
+            let in_block = in_base + (a.crop_start + j) * in_stride;
+            match rows {
+                true => self.fill_row(store, out_block, in_block),
+                false => self.fill_axis(store, axis + 1, out_block, in_block),
             }
         }
         self.extend(store, axis, out_base);
+    }
+
+    /// Writes the innermost row at `out_base`: its kept run, then its pads.
+    #[inline]
+    fn fill_row<S: Store>(&self, store: &mut S, out_base: usize, in_base: usize) {
+        let a = self.axes[self.axes.len() - 1];
+        store.copy_in(out_base + a.pad_before, in_base + a.crop_start, a.kept);
+        match &self.row_pads {
+            Some(pads) => store.pad_row(out_base, in_base, pads),
+            None => self.extend(store, self.axes.len() - 1, out_base),
+        }
     }
 }
 
@@ -420,6 +438,9 @@ impl Store for Recorder {
     fn copy_in(&mut self, _: usize, _: usize, _: usize) {
         unreachable!("pads are filled from the output, never from the input");
     }
+    fn pad_row(&mut self, _: usize, _: usize, _: &[(usize, usize)]) {
+        unreachable!("axes' pads are recorded, not rows'");
+    }
     fn copy_out(&mut self, dst: usize, src: usize, len: usize) {
         self.push(PadStep::Copy { dst, src, len });
     }
@@ -443,16 +464,9 @@ trait Store {
     fn fill(&mut self, dst: usize, len: usize);
     /// Reverses the order of the chunks `out[dst..dst+len]`.
     fn reverse(&mut self, dst: usize, len: usize);
-    /// Writes the pads of the output row at `out_base` from `Walk::row_pads`, chunk by
-    /// chunk, from the input row at `in_base`.
-    fn pad_row(&mut self, out_base: usize, in_base: usize, pads: &[(usize, Option<usize>)]) {
-        for &(dst, src) in pads {
-            match src {
-                Some(src) => self.copy_in(out_base + dst, in_base + src, 1),
-                None => self.fill(out_base + dst, 1),
-            }
-        }
-    }
+    /// Writes the pads of the output row at chunk `out_base` from `Walk::row_pads`, unit by
+    /// unit, from the input row at chunk `in_base`.
+    fn pad_row(&mut self, out_base: usize, in_base: usize, pads: &[(usize, usize)]);
 }
 
 /// Fills axis `a`'s pads (blocks of `block` chunks) from its kept blocks, already written.
@@ -589,19 +603,13 @@ impl Store for ByteStore<'_> {
         }
     }
 
-    fn pad_row(&mut self, out_base: usize, in_base: usize, pads: &[(usize, Option<usize>)]) {
+    fn pad_row(&mut self, out_base: usize, in_base: usize, pads: &[(usize, usize)]) {
         let c = self.chunk;
         let (out_row, in_row) = (&mut self.out[out_base * c..], &self.input[in_base * c..]);
         // Byte moves: a handful per pad, too few for a library call to pay. They read the
         // input, not the kept part just copied to the output, which would wait for that copy.
         for &(dst, src) in pads {
-            let from = match src {
-                Some(src) => &in_row[src * c..(src + 1) * c],
-                None => self.pattern,
-            };
-            for (to, &from) in out_row[dst * c..(dst + 1) * c].iter_mut().zip(from) {
-                to.write(from);
-            }
+            out_row[dst].write(in_row[src]);
         }
     }
 
@@ -713,6 +721,14 @@ impl Store for StringStore<'_> {
         let c = self.chunk;
         reverse_chunks(&mut self.out[dst * c..(dst + len) * c], c);
     }
+
+    fn pad_row(&mut self, out_base: usize, in_base: usize, pads: &[(usize, usize)]) {
+        let (out_row, in_row) = (out_base * self.chunk, in_base * self.chunk);
+        for &(dst, src) in pads {
+            let (to, from) = (&mut self.out[out_row + dst..out_row + dst + 1], self.input[in_row + src].as_str());
+            copy_strings(to, std::iter::once(from), &mut self.budget, &mut self.error);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -730,7 +746,7 @@ mod tests {
         let plan = PadPlan::new(x.dtype(), x.shape(), &request).unwrap();
         let expected = crate::reference::pad(&plan, &x);
         let folded = plan.folded(true);
-        let walk = Walk::new(&folded.axes, plan.mode(), 0);
+        let walk = Walk::new(&folded.axes, plan.mode(), 1, 0);
         let mut out = vec![0u8; plan.out_len()];
         let store =
             ByteStore { input: x.bytes().unwrap(), out: as_uninit(&mut out), chunk: folded.chunk, pattern: &[0] };
@@ -841,7 +857,7 @@ mod tests {
                 let x = Tensor::from_bytes(DataType::Uint16, vec![3, 2], (0..12).collect()).unwrap();
                 let plan = PadPlan::new(x.dtype(), x.shape(), &PadRequest::new(pads.clone()).mode(mode)).unwrap();
                 let folded = plan.folded(true);
-                let walk = Walk::new(&folded.axes, plan.mode(), 0);
+                let walk = Walk::new(&folded.axes, plan.mode(), 1, 0);
                 let inner = walk.pad_steps.last().unwrap();
                 // Constant and edge pads take a few steps however long they are.
                 if matches!(mode, Mode::Reflect | Mode::Wrap | Mode::Symmetric) {

@@ -238,17 +238,39 @@ fn share_out<P: Send>(parts: Vec<P>, threads: usize, work: impl Fn(P) + Sync) {
 /// Copies made in pieces of this many bytes when their distance is one `rep movsb` is slow at.
 const PIECE_BYTES: usize = 2048;
 
+/// The copy sizes glibc 2.36 gives `rep movsb` (from its threshold on AVX2 machines) and this
+/// crate gives a vector loop instead where it can (`copy_bytes`); larger copies stay glibc's.
+#[cfg(target_arch = "x86_64")]
+const VECTOR_COPY_BYTES: std::ops::RangeInclusive<usize> = PIECE_BYTES + 65..=1 << 20;
+
 /// `to = from` (the same length; disjoint, as borrows are).
 ///
-/// Why pieces: glibc's memcpy moves copies from about 2 KiB up to roughly the L2 cache's size
-/// with `rep movsb` on CPUs that flag it as fast (FSRM), and on AMD Zen (measured on this
-/// project's AMD EPYC, glibc 2.36) that runs 10 to 13 times slower when the destination lies
-/// a few bytes past the source modulo 4 KiB (slow at 1, 6 and 16 bytes; not at 32, 63 or 64;
-/// up to 63 are split, for a margin). Padded rows land on such distances now and then (a few
-/// of the 1024 rows of u8 [1,1024,1024,3] padded by 2, depending on where the buffers start),
-/// and every block of a pad can (when the pads add a multiple of 4 KiB per block). Pieces of
-/// 2 KiB take glibc's vector loop instead, which is not slowed.
+/// Why not always memcpy: glibc's memcpy moves copies from 2113 bytes up to roughly the L2
+/// cache's size with `rep movsb` on CPUs that flag it as fast (FSRM), and on AMD Zen (see
+/// <https://lunnova.dev/articles/ryzen-slow-short-rep-mov>; measured on this project's AMD
+/// EPYC, glibc 2.36) that runs 10 to 13 times slower when the destination lies a few bytes
+/// past the source modulo 4 KiB (slow at 1, 6 and 16 bytes; not at 32, 63 or 64). Padded rows
+/// land on such distances now and then (a few of the 1024 rows of u8 [1,1024,1024,3] padded
+/// by 2, depending on where the buffers start), and every block of a pad can (when the pads
+/// add a multiple of 4 KiB per block). And at good distances, such rows (3 KiB) copied one
+/// by one took 1.2 times a plain 32-byte vector loop. So copies of those sizes go through
+/// [`copy_avx2`] where the CPU has AVX2 (which every CPU flagging FSRM has); elsewhere, at
+/// the slow distances (up to 63, for a margin), in 2 KiB pieces, which glibc copies with its
+/// own vector loop.
 fn copy_bytes(to: &mut [MaybeUninit<u8>], from: &[MaybeUninit<u8>]) {
+    assert_eq!(to.len(), from.len());
+    #[cfg(target_arch = "x86_64")]
+    if VECTOR_COPY_BYTES.contains(&to.len()) && std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: AVX2 is present (just checked); equal lengths of at least 32 bytes, in
+        // distinct memory (a shared and an exclusive borrow); initialised bytes written into
+        // MaybeUninit<u8> memory.
+        return unsafe { copy_avx2(to.as_mut_ptr().cast(), from.as_ptr().cast(), to.len()) };
+    }
+    copy_in_pieces(to, from);
+}
+
+/// `to = from` by memcpy, in the pieces [`copy_piece`] asks for.
+fn copy_in_pieces(to: &mut [MaybeUninit<u8>], from: &[MaybeUninit<u8>]) {
     assert_eq!(to.len(), from.len());
     let piece = copy_piece(to.as_ptr() as usize, from.as_ptr() as usize, to.len());
     for (to, from) in to.chunks_mut(piece).zip(from.chunks(piece)) {
@@ -257,6 +279,36 @@ fn copy_bytes(to: &mut [MaybeUninit<u8>], from: &[MaybeUninit<u8>]) {
         // sources are), and writing bytes into MaybeUninit<u8> memory is always allowed.
         unsafe { std::ptr::copy_nonoverlapping(from.as_ptr(), to.as_mut_ptr(), to.len()) };
     }
+}
+
+/// Copies `n` bytes from `src` to `dst` with 32-byte unaligned loads and stores, four at a
+/// time, the last 32 bytes (overlapping what went before, if `n` is not a multiple of 32) by
+/// themselves.
+///
+/// # Safety
+/// The CPU has AVX2; `n >= 32`; `src` is valid for `n` bytes of reads and `dst` for `n`
+/// bytes of writes, and the two do not overlap.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn copy_avx2(dst: *mut u8, src: *const u8, n: usize) {
+    use std::arch::x86_64::{__m256i, _mm256_loadu_si256 as load, _mm256_storeu_si256 as store};
+    debug_assert!(n >= 32);
+    let (d, s) = (dst.cast::<__m256i>(), src.cast::<__m256i>());
+    // SAFETY (every load and store): offsets below `n - 31`, so within the caller's `n`
+    // bytes; unaligned loads and stores need no alignment.
+    let mut i = 0;
+    while i + 128 <= n {
+        let v = [load(s.byte_add(i)), load(s.byte_add(i + 32)), load(s.byte_add(i + 64)), load(s.byte_add(i + 96))];
+        for (k, v) in v.into_iter().enumerate() {
+            store(d.byte_add(i + 32 * k), v);
+        }
+        i += 128;
+    }
+    while i + 32 <= n {
+        store(d.byte_add(i), load(s.byte_add(i)));
+        i += 32;
+    }
+    store(d.byte_add(n - 32), load(s.byte_add(n - 32)));
 }
 
 /// The pieces a copy of `n` bytes from address `from` to address `to` goes in: all `n` at
@@ -771,22 +823,31 @@ mod tests {
         }
     }
 
-    /// Copies whose distance `rep movsb` is slow at go in pieces: every byte still arrives,
-    /// whatever the length (around the piece and the upper bound) and the distance.
+    /// Copies through the vector loop and in pieces (where `rep movsb` is slow) arrive whole
+    /// and write nothing else, whatever the length (every tail of the vector loop, around
+    /// each bound) and the distance.
     #[test]
     fn unlucky_distances_copy_whole() {
+        type CopyFn = fn(&mut [MaybeUninit<u8>], &[MaybeUninit<u8>]);
         let src: Vec<u8> = (0..(1 << 20) + 8192).map(|i| (i % 253) as u8).collect();
         let mut dst = vec![MaybeUninit::new(0u8); src.len() + 8192];
-        for len in [0, 1, 2048, 2049, 4095, 4097, 100_000, 1 << 20, (1 << 20) + 1] {
+        // Every length's tail modulo the vector loop's 128 bytes, and around each bound.
+        let lens = [0, 1, 2048, 2049, 2112, 4095, 4097, 100_000, 1 << 20, (1 << 20) + 1].into_iter();
+        for len in lens.chain(2113..2113 + 128) {
             for distance in [0, 1, 8, 63, 64, 4095] {
-                // Where `to` starts `distance` bytes past `from`, modulo 4096.
-                let from = &src[..len];
-                let at = (from.as_ptr() as usize + distance).wrapping_sub(dst.as_ptr() as usize) % 4096;
-                dst.iter_mut().for_each(|b| *b = MaybeUninit::new(0));
-                copy_bytes(&mut dst[at..at + len], uninit_ref(from));
-                // SAFETY: every byte of `dst` was initialised just above.
-                let got: Vec<u8> = dst[at..at + len].iter().map(|b| unsafe { b.assume_init() }).collect();
-                assert!(got == from, "{len} bytes at distance {distance}");
+                let copies: [(&str, CopyFn); 2] = [("copy_bytes", copy_bytes), ("copy_in_pieces", copy_in_pieces)];
+                for (name, copy) in copies {
+                    // Where `to` starts `distance` bytes past `from`, modulo 4096.
+                    let from = &src[..len];
+                    let at = (from.as_ptr() as usize + distance).wrapping_sub(dst.as_ptr() as usize) % 4096;
+                    dst.iter_mut().for_each(|b| *b = MaybeUninit::new(0));
+                    copy(&mut dst[at..at + len], uninit_ref(from));
+                    // SAFETY: every byte of `dst` was initialised just above.
+                    let got: Vec<u8> = dst.iter().map(|b| unsafe { b.assume_init() }).collect();
+                    let what = format!("{name}: {len} bytes at distance {distance}");
+                    assert!(got[at..at + len] == *from, "{what}");
+                    assert!(got[..at].iter().chain(&got[at + len..]).all(|&b| b == 0), "{what}: wrote outside");
+                }
             }
         }
     }

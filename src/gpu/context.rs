@@ -229,6 +229,17 @@ impl GpuContext {
     /// the CPU path runs it instead, with a warning, and [`Padded::path`] says why. Sizes
     /// are checked before anything is uploaded.
     pub async fn pad(&self, plan: &PadPlan, input: &Tensor) -> Result<Padded> {
+        self.pad_waiting(plan, input, Wait::OnHelper).await
+    }
+
+    /// [`pad`](Self::pad), blocking.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn pad_blocking(&self, plan: &PadPlan, input: &Tensor) -> Result<Padded> {
+        // The caller waits anyway: wgpu is driven on its thread, with no helper to start.
+        pollster::block_on(self.pad_waiting(plan, input, Wait::Here))
+    }
+
+    async fn pad_waiting(&self, plan: &PadPlan, input: &Tensor, wait: Wait) -> Result<Padded> {
         plan.check_input(input)?;
         let refusal = if !plan.dtype().gpu_capable() {
             Some(format!("{} has no GPU kernel", plan.dtype()))
@@ -245,33 +256,27 @@ impl GpuContext {
         }
         self.check_lost()?;
         let (_, out_bytes) = plan.byte_sizes().unwrap_or((0, 0));
-        let bytes = self.run(plan, input.bytes().unwrap_or(&[]), out_bytes).await?;
+        let bytes = self.run(plan, input.bytes().unwrap_or(&[]), out_bytes, wait).await?;
         Ok(Padded { tensor: Tensor::from_bytes(plan.dtype(), plan.out_shape().to_vec(), bytes)?, path: ExecPath::Gpu })
     }
 
-    /// [`pad`](Self::pad), blocking.
-    #[cfg(not(target_arch = "wasm32"))]
-    pub fn pad_blocking(&self, plan: &PadPlan, input: &Tensor) -> Result<Padded> {
-        pollster::block_on(self.pad(plan, input))
-    }
-
-    async fn run(&self, plan: &PadPlan, input: &[u8], out_bytes: u64) -> Result<Vec<u8>> {
+    async fn run(&self, plan: &PadPlan, input: &[u8], out_bytes: u64, wait: Wait) -> Result<Vec<u8>> {
         if out_bytes == 0 {
             return Ok(Vec::new());
         }
-        match self.run_once(plan, input, out_bytes).await {
+        match self.run_once(plan, input, out_bytes, wait).await {
             // Kept buffers may be what filled the device: drop them and try once more.
             Err(PadError::OutOfMemory { .. }) if self.pooled_bytes() > 0 => {
                 log::warn!("wgpu-pad: the GPU ran out of memory; dropping kept buffers and trying again");
                 self.release_buffers();
-                self.run_once(plan, input, out_bytes).await
+                self.run_once(plan, input, out_bytes, wait).await
             }
             result => result,
         }
     }
 
     /// Uploads, pads and reads back once, on buffers from the pool (given back when done).
-    async fn run_once(&self, plan: &PadPlan, input: &[u8], out_bytes: u64) -> Result<Vec<u8>> {
+    async fn run_once(&self, plan: &PadPlan, input: &[u8], out_bytes: u64, wait: Wait) -> Result<Vec<u8>> {
         let out_size = out_bytes.next_multiple_of(4);
         // Scopes are popped before any await, so the future stays Send.
         let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
@@ -304,7 +309,7 @@ impl GpuContext {
             return Err(PadError::Gpu { reason: describe(&e) });
         }
         let submission = made.inspect_err(|_| drop(self.check_lost()))?;
-        let bytes = read_buffer(&self.device, readback.as_ref().unwrap_or(&out_buf), out_bytes, submission).await;
+        let bytes = read_buffer(&self.device, readback.as_ref().unwrap_or(&out_buf), out_bytes, submission, wait).await;
         self.check_lost()?;
         if bytes.is_ok() {
             let used = [Some((in_role, in_buf)), Some((out_role, out_buf)), readback.map(|b| (Role::Readback, b))];
@@ -317,14 +322,24 @@ impl GpuContext {
     }
 }
 
+/// Who drives wgpu until a readback is mapped, on native targets (in the browser, the event
+/// loop does).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Wait {
+    /// A short-lived thread, so that the awaiting task never blocks its executor.
+    OnHelper,
+    /// The calling thread, which blocks until then (its caller blocks anyway).
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+    Here,
+}
+
 /// Maps `buffer` (MAP_READ) once `submission` is done and copies out its first `len` bytes.
-/// On native targets a short-lived thread drives wgpu until then, so the awaiting task
-/// never blocks its executor; in the browser the event loop does.
 pub(crate) async fn read_buffer(
     device: &wgpu::Device,
     buffer: &wgpu::Buffer,
     len: u64,
     submission: wgpu::SubmissionIndex,
+    wait: Wait,
 ) -> Result<Vec<u8>> {
     let (sender, receiver) = futures_intrusive::channel::shared::oneshot_channel();
     let mapped = ..len.next_multiple_of(4);
@@ -333,19 +348,24 @@ pub(crate) async fn read_buffer(
     });
     #[cfg(not(target_arch = "wasm32"))]
     {
-        let device = device.clone();
-        std::thread::Builder::new()
-            .name("wgpu-pad wait".into())
-            .spawn(move || {
-                let wait = wgpu::PollType::Wait { submission_index: Some(submission), timeout: None };
-                if let Err(e) = device.poll(wait) {
-                    log::warn!("wgpu-pad: waiting for the pad: {e}");
-                }
-            })
-            .map_err(|e| PadError::Gpu { reason: format!("cannot start the thread that waits for the GPU: {e}") })?;
+        let poll = move |device: &wgpu::Device| {
+            let wait = wgpu::PollType::Wait { submission_index: Some(submission), timeout: None };
+            if let Err(e) = device.poll(wait) {
+                log::warn!("wgpu-pad: waiting for the pad: {e}");
+            }
+        };
+        match wait {
+            Wait::Here => poll(device),
+            Wait::OnHelper => {
+                let device = device.clone();
+                std::thread::Builder::new().name("wgpu-pad wait".into()).spawn(move || poll(&device)).map_err(|e| {
+                    PadError::Gpu { reason: format!("cannot start the thread that waits for the GPU: {e}") }
+                })?;
+            }
+        }
     }
     #[cfg(target_arch = "wasm32")]
-    let _ = (device, submission);
+    let _ = (device, submission, wait);
     match receiver.receive().await {
         Some(Ok(())) => {}
         Some(Err(e)) => return Err(PadError::Gpu { reason: format!("reading the output back: {e}") }),

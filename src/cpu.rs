@@ -238,8 +238,9 @@ fn share_out<P: Send>(parts: Vec<P>, threads: usize, work: impl Fn(P) + Sync) {
 /// Copies made in pieces of this many bytes when their distance is one `rep movsb` is slow at.
 const PIECE_BYTES: usize = 2048;
 
-/// The copy sizes glibc 2.36 gives `rep movsb` (from its threshold on AVX2 machines) and this
-/// crate gives a vector loop instead where it can (`copy_bytes`); larger copies stay glibc's.
+/// Copies of these sizes go through a vector loop where the CPU has AVX2 (`copy_bytes`): from
+/// glibc 2.36's `rep movsb` threshold on AVX2 machines up to 1 MiB, where the loop measured as
+/// fast as glibc at good distances; larger copies stay glibc's.
 #[cfg(target_arch = "x86_64")]
 const VECTOR_COPY_BYTES: std::ops::RangeInclusive<usize> = PIECE_BYTES + 65..=1 << 20;
 
@@ -254,9 +255,9 @@ const VECTOR_COPY_BYTES: std::ops::RangeInclusive<usize> = PIECE_BYTES + 65..=1 
 /// by 2, depending on where the buffers start), and every block of a pad can (when the pads
 /// add a multiple of 4 KiB per block). And at good distances, such rows (3 KiB) copied one
 /// by one took 1.2 times a plain 32-byte vector loop. So copies of those sizes go through
-/// [`copy_avx2`] where the CPU has AVX2 (which every CPU flagging FSRM has); elsewhere, at
-/// the slow distances (up to 63, for a margin), in 2 KiB pieces, which glibc copies with its
-/// own vector loop.
+/// [`copy_avx2`] where the CPU has AVX2 (AMD's CPUs that flag FSRM, Zen 3 on, all have it);
+/// elsewhere, at the slow distances (up to 63, for a margin), in 2 KiB pieces, which glibc
+/// copies with its own vector loop.
 fn copy_bytes(to: &mut [MaybeUninit<u8>], from: &[MaybeUninit<u8>]) {
     assert_eq!(to.len(), from.len());
     #[cfg(target_arch = "x86_64")]

@@ -37,7 +37,8 @@ pub struct Padded {
 /// [`GpuContext::new`] picks the device by this rule: `WGPU_ADAPTER_NAME` (a substring of
 /// the adapter's name) if set; otherwise the high-performance adapter (`WGPU_POWER_PREF`
 /// can say `low`); `WGPU_BACKEND` (e.g. `vulkan`, `metal`, `dx12`, `gl`) limits the
-/// backends searched. The device gets the adapter's own limits, not wgpu's defaults, so
+/// backends searched, among those the application compiled into wgpu (with none,
+/// [`PadError::NoGpu`] says so). The device gets the adapter's own limits, not wgpu's defaults, so
 /// large tensors fit where the hardware allows, and timestamp queries where offered; where
 /// the CPU and the GPU share memory (a CPU adapter such as lavapipe, an integrated GPU),
 /// mappable storage buffers too (`MAPPABLE_PRIMARY_BUFFERS`), so that its pads write their
@@ -80,6 +81,18 @@ fn shares_memory(info: &wgpu::AdapterInfo) -> bool {
     matches!(info.device_type, wgpu::DeviceType::Cpu | wgpu::DeviceType::IntegratedGpu)
 }
 
+/// An error unless some wgpu backend is compiled in (`enabled`: wgpu's backend features).
+fn check_backends(enabled: wgpu::Backends) -> Result<()> {
+    match enabled.is_empty() {
+        true => Err(PadError::NoGpu {
+            reason: "no wgpu backend is compiled in: the application enables one through wgpu's features \
+                     (its default features, or e.g. \"vulkan\", \"metal\", \"dx12\", \"gles\", \"webgpu\")"
+                .into(),
+        }),
+        false => Ok(()),
+    }
+}
+
 /// Bytes of device buffers a [`GpuContext`] keeps between calls unless told otherwise.
 pub const DEFAULT_BUFFER_POOL_BYTES: u64 = 256 << 20;
 
@@ -92,6 +105,8 @@ impl GpuContext {
     /// Opens the default device with `limits` instead of the adapter's own (for example
     /// WebGPU's defaults, as many engines request); `None` for the adapter's.
     pub async fn with_limits(limits: Option<wgpu::Limits>) -> Result<GpuContext> {
+        // wgpu panics making an instance with no backend compiled in; the application picks them.
+        check_backends(wgpu::Instance::enabled_backend_features())?;
         let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
         let adapter = match std::env::var("WGPU_ADAPTER_NAME") {
             Ok(name) => {
@@ -383,4 +398,17 @@ pub(crate) async fn read_buffer(
     };
     buffer.unmap();
     Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An application that compiled in no wgpu backend gets an error saying so, not wgpu's panic.
+    #[test]
+    fn no_backend_is_an_error() {
+        let e = check_backends(wgpu::Backends::empty()).unwrap_err();
+        assert!(matches!(&e, PadError::NoGpu { reason } if reason.contains("no wgpu backend")), "{e}");
+        assert!(check_backends(wgpu::Backends::VULKAN).is_ok());
+    }
 }

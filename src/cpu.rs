@@ -238,13 +238,23 @@ fn share_out<P: Send>(parts: Vec<P>, threads: usize, work: impl Fn(P) + Sync) {
 /// Copies made in pieces of this many bytes when their distance is one `rep movsb` is slow at.
 const PIECE_BYTES: usize = 2048;
 
-/// Copies of these sizes go through a vector loop where the CPU has AVX2 (`copy_bytes`): from
+/// Copies of these sizes go through a vector loop where the CPU has AVX2 (`copy_raw`): from
 /// glibc 2.36's `rep movsb` threshold on AVX2 machines up to 1 MiB, where the loop measured as
 /// fast as glibc at good distances; larger copies stay glibc's.
 #[cfg(target_arch = "x86_64")]
-const VECTOR_COPY_BYTES: std::ops::RangeInclusive<usize> = PIECE_BYTES + 65..=1 << 20;
+const VECTOR_COPY_BYTES: std::ops::RangeInclusive<usize> = 2113..=1 << 20;
 
-/// `to = from` (the same length; disjoint, as borrows are).
+/// `to = from` (the same length; disjoint, as borrows are), by [`copy_raw`].
+fn copy_bytes(to: &mut [MaybeUninit<u8>], from: &[MaybeUninit<u8>]) {
+    assert_eq!(to.len(), from.len());
+    // SAFETY: equal lengths, distinct memory (a shared and an exclusive borrow); the bytes
+    // copied are initialised (the callers' sources are), and writing bytes into
+    // MaybeUninit<u8> memory is always allowed.
+    unsafe { copy_raw(to.as_mut_ptr().cast(), from.as_ptr().cast(), to.len()) }
+}
+
+/// Copies `n` bytes from `src` to `dst`: every copy of the CPU path, of GPU readbacks into
+/// new vectors and of uploads through a mapping.
 ///
 /// Why not always memcpy: glibc's memcpy moves copies from 2113 bytes up to roughly the L2
 /// cache's size with `rep movsb` on CPUs that flag it as fast (FSRM), and on AMD Zen (see
@@ -258,27 +268,32 @@ const VECTOR_COPY_BYTES: std::ops::RangeInclusive<usize> = PIECE_BYTES + 65..=1 
 /// [`copy_avx2`] where the CPU has AVX2 (AMD's CPUs that flag FSRM, Zen 3 on, all have it);
 /// elsewhere, at the slow distances (up to 63, for a margin), in 2 KiB pieces, which glibc
 /// copies with its own vector loop.
-fn copy_bytes(to: &mut [MaybeUninit<u8>], from: &[MaybeUninit<u8>]) {
-    assert_eq!(to.len(), from.len());
+///
+/// # Safety
+/// `src` is valid for `n` bytes of reads, initialised; `dst` for `n` bytes of writes (it is
+/// never read); the two do not overlap.
+pub(crate) unsafe fn copy_raw(dst: *mut u8, src: *const u8, n: usize) {
     #[cfg(target_arch = "x86_64")]
-    if VECTOR_COPY_BYTES.contains(&to.len()) && std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: AVX2 is present (just checked); equal lengths of at least 32 bytes, in
-        // distinct memory (a shared and an exclusive borrow); initialised bytes written into
-        // MaybeUninit<u8> memory.
-        return unsafe { copy_avx2(to.as_mut_ptr().cast(), from.as_ptr().cast(), to.len()) };
+    if VECTOR_COPY_BYTES.contains(&n) && std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: AVX2 is present (just checked), n >= 32, and the caller's promises.
+        return unsafe { copy_avx2(dst, src, n) };
     }
-    copy_in_pieces(to, from);
+    // SAFETY: the caller's promises.
+    unsafe { copy_in_pieces(dst, src, n) }
 }
 
-/// `to = from` by memcpy, in the pieces [`copy_piece`] asks for.
-fn copy_in_pieces(to: &mut [MaybeUninit<u8>], from: &[MaybeUninit<u8>]) {
-    assert_eq!(to.len(), from.len());
-    let piece = copy_piece(to.as_ptr() as usize, from.as_ptr() as usize, to.len());
-    for (to, from) in to.chunks_mut(piece).zip(from.chunks(piece)) {
-        // SAFETY: the same length (zipped chunks of equal-length slices), and distinct memory
-        // (a shared and an exclusive borrow); the bytes copied are initialised (the callers'
-        // sources are), and writing bytes into MaybeUninit<u8> memory is always allowed.
-        unsafe { std::ptr::copy_nonoverlapping(from.as_ptr(), to.as_mut_ptr(), to.len()) };
+/// Copies `n` bytes from `src` to `dst` by memcpy, in the pieces [`copy_piece`] asks for.
+///
+/// # Safety
+/// As [`copy_raw`].
+unsafe fn copy_in_pieces(dst: *mut u8, src: *const u8, n: usize) {
+    let piece = copy_piece(dst as usize, src as usize, n);
+    let mut done = 0;
+    while done < n {
+        let k = piece.min(n - done);
+        // SAFETY: `done + k <= n`, within the caller's ranges, which do not overlap.
+        unsafe { std::ptr::copy_nonoverlapping(src.add(done), dst.add(done), k) };
+        done += k;
     }
 }
 
@@ -313,8 +328,8 @@ unsafe fn copy_avx2(dst: *mut u8, src: *const u8, n: usize) {
 }
 
 /// The pieces a copy of `n` bytes from address `from` to address `to` goes in: all `n` at
-/// once, or [`PIECE_BYTES`] at a distance `rep movsb` is slow at (see `copy_bytes`).
-pub(crate) fn copy_piece(to: usize, from: usize, n: usize) -> usize {
+/// once, or [`PIECE_BYTES`] at a distance `rep movsb` is slow at (see `copy_raw`).
+fn copy_piece(to: usize, from: usize, n: usize) -> usize {
     let distance = to.wrapping_sub(from) % 4096;
     let unlucky =
         cfg!(target_arch = "x86_64") && (1..64).contains(&distance) && (PIECE_BYTES + 1..=1 << 20).contains(&n);
@@ -836,7 +851,13 @@ mod tests {
         let lens = [0, 1, 2048, 2049, 2112, 4095, 4097, 100_000, 1 << 20, (1 << 20) + 1].into_iter();
         for len in lens.chain(2113..2113 + 128) {
             for distance in [0, 1, 8, 63, 64, 4095] {
-                let copies: [(&str, CopyFn); 2] = [("copy_bytes", copy_bytes), ("copy_in_pieces", copy_in_pieces)];
+                let copies: [(&str, CopyFn); 2] = [
+                    ("copy_bytes", copy_bytes),
+                    // SAFETY: as copy_bytes's.
+                    ("copy_in_pieces", |to, from| unsafe {
+                        copy_in_pieces(to.as_mut_ptr().cast(), from.as_ptr().cast(), to.len())
+                    }),
+                ];
                 for (name, copy) in copies {
                     // Where `to` starts `distance` bytes past `from`, modulo 4096.
                     let from = &src[..len];

@@ -87,13 +87,13 @@ pub(crate) fn buffer_with(
     Ok(buffer)
 }
 
-/// `to = from` through a mapping, in the pieces [`crate::cpu::copy_piece`] asks for: glibc's
+/// `to = from` through a mapping, by the CPU path's copy ([`crate::cpu::copy_raw`]): glibc's
 /// memcpy is 10 times slower at some distances between the two on some x86 CPUs.
 fn write_mapped(mut to: wgpu::WriteOnly<'_, [u8]>, from: &[u8]) {
-    let piece = crate::cpu::copy_piece(to.as_raw_element_ptr().as_ptr() as usize, from.as_ptr() as usize, from.len());
-    for (i, part) in from.chunks(piece).enumerate() {
-        to.slice(i * piece..i * piece + part.len()).copy_from_slice(part);
-    }
+    assert_eq!(to.len(), from.len());
+    // SAFETY: `to` is `from.len()` writable bytes (WriteOnly's invariant, lengths checked),
+    // written and never read; `from` is initialised and cannot overlap it (`to` is exclusive).
+    unsafe { crate::cpu::copy_raw(to.as_raw_element_ptr().as_ptr(), from.as_ptr(), from.len()) }
 }
 
 /// What a pooled buffer is for (its usages).

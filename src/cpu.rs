@@ -19,6 +19,25 @@ use crate::error::{PadError, Result};
 use crate::plan::{AxisMap, Constant, Mode, PadPlan};
 use crate::tensor::{output_bytes, try_filled, unpack_nibbles_into, Tensor, TensorData};
 
+#[cfg(target_arch = "x86_64")]
+mod row_ends;
+#[cfg(target_arch = "x86_64")]
+use row_ends::RowEnds;
+
+/// Elsewhere than x86-64 no rows are shuffled whole: their pads go through the table.
+#[cfg(not(target_arch = "x86_64"))]
+enum RowEnds {}
+
+#[cfg(not(target_arch = "x86_64"))]
+impl RowEnds {
+    fn new(_: &AxisMap, _: Mode, _: usize, _: &[u8]) -> Option<RowEnds> {
+        None
+    }
+    fn write(&self, _: &mut [MaybeUninit<u8>], _: &[u8], _: &Rows) {
+        match *self {}
+    }
+}
+
 /// Outputs at least this large are split across threads.
 const PARALLEL_MIN_BYTES: usize = 4 << 20;
 
@@ -140,12 +159,15 @@ fn pad_fixed(plan: &PadPlan, width: usize, input: &[u8], output: &mut [MaybeUnin
     let chunk_bytes = f.chunk * width;
     let pattern: Vec<u8> = constant.iter().copied().cycle().take(chunk_bytes).collect();
     let walk = Walk::new(&f.axes, plan.mode(), chunk_bytes, ROW_PAD_BYTES);
+    let row_ends = f.axes.last().and_then(|row| RowEnds::new(row, plan.mode(), chunk_bytes, &pattern));
     let threads = threads();
     let top = f.axes[0];
-    if threads > 1 && f.axes.len() > 1 && output.len() >= PARALLEL_MIN_BYTES && top.kept >= threads {
-        pad_fixed_parallel(&walk, ByteStore { input, out: output, chunk: chunk_bytes, pattern: &pattern }, threads);
+    let parallel = threads > 1 && f.axes.len() > 1 && output.len() >= PARALLEL_MIN_BYTES && top.kept >= threads;
+    let store = ByteStore { input, out: output, chunk: chunk_bytes, pattern: &pattern, row_ends: row_ends.as_ref() };
+    if parallel {
+        pad_fixed_parallel(&walk, store, threads);
     } else {
-        walk.fill_axis(&mut ByteStore { input, out: output, chunk: chunk_bytes, pattern: &pattern }, 0, 0, 0);
+        walk.fill_axis(&mut { store }, 0, 0, 0);
     }
 }
 
@@ -175,7 +197,7 @@ pub fn threads() -> usize {
 /// `threads - 1` helpers take in turn; a helper the system refuses leaves its share to the
 /// others.
 fn pad_fixed_parallel(walk: &Walk, store: ByteStore, threads: usize) {
-    let ByteStore { input, out: output, chunk, pattern } = store;
+    let ByteStore { input, out: output, chunk, pattern, row_ends } = store;
     let top = walk.axes[0];
     let block = walk.out_strides[0] * chunk;
     let (_, kept_region) = output.split_at_mut(top.pad_before * block);
@@ -183,13 +205,13 @@ fn pad_fixed_parallel(walk: &Walk, store: ByteStore, threads: usize) {
     let per_part = top.kept.div_ceil(threads);
     let parts = kept_region.chunks_mut(per_part * block).enumerate().map(|(i, part)| (i * per_part, part)).collect();
     share_out(parts, threads, |(first, part)| {
-        let mut store = ByteStore { input, out: part, chunk, pattern };
+        let mut store = ByteStore { input, out: part, chunk, pattern, row_ends };
         for j in 0..store.out.len() / block {
             let in_base = (top.crop_start + first + j) * walk.in_strides[0];
             walk.fill_axis(&mut store, 1, j * walk.out_strides[0], in_base);
         }
     });
-    let mut store = ByteStore { input, out: output, chunk, pattern };
+    let mut store = ByteStore { input, out: output, chunk, pattern, row_ends };
     walk.extend(&mut store, 0, 0);
 }
 
@@ -449,19 +471,28 @@ impl<'a> Walk<'a> {
         let a = self.axes[axis];
         let (out_stride, in_stride) = (self.out_strides[axis], self.in_strides[axis]);
         if axis + 1 == self.axes.len() {
-            return self.fill_row(store, out_base, in_base);
+            let row = Rows { count: 1, out_first: out_base, out_stride: 0, in_first: in_base, in_stride: 0 };
+            return self.fill_rows(store, &row);
         }
-        // Rows are written here rather than one recursion deeper: there are many, and short.
-        let rows = axis + 2 == self.axes.len();
-        for j in 0..a.kept {
-            let out_block = out_base + (a.pad_before + j) * out_stride;
-            let in_block = in_base + (a.crop_start + j) * in_stride;
-            match rows {
-                true => self.fill_row(store, out_block, in_block),
-                false => self.fill_axis(store, axis + 1, out_block, in_block),
+        let (out_first, in_first) = (out_base + a.pad_before * out_stride, in_base + a.crop_start * in_stride);
+        if axis + 2 < self.axes.len() {
+            for j in 0..a.kept {
+                self.fill_axis(store, axis + 1, out_first + j * out_stride, in_first + j * in_stride);
             }
+        } else {
+            // Rows are written here rather than one recursion deeper: there are many, and short.
+            self.fill_rows(store, &Rows { count: a.kept, out_first, out_stride, in_first, in_stride });
         }
         self.extend(store, axis, out_base);
+    }
+
+    /// Writes innermost rows: all at once where the store can, else one by one.
+    fn fill_rows<S: Store>(&self, store: &mut S, rows: &Rows) {
+        if !store.write_rows(rows) {
+            for r in 0..rows.count {
+                self.fill_row(store, rows.out_first + r * rows.out_stride, rows.in_first + r * rows.in_stride);
+            }
+        }
     }
 
     /// Writes the innermost row at `out_base`: its kept run, then its pads.
@@ -509,6 +540,9 @@ impl Store for Recorder {
     fn pad_row(&mut self, _: usize, _: usize, _: &[(usize, usize)]) {
         unreachable!("axes' pads are recorded, not rows'");
     }
+    fn write_rows(&mut self, _: &Rows) -> bool {
+        unreachable!("axes' pads are recorded, not rows'");
+    }
     fn copy_out(&mut self, dst: usize, src: usize, len: usize) {
         self.push(PadStep::Copy { dst, src, len });
     }
@@ -535,6 +569,19 @@ trait Store {
     /// Writes the pads of the output row at chunk `out_base` from `Walk::row_pads`, unit by
     /// unit, from the input row at chunk `in_base`.
     fn pad_row(&mut self, out_base: usize, in_base: usize, pads: &[(usize, usize)]);
+    /// Writes `rows` whole, pads included, if this store has a way to (true); else nothing.
+    fn write_rows(&mut self, rows: &Rows) -> bool;
+}
+
+/// Innermost rows, in chunks: `count` of them, the first at output chunk `out_first` and
+/// input chunk `in_first` (the rows' starts), each next one `out_stride` and `in_stride`
+/// chunks on.
+struct Rows {
+    count: usize,
+    out_first: usize,
+    out_stride: usize,
+    in_first: usize,
+    in_stride: usize,
 }
 
 /// Fills axis `a`'s pads (blocks of `block` chunks) from its kept blocks, already written.
@@ -623,6 +670,8 @@ struct ByteStore<'a> {
     chunk: usize,
     /// The constant, repeated to one chunk.
     pattern: &'a [u8],
+    /// Writes innermost rows whole, where their pads allow and the CPU can.
+    row_ends: Option<&'a RowEnds>,
 }
 
 impl Store for ByteStore<'_> {
@@ -669,6 +718,12 @@ impl Store for ByteStore<'_> {
             copy_bytes(to, from);
             done += k;
         }
+    }
+
+    fn write_rows(&mut self, rows: &Rows) -> bool {
+        let Some(ends) = self.row_ends else { return false };
+        ends.write(self.out, self.input, rows);
+        true
     }
 
     fn pad_row(&mut self, out_base: usize, in_base: usize, pads: &[(usize, usize)]) {
@@ -797,6 +852,10 @@ impl Store for StringStore<'_> {
             copy_strings(to, std::iter::once(from), &mut self.budget, &mut self.error);
         }
     }
+
+    fn write_rows(&mut self, _: &Rows) -> bool {
+        false // string by string, as other rows
+    }
 }
 
 #[cfg(test)]
@@ -816,8 +875,13 @@ mod tests {
         let folded = plan.folded(true);
         let walk = Walk::new(&folded.axes, plan.mode(), 1, 0);
         let mut out = vec![0u8; plan.out_len()];
-        let store =
-            ByteStore { input: x.bytes().unwrap(), out: as_uninit(&mut out), chunk: folded.chunk, pattern: &[0] };
+        let store = ByteStore {
+            input: x.bytes().unwrap(),
+            out: as_uninit(&mut out),
+            chunk: folded.chunk,
+            pattern: &[0],
+            row_ends: None,
+        };
         REFUSE_HELPERS.store(true, Ordering::Relaxed);
         pad_fixed_parallel(&walk, store, 4);
         REFUSE_HELPERS.store(false, Ordering::Relaxed);

@@ -3,7 +3,7 @@
 //! input's first and last 16 bytes (or the constant), one store each, and the bytes between
 //! are one copy. Written after the copy, byte by byte (`Walk::row_pads`) or by a fill per
 //! run, a row's pads queue behind the copy's stores: u8 [1,1024,1024,3] padded by 2 took
-//! 1.15-1.35 times a memcpy so, and 0.79-0.89 of that time with the shuffles
+//! 1.19-1.38 times a memcpy so, and 0.79-0.89 of that time with the shuffles
 //! (BENCHMARKS.md section 13).
 
 use std::mem::MaybeUninit;

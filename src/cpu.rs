@@ -1,6 +1,7 @@
 //! The CPU path: copies contiguous kept runs of the input, then fills each axis's pads by
 //! blocks of output already written (or the constant), outermost axis last; an innermost
-//! row's few copied pads (a pixel or two) are copied from the input row by a table instead.
+//! row's few copied pads (a pixel or two) are copied from the input row by a table instead,
+//! or, on x86-64, written with the row by byte shuffles (`row_ends`).
 //!
 //! Outputs of 4 MiB and more are split across threads: by default the machine's
 //! parallelism, or `WGPU_PAD_CPU_THREADS`, or [`set_max_threads`]; at most [`MAX_THREADS`].

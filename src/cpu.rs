@@ -459,7 +459,10 @@ impl<'a> Walk<'a> {
                     match *step {
                         PadStep::Copy { dst, src, len } => store.copy_out(base + dst, base + src, len),
                         PadStep::Fill { dst, len } => store.fill(base + dst, len),
-                        PadStep::Reverse { dst, len } => store.reverse(base + dst, len),
+                        PadStep::CopyReversed { dst, src, len } => store.copy_reversed(base + dst, base + src, len),
+                        PadStep::Repeat { dst, src, count, block } => {
+                            store.repeat(base + dst, base + src, count, block)
+                        }
                     }
                 }
             }
@@ -513,7 +516,8 @@ impl<'a> Walk<'a> {
 enum PadStep {
     Copy { dst: usize, src: usize, len: usize },
     Fill { dst: usize, len: usize },
-    Reverse { dst: usize, len: usize },
+    CopyReversed { dst: usize, src: usize, len: usize },
+    Repeat { dst: usize, src: usize, count: usize, block: usize },
 }
 
 /// A store that records `extend_axis`'s steps instead of doing them, up to a bound.
@@ -552,8 +556,11 @@ impl Store for Recorder {
             self.push(PadStep::Fill { dst, len });
         }
     }
-    fn reverse(&mut self, dst: usize, len: usize) {
-        self.push(PadStep::Reverse { dst, len });
+    fn copy_reversed(&mut self, dst: usize, src: usize, len: usize) {
+        self.push(PadStep::CopyReversed { dst, src, len });
+    }
+    fn repeat(&mut self, dst: usize, src: usize, count: usize, block: usize) {
+        self.push(PadStep::Repeat { dst, src, count, block });
     }
 }
 
@@ -565,8 +572,12 @@ trait Store {
     fn copy_out(&mut self, dst: usize, src: usize, len: usize);
     /// `out[dst..dst+len] = constant`
     fn fill(&mut self, dst: usize, len: usize);
-    /// Reverses the order of the chunks `out[dst..dst+len]`.
-    fn reverse(&mut self, dst: usize, len: usize);
+    /// `out[dst..dst+len] = out[src..src+len]` with the chunks in reverse order (a mirror),
+    /// ranges disjoint.
+    fn copy_reversed(&mut self, dst: usize, src: usize, len: usize);
+    /// Fills `count` blocks of `block` chunks at `dst` with copies of the block at `src`
+    /// (written already; the ranges disjoint).
+    fn repeat(&mut self, dst: usize, src: usize, count: usize, block: usize);
     /// Writes the pads of the output row at chunk `out_base` from `Walk::row_pads`, unit by
     /// unit, from the input row at chunk `in_base`.
     fn pad_row(&mut self, out_base: usize, in_base: usize, pads: &[(usize, usize)]);
@@ -599,11 +610,11 @@ fn extend_axis<S: Store>(store: &mut S, a: &AxisMap, block: usize, base: usize, 
         }
         if mode == Mode::Edge || (mode == Mode::Reflect && a.kept == 1) {
             let src = if start == 0 { a.pad_before } else { kept_end - 1 };
-            replicate(store, base + start * block, base + src * block, end - start, block);
+            store.repeat(base + start * block, base + src * block, end - start, block);
             continue;
         }
         // Walk the periodic extension in runs: ascending runs are one copy; descending
-        // runs (mirrors) are a copy reversed in place.
+        // runs (mirrors) are a reversed copy.
         let n = a.kept;
         let j = start as i64 - a.pad_before as i64;
         let mut k = crate::plan::source_index(mode, j, n as u64).unwrap_or(0) as usize;
@@ -630,8 +641,7 @@ fn extend_axis<S: Store>(store: &mut S, a: &AxisMap, block: usize, base: usize, 
                 // Positions o.. take sources k, k-1, …, k-run+1.
                 let low = k + 1 - run;
                 if block == 1 {
-                    store.copy_out(dst, src(low), run);
-                    store.reverse(dst, run);
+                    store.copy_reversed(dst, src(low), run);
                 } else {
                     for i in 0..run {
                         store.copy_out(dst + i * block, src(k - i), block);
@@ -645,7 +655,7 @@ fn extend_axis<S: Store>(store: &mut S, a: &AxisMap, block: usize, base: usize, 
     }
 }
 
-/// Fills `count` blocks at `dst` with copies of the block at `src`, doubling each time.
+/// [`Store::repeat`] by copies doubling each time.
 fn replicate<S: Store>(store: &mut S, dst: usize, src: usize, count: usize, block: usize) {
     if count == 0 {
         return;
@@ -662,7 +672,7 @@ fn replicate<S: Store>(store: &mut S, dst: usize, src: usize, count: usize, bloc
 
 /// Fixed-width chunks as bytes. The output may start uninitialised (`cpu::pad` does not
 /// zero-fill what it is about to overwrite): writes go through raw copies of initialised
-/// bytes, and reads (`copy_out`, `reverse`) touch only chunks already written, which the
+/// bytes, and reads (`copy_out`, `copy_reversed`) touch only chunks already written, which the
 /// walk guarantees (pads are filled from kept chunks after those are copied).
 struct ByteStore<'a> {
     input: &'a [u8],
@@ -737,36 +747,53 @@ impl Store for ByteStore<'_> {
         }
     }
 
-    fn reverse(&mut self, dst: usize, len: usize) {
+    fn copy_reversed(&mut self, dst: usize, src: usize, len: usize) {
         let c = self.chunk;
-        let region = &mut self.out[dst * c..(dst + len) * c];
+        let (to, from) = disjoint(self.out, dst * c, src * c, len * c);
+        // One pass, read backwards (copying, then reversing in place, took two).
         match c {
-            1 => region.reverse(),
-            2 => reverse_fixed::<2>(region),
-            4 => reverse_fixed::<4>(region),
-            8 => reverse_fixed::<8>(region),
-            16 => reverse_fixed::<16>(region),
-            _ => reverse_chunks(region, c),
+            1 => copy_reversed_fixed::<1>(to, from),
+            2 => copy_reversed_fixed::<2>(to, from),
+            4 => copy_reversed_fixed::<4>(to, from),
+            8 => copy_reversed_fixed::<8>(to, from),
+            16 => copy_reversed_fixed::<16>(to, from),
+            _ => to.chunks_exact_mut(c).zip(from.chunks_exact(c).rev()).for_each(|(t, f)| t.copy_from_slice(f)),
+        }
+    }
+
+    fn repeat(&mut self, dst: usize, src: usize, count: usize, block: usize) {
+        let (c, n) = (self.chunk, count * block * self.chunk);
+        let (d, s) = (dst * c, src * c);
+        // A block of a few bytes (an element, a pixel) is stored as a pattern: doubling
+        // copies would be a library call each for a few bytes.
+        match block * c {
+            1 => {
+                let v = self.out[s];
+                self.out[d..d + n].fill(v);
+            }
+            2 => repeat_fixed::<2>(self.out, d, s, n),
+            4 => repeat_fixed::<4>(self.out, d, s, n),
+            8 => repeat_fixed::<8>(self.out, d, s, n),
+            16 => repeat_fixed::<16>(self.out, d, s, n),
+            _ => replicate(self, dst, src, count, block),
         }
     }
 }
 
-/// Reverses the order of the `c`-item chunks of `region`.
-fn reverse_chunks<T>(region: &mut [T], c: usize) {
-    let len = region.len() / c;
-    for i in 0..len / 2 {
-        let (head, tail) = region.split_at_mut((len - 1 - i) * c);
-        head[i * c..(i + 1) * c].swap_with_slice(&mut tail[..c]);
+/// `out[dst..dst+n]` (`n` a multiple of `N`, disjoint from the source) = the `N` bytes at
+/// `src`, repeated.
+fn repeat_fixed<const N: usize>(out: &mut [MaybeUninit<u8>], dst: usize, src: usize, n: usize) {
+    let pattern: [MaybeUninit<u8>; N] = out[src..src + N].try_into().expect("range of N bytes");
+    for to in out[dst..dst + n].chunks_exact_mut(N) {
+        to.copy_from_slice(&pattern);
     }
 }
 
-fn reverse_fixed<const N: usize>(region: &mut [MaybeUninit<u8>]) {
-    let chunks = region.len() / N;
-    // SAFETY: [MaybeUninit<u8>; N] has the layout of N MaybeUninit<u8> and alignment 1;
-    // the chunks cover exactly the first chunks * N items of `region`, borrowed mutably.
-    let chunks: &mut [[MaybeUninit<u8>; N]] =
-        unsafe { std::slice::from_raw_parts_mut(region.as_mut_ptr().cast(), chunks) };
-    chunks.reverse();
+/// `to`'s `N`-byte chunks are `from`'s in reverse order.
+fn copy_reversed_fixed<const N: usize>(to: &mut [MaybeUninit<u8>], from: &[MaybeUninit<u8>]) {
+    for (t, f) in to.chunks_exact_mut(N).zip(from.chunks_exact(N).rev()) {
+        t.copy_from_slice(f);
+    }
 }
 
 fn copy_fixed<const N: usize>(out: &mut [MaybeUninit<u8>], dst: usize, src: usize) {
@@ -841,9 +868,15 @@ impl Store for StringStore<'_> {
         copy_strings(&mut self.out[dst * c..(dst + len) * c], constant, &mut self.budget, &mut self.error);
     }
 
-    fn reverse(&mut self, dst: usize, len: usize) {
+    fn repeat(&mut self, dst: usize, src: usize, count: usize, block: usize) {
+        replicate(self, dst, src, count, block)
+    }
+
+    fn copy_reversed(&mut self, dst: usize, src: usize, len: usize) {
         let c = self.chunk;
-        reverse_chunks(&mut self.out[dst * c..(dst + len) * c], c);
+        let (to, from) = disjoint(self.out, dst * c, src * c, len * c);
+        let mirrored = from.chunks(c).rev().flatten().map(String::as_str);
+        copy_strings(to, mirrored, &mut self.budget, &mut self.error);
     }
 
     fn pad_row(&mut self, out_base: usize, in_base: usize, pads: &[(usize, usize)]) {
@@ -990,6 +1023,18 @@ mod tests {
                 let y = pad(&plan, &x).unwrap();
                 assert!(y == crate::reference::pad(&plan, &x), "{dtype} {mode}");
             }
+        }
+    }
+
+    /// String rows whose pads are too long for the row table (over 64 strings) are mirrored,
+    /// repeated and copied string by string, and equal the reference.
+    #[test]
+    fn long_string_pads_equal_the_reference() {
+        let strings = (0..14).map(|i| format!("s{i}")).collect();
+        let x = Tensor::from_strings(vec![2, 7], strings).unwrap();
+        for mode in Mode::ALL {
+            let plan = PadPlan::new(x.dtype(), x.shape(), &PadRequest::new(vec![1, 70, 0, 75]).mode(mode)).unwrap();
+            assert!(pad(&plan, &x).unwrap() == crate::reference::pad(&plan, &x), "{mode}");
         }
     }
 

@@ -672,7 +672,7 @@ fn replicate<S: Store>(store: &mut S, dst: usize, src: usize, count: usize, bloc
 
 /// Fixed-width chunks as bytes. The output may start uninitialised (`cpu::pad` does not
 /// zero-fill what it is about to overwrite): writes go through raw copies of initialised
-/// bytes, and reads (`copy_out`, `copy_reversed`) touch only chunks already written, which the
+/// bytes, and reads (`copy_out`, `copy_reversed`, `repeat`) touch only chunks already written, which the
 /// walk guarantees (pads are filled from kept chunks after those are copied).
 struct ByteStore<'a> {
     input: &'a [u8],

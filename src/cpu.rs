@@ -722,13 +722,7 @@ impl Store for ByteStore<'_> {
         for (to, &from) in region[..c].iter_mut().zip(self.pattern) {
             to.write(from);
         }
-        let mut done = c;
-        while done < n {
-            let k = done.min(n - done);
-            let (to, from) = disjoint(region, done, 0, k);
-            copy_bytes(to, from);
-            done += k;
-        }
+        self.repeat(dst + 1, dst, len - 1, 1);
     }
 
     fn write_rows(&mut self, rows: &Rows) -> bool {
@@ -764,9 +758,11 @@ impl Store for ByteStore<'_> {
     fn repeat(&mut self, dst: usize, src: usize, count: usize, block: usize) {
         let (c, n) = (self.chunk, count * block * self.chunk);
         let (d, s) = (dst * c, src * c);
-        // A block of a few bytes (an element, a pixel) is stored as a pattern: doubling
-        // copies would be a library call each for a few bytes.
+        // A block of a few bytes (an element, a pixel) repeated over a short run is stored as
+        // a pattern: doubling copies would be a library call each for a few bytes. Long runs
+        // double: glibc's large copies measured faster than the pattern's stores.
         match block * c {
+            _ if n > REPEAT_PATTERN_BYTES => replicate(self, dst, src, count, block),
             1 => {
                 let v = self.out[s];
                 self.out[d..d + n].fill(v);
@@ -779,6 +775,9 @@ impl Store for ByteStore<'_> {
         }
     }
 }
+
+/// The longest run `ByteStore::repeat` writes as a pattern of a few bytes.
+const REPEAT_PATTERN_BYTES: usize = 64 << 10;
 
 /// `out[dst..dst+n]` (`n` a multiple of `N`, disjoint from the source) = the `N` bytes at
 /// `src`, repeated.

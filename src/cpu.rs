@@ -79,8 +79,19 @@ pub fn pad(plan: &PadPlan, input: &Tensor) -> Result<Tensor> {
                 let mut store = StringStore::new(strings, &mut out, f.chunk, constant, budget);
                 // A string copy per pad string either way; the table as for one-byte elements.
                 Walk::new(&f.axes, plan.mode(), f.chunk, ROW_PAD_BYTES).fill_axis(&mut store, 0, 0, 0);
-                if let Some(e) = store.error {
-                    return Err(e);
+                match store.error {
+                    // Said here, where the limit and the headers' share are known.
+                    Some(PadError::TooLarge { .. }) => {
+                        return Err(PadError::TooLarge {
+                            what: format!(
+                                "the output's {out_len} strings hold more than max_output_bytes ({} bytes): \
+                                 {held} bytes of String values and over {budget} bytes of text",
+                                plan.max_output_bytes()
+                            ),
+                        })
+                    }
+                    Some(e) => return Err(e),
+                    None => {}
                 }
             }
             Tensor::from_strings(plan.out_shape().to_vec(), out)

@@ -80,6 +80,23 @@ fn plan_errors() {
     );
 }
 
+/// Strings' bytes are known only when padding: past the limit, the pad is refused then.
+#[test]
+fn string_bytes_past_the_limit() {
+    let x = Tensor::from_strings(vec![4], vec!["abcdefgh".to_string(); 4]).unwrap();
+    // 8 output strings: their String values and 64 bytes of text.
+    let need = 8 * std::mem::size_of::<String>() as u64 + 64;
+    let request = |limit| PadRequest::new(vec![2, 2]).mode(Mode::Edge).max_output_bytes(limit);
+    let at_limit = PadPlan::new(DataType::String, &[4], &request(need)).unwrap();
+    assert_eq!(cpu::pad(&at_limit, &x).unwrap().strings().unwrap().len(), 8);
+    let under = PadPlan::new(DataType::String, &[4], &request(need - 1)).unwrap();
+    check(
+        cpu::pad(&under, &x),
+        |e| matches!(e, PadError::TooLarge { .. }),
+        &["8 strings", &format!("max_output_bytes ({} bytes)", need - 1), "bytes of text"],
+    );
+}
+
 #[test]
 fn form_and_tensor_errors() {
     let pads = Tensor::from_slice(DataType::Int64, vec![2], &[1i64, 1]).unwrap();

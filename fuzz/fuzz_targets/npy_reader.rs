@@ -11,7 +11,9 @@ const MAX_BYTES: u64 = 1 << 20;
 
 fuzz_target!(|data: &[u8]| {
     let parsed = npy::parse(data);
-    for dtype in [None, Some(DataType::Int4), Some(DataType::Bfloat16), Some(DataType::Float8e4m3fn), Some(DataType::String)] {
+    for dtype in
+        [None, Some(DataType::Int4), Some(DataType::Bfloat16), Some(DataType::Float8e4m3fn), Some(DataType::String)]
+    {
         let streamed = npy::read(&mut &data[..], dtype, MAX_BYTES);
         let from_parse = parsed.as_ref().ok().map(|file| npy::to_tensor(file, dtype));
         if let (Ok((tensor, _)), Some(from_parse)) = (&streamed, &from_parse) {

@@ -47,6 +47,11 @@ struct Params {
     // axes 0 and 1 (row_first 2, axis 0 an unpadded run of channels).
     row_first: u32,
     row_words: u32,
+    // Wide kernel: rows one workgroup takes (1 for rows longer than half a workgroup).
+    pack: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
     // The constant's bits, repeated to fill a word.
     constant: vec4<u32>,
     // Innermost first: axis 0 is the row.

@@ -1,15 +1,28 @@
-// 32-, 64- and 128-bit words: each invocation writes WIDE_ELEMS elements of one row, a grid
-// width apart (so a SIMD group's accesses stay contiguous), sharing the row's offsets. x is
-// the position in the row, y the coordinate on axis 1, z the axes above; any strides on
-// either side.
+// 32-, 64- and 128-bit words, on a grid of rows: x the position in a row, y and z (linear)
+// the row over axes 1 and up. Rows longer than half a workgroup take one each, and each
+// invocation writes WIDE_ELEMS of its elements, a grid width apart (so a SIMD group's
+// accesses stay contiguous), sharing the row's offsets. Shorter rows would leave most of a
+// workgroup idle: as many as fit share one (P.pack, layout.rs's wide_pack), one element
+// an invocation. Any strides on either side.
 
 @compute @workgroup_size(WORKGROUP)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let r = row_at(1u, gid.y, gid.z);
     let inner = P.axes[0];
+    let a1 = P.axes[1];
+    let pack = P.pack;
+    let sub = divide(gid.x, inner.len_magic, inner.len_shift);
+    let row = (gid.y + gid.z * nwg.y) * pack + sub;
+    if (sub >= pack || row >= P.count) {
+        return;
+    }
+    // The row's coordinate on axis 1 and position over the axes above (a1 is all zeros for
+    // rank 1, where row is 0).
+    let z = divide(row, a1.len_magic, a1.len_shift);
+    let r = row_at(1u, row - z * a1.len, z);
+    let x0 = gid.x - sub * inner.len;
     let step = nwg.x * WORKGROUP;
     for (var e = 0u; e < WIDE_ELEMS; e++) {
-        let x = gid.x + e * step;
+        let x = x0 + e * step;
         // Past the row: later elements are further past (a SIMD group leaves together).
         if (x >= inner.len) {
             break;

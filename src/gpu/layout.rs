@@ -375,6 +375,13 @@ pub(crate) fn layout(plan: &PadPlan, input: &View, output: &View, limits: &Devic
     Ok(layout)
 }
 
+/// Rows of `row_len` elements one wide-kernel workgroup takes (`Params::pack`): as many as
+/// fit, so that short rows do not leave most of a workgroup idle (lavapipe, f32 [32,256,7,7]
+/// padded by 1, a row per workgroup: the kernel took 13 x the copy shader's time).
+fn wide_pack(row_len: u64) -> u64 {
+    (WORKGROUP as u64 / row_len).max(1)
+}
+
 struct Splitter<'a> {
     mode: Mode,
     axes: &'a [Axis],
@@ -418,7 +425,12 @@ impl Splitter<'_> {
         let fits_grid = if self.narrow {
             elems <= INDEX_LIMIT && elems.div_ceil(4 / self.word).div_ceil(WORKGROUP as u64) <= maxg * maxg
         } else {
-            len(0).div_ceil((WORKGROUP * WIDE_ELEMS) as u64) <= maxg && len(1) <= maxg && above(1) <= maxg
+            let rows = above(0);
+            let grid = match wide_pack(len(0)) {
+                1 => len(1) <= maxg && above(1) <= maxg,
+                pack => rows.div_ceil(pack) <= maxg * maxg,
+            };
+            len(0).div_ceil((WORKGROUP * WIDE_ELEMS) as u64) <= maxg && rows <= INDEX_LIMIT && grid
         };
         if !fits_grid {
             return Ok(None);
@@ -498,7 +510,17 @@ impl Splitter<'_> {
                 return Ok(Some(w));
             }
         } else {
-            [len(0).div_ceil((WORKGROUP * WIDE_ELEMS) as u64) as u32, len(1) as u32, above(1) as u32]
+            let rows = above(0);
+            params.count = rows as u32;
+            params.pack = wide_pack(len(0)) as u32;
+            match wide_pack(len(0)) {
+                1 => [len(0).div_ceil((WORKGROUP * WIDE_ELEMS) as u64) as u32, len(1) as u32, above(1) as u32],
+                pack => {
+                    let groups = rows.div_ceil(pack);
+                    let y = groups.min(maxg);
+                    [1, y as u32, groups.div_ceil(y) as u32]
+                }
+            }
         };
         Ok(Some(Window { params, workgroups, input, output }))
     }
@@ -566,6 +588,55 @@ mod tests {
         // A 1-D tensor splits along its only axis.
         let p = plan(DataType::Uint8, &[3 << 20], &[5, 7], Mode::Symmetric);
         assert!(lay(&p, &small).windows.len() >= 3);
+    }
+
+    /// wide.wgsl's grid, run on the host: every (row, element) of each window is written
+    /// exactly once, short rows packed several to a workgroup, on grids past `max_groups`.
+    #[test]
+    fn the_wide_grid_covers_every_element_once() {
+        let few_groups = DeviceLimits { max_groups: 7, ..LIMITS };
+        let cases: [(&[usize], &[i64]); 5] = [
+            (&[50, 7], &[0, 1, 0, 1]),          // rows of 9, 7 to a workgroup, a 2-D grid
+            (&[4, 5, 30], &[0, 0, 1, 0, 0, 1]), // rows of 32, 2 to a workgroup
+            (&[3, 40], &[1, 0, 1, 1]),          // rows of 41, one each
+            (&[2, 3000], &[0, 5, 0, 2]),        // long rows, several workgroups each
+            (&[21], &[2, 3]),                   // rank 1
+        ];
+        for (shape, pads) in cases {
+            for limits in [&LIMITS, &few_groups] {
+                let l = lay(&plan(DataType::Float32, shape, pads, Mode::Reflect), limits);
+                for w in &l.windows {
+                    let (len, rows) = (w.params.axes[0].len as u64, w.params.count as u64);
+                    let pack = w.params.pack as u64;
+                    assert_eq!(pack, wide_pack(len));
+                    let [gx, gy, gz] = w.workgroups.map(u64::from);
+                    assert!(gx.max(gy).max(gz) <= limits.max_groups as u64, "{shape:?}: {:?}", w.workgroups);
+                    let mut seen = vec![0u8; (rows * len) as usize];
+                    for (x, y, z) in (0..gz).flat_map(|z| (0..gy).flat_map(move |y| (0..gx).map(move |x| (x, y, z)))) {
+                        for lane in 0..WORKGROUP as u64 {
+                            let gid_x = x * WORKGROUP as u64 + lane;
+                            let sub = gid_x / len;
+                            let row = (y + z * gy) * pack + sub;
+                            if sub >= pack || row >= rows {
+                                continue;
+                            }
+                            for e in 0..WIDE_ELEMS as u64 {
+                                let i = gid_x - sub * len + e * gx * WORKGROUP as u64;
+                                if i >= len {
+                                    break;
+                                }
+                                seen[(row * len + i) as usize] += 1;
+                            }
+                        }
+                    }
+                    assert!(
+                        seen.iter().all(|&n| n == 1),
+                        "{shape:?} pads {pads:?}: some element written {:?} times",
+                        { seen.iter().copied().filter(|&n| n != 1).collect::<std::collections::BTreeSet<_>>() }
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -50,7 +50,8 @@ pub(crate) struct AxisParams {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
 pub(crate) struct Params {
     pub rank: u32,
-    /// Rows of the window (wide kernel) or output words it covers (narrow kernel).
+    /// Rows of the window (wide kernel: rows along axis 0) or output words it covers
+    /// (narrow kernel).
     pub count: u32,
     /// Narrow kernel: the window's first output element, counted from the binding's start.
     pub first: u32,
@@ -64,6 +65,9 @@ pub(crate) struct Params {
     /// each; `row_words == 0` for one invocation per word.
     pub row_first: u32,
     pub row_words: u32,
+    /// Wide kernel: rows one workgroup takes (1 for rows longer than half a workgroup).
+    pub pack: u32,
+    pub _pad: [u32; 3],
     /// The constant's bits, repeated to fill a word.
     pub constant: [u32; 4],
     pub axes: [AxisParams; MAX_RANK],
@@ -135,8 +139,8 @@ mod tests {
 
     #[test]
     fn layout_matches_the_wgsl_struct() {
-        // common.wgsl: 8 u32, a vec4, then MAX_RANK axes of 16 u32.
+        // common.wgsl: 12 u32, a vec4, then MAX_RANK axes of 16 u32.
         assert_eq!(std::mem::size_of::<AxisParams>(), 64);
-        assert_eq!(std::mem::size_of::<Params>(), 48 + 64 * MAX_RANK);
+        assert_eq!(std::mem::size_of::<Params>(), 64 + 64 * MAX_RANK);
     }
 }

@@ -510,12 +510,12 @@ impl Splitter<'_> {
                 return Ok(Some(w));
             }
         } else {
-            let rows = above(0);
+            let (rows, pack) = (above(0), wide_pack(len(0)));
             params.count = rows as u32;
-            params.pack = wide_pack(len(0)) as u32;
-            match wide_pack(len(0)) {
+            params.pack = pack as u32;
+            match pack {
                 1 => [len(0).div_ceil((WORKGROUP * WIDE_ELEMS) as u64) as u32, len(1) as u32, above(1) as u32],
-                pack => {
+                _ => {
                     let groups = rows.div_ceil(pack);
                     let y = groups.min(maxg);
                     [1, y as u32, groups.div_ceil(y) as u32]

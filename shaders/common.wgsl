@@ -32,7 +32,7 @@ struct Axis {
 
 struct Params {
     rank: u32,
-    // Wide kernel: rows of the window. Narrow kernel: output words it covers.
+    // Rows of the window; the narrow kernel per word: output words it covers.
     count: u32,
     // Narrow kernel: the window's first output element (from the binding's start) and its
     // element count; the window is one contiguous run of a dense output.
@@ -47,11 +47,13 @@ struct Params {
     // axes 0 and 1 (row_first 2, axis 0 an unpadded run of channels).
     row_first: u32,
     row_words: u32,
-    // Wide kernel: rows one workgroup takes (1 for rows longer than half a workgroup).
+    // Rows one workgroup takes (1 for rows longer than half a workgroup).
     pack: u32,
-    _pad0: u32,
-    _pad1: u32,
-    _pad2: u32,
+    // Narrow kernel's rows: invocations per row (the whole grid width for unpacked rows),
+    // and its magic multiplier and shift.
+    row_lanes: u32,
+    lanes_magic: u32,
+    lanes_shift: u32,
     // The constant's bits, repeated to fill a word.
     constant: vec4<u32>,
     // Innermost first: axis 0 is the row.

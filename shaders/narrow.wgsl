@@ -9,14 +9,26 @@ fn shifted(lo: u32, hi: u32, shift: u32) -> u32 {
     return select((lo >> shift) | (hi << ((32u - shift) & 31u)), lo, shift == 0u);
 }
 
-// Rows of whole words: x is the word in the row, y the coordinate on axis P.row_first and
-// z the axes above, so nothing is divided per row and no word straddles two rows. Each
-// invocation writes NARROW_ROW_WORDS words of its row, in pairs a grid width apart.
+// Rows of whole words, so no word straddles two rows. A row longer than a workgroup's pairs
+// has P.row_lanes (the grid width) invocations, each writing NARROW_ROW_WORDS words of it in
+// pairs a grid width apart. Shorter rows would leave most of a workgroup idle: P.pack of them
+// share one, P.row_lanes invocations (one a pair) each. y and z (linear) count workgroups of
+// rows.
 
 // `first` is 1 (rows along axis 0) or 2 (axis 0 a whole unpadded run of channels, rows along
 // axes 0 and 1), the pipeline constant ROW_FIRST, so the compiler folds the uniform indices.
 fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
-    let r = row_at(first, gid.y, gid.z);
+    let sub = divide(gid.x, P.lanes_magic, P.lanes_shift);
+    let row = (gid.y + gid.z * nwg.y) * P.pack + sub;
+    // Invocations past the rows write nothing: their loop below ends at once. (Returning
+    // here instead made every row's loop slower on lavapipe.)
+    let row_words = select(0u, P.row_words, sub < P.pack && row < P.count);
+    // The row's coordinate on axis `first` and position over the axes above (that axis is all
+    // zeros where there is none, and row is 0).
+    let af = P.axes[first];
+    let z = divide(row, af.len_magic, af.len_shift);
+    let r = row_at(first, row - z * af.len, z);
+    let lane = gid.x - sub * P.row_lanes;
     let a0 = P.axes[0];
     let a1 = P.axes[1];
     // The row's first output element (a multiple of EPW).
@@ -42,8 +54,8 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
     // quiet machine, 2-23 % in most pairs on a loaded one; BENCHMARKS.md, section 9). Lanes
     // still read and write neighbouring memory, as a real GPU wants.
     for (var n = 0u; n < NARROW_ROW_WORDS / 2u; n++) {
-        let wx = 2u * (gid.x + n * nwg.x * WORKGROUP);
-        if (wx >= P.row_words) {
+        let wx = 2u * (lane + n * P.row_lanes);
+        if (wx >= row_words) {
             return;
         }
         let x = wx * EPW;

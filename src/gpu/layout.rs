@@ -382,6 +382,12 @@ fn wide_pack(row_len: u64) -> u64 {
     (WORKGROUP as u64 / row_len).max(1)
 }
 
+/// Rows of `row_words` whole words one narrow workgroup takes: as many as fit where each
+/// needs at most half a workgroup (an invocation a pair of words), else 1.
+fn narrow_pack(row_words: u64) -> u64 {
+    (WORKGROUP as u64 / row_words.div_ceil(2).max(1)).max(1)
+}
+
 struct Splitter<'a> {
     mode: Mode,
     axes: &'a [Axis],
@@ -399,6 +405,7 @@ impl Splitter<'_> {
         let p = &mut w.params;
         p.row_first = 0;
         p.row_words = 0;
+        p.pack = 0;
         let words = (p.first % epw + p.elems).div_ceil(epw);
         p.count = words;
         let groups = (words as u64).div_ceil(WORKGROUP as u64);
@@ -491,19 +498,29 @@ impl Splitter<'_> {
                 let row = (0..f).map(len).product::<u64>();
                 let aligned = first.is_multiple_of(epw) && row.is_multiple_of(epw);
                 let strides = (f..rank).all(|d| os(d).is_multiple_of(epw));
+                let rows = len(f) * above(f);
                 let grid = row.div_ceil(epw * (WORKGROUP * NARROW_ROW_WORDS) as u64) <= maxg
-                    && len(f) <= maxg
-                    && above(f) <= maxg;
-                (aligned && strides && grid).then_some((f as u32, row / epw))
+                    && rows <= INDEX_LIMIT
+                    && rows.div_ceil(narrow_pack(row / epw)) <= maxg * maxg;
+                (aligned && strides && grid).then_some((f as u32, row / epw, rows))
             };
             let chunk_ok =
                 rank >= 2 && self.axes[rank - 1].map.is_identity() && len(0) == self.axes[rank - 1].map.out_len as u64;
             let rows = rows_from(1).or_else(|| if chunk_ok { rows_from(2) } else { None });
-            if let Some((f, words)) = rows {
+            if let Some((f, words, rows)) = rows {
                 params.row_first = f;
                 params.row_words = words as u32;
-                let f = f as usize;
-                [words.div_ceil((WORKGROUP * NARROW_ROW_WORDS) as u64) as u32, len(f) as u32, above(f) as u32]
+                params.count = rows as u32;
+                // Short rows share a workgroup, an invocation a pair of words; a long row
+                // takes x workgroups, each invocation NARROW_ROW_WORDS of it.
+                let pack = narrow_pack(words);
+                params.pack = pack as u32;
+                let x = if pack > 1 { 1 } else { words.div_ceil((WORKGROUP * NARROW_ROW_WORDS) as u64) };
+                params.row_lanes = if pack > 1 { words.div_ceil(2) } else { x * WORKGROUP as u64 } as u32;
+                (params.lanes_magic, params.lanes_shift) = magic_divisor(params.row_lanes);
+                let groups = rows.div_ceil(pack);
+                let y = groups.min(maxg);
+                [x as u32, y as u32, groups.div_ceil(y) as u32]
             } else {
                 let mut w = Window { params, workgroups: [0; 3], input, output };
                 self.to_words(&mut w);
@@ -637,6 +654,69 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// narrow.wgsl's row grid, run on the host: every word of every row of each window is
+    /// written exactly once, short rows packed several to a workgroup, long rows over several
+    /// workgroups, on grids past `max_groups`, rows along axis 0 and along axes 0 and 1.
+    #[test]
+    fn the_narrow_row_grid_covers_every_word_once() {
+        let few_groups = DeviceLimits { max_groups: 7, ..LIMITS };
+        let cases: [(DataType, &[usize], &[i64]); 8] = [
+            (DataType::Float16, &[32, 256, 6, 6], &[0, 0, 1, 1, 0, 0, 1, 1]), // rows of 4 words
+            (DataType::Uint8, &[4, 6, 8], &[0, 0, 2, 0, 0, 2]),               // 3 words, odd
+            (DataType::Uint8, &[2, 5, 6, 3], &[0, 1, 1, 0, 0, 1, 1, 0]),      // along axes 0 and 1
+            (DataType::Uint8, &[3, 244], &[0, 4, 0, 4]),                      // 63 words, 2 to a workgroup
+            (DataType::Uint8, &[3, 256], &[0, 4, 0, 4]),                      // 66 words, one each
+            (DataType::Uint8, &[2, 9000], &[0, 4, 0, 4]),                     // several workgroups each
+            (DataType::Uint8, &[1, 1024, 1024, 3], &[0, 2, 2, 0, 0, 2, 2, 0]), // long rows of pixels
+            (DataType::Uint8, &[20], &[2, 2]),                                // rank 1
+        ];
+        let mut packed = 0;
+        for (dtype, shape, pads) in cases {
+            for limits in [&LIMITS, &few_groups] {
+                let l = lay(&plan(dtype, shape, pads, Mode::Reflect), limits);
+                let row_windows = l.windows.iter().filter(|w| w.params.row_words != 0).collect::<Vec<_>>();
+                assert!(limits.max_groups < 100 || !row_windows.is_empty(), "{shape:?}: no row windows");
+                for w in row_windows {
+                    let p = &w.params;
+                    let (words, rows, pack, lanes) =
+                        (p.row_words as u64, p.count as u64, p.pack as u64, p.row_lanes as u64);
+                    let first = p.row_first as usize;
+                    let window_rows = (first..p.rank as usize).map(|d| p.axes[d].len as u64).product::<u64>();
+                    assert_eq!(rows, window_rows, "{shape:?}: rows of the window");
+                    assert_eq!(pack, narrow_pack(words));
+                    packed += usize::from(pack > 1);
+                    let [gx, gy, gz] = w.workgroups.map(u64::from);
+                    assert!(gx.max(gy).max(gz) <= limits.max_groups as u64, "{shape:?}: {:?}", w.workgroups);
+                    let mut seen = vec![0u8; (rows * words) as usize];
+                    for (x, y, z) in (0..gz).flat_map(|z| (0..gy).flat_map(move |y| (0..gx).map(move |x| (x, y, z)))) {
+                        for l in 0..WORKGROUP as u64 {
+                            let gid_x = x * WORKGROUP as u64 + l;
+                            // The shader's division by row_lanes (magic 0: by 1).
+                            let (m, sh) = (p.lanes_magic as u64, p.lanes_shift);
+                            let sub = if m == 0 { gid_x } else { ((gid_x * m) >> 32) >> sh };
+                            assert_eq!(sub, gid_x / lanes);
+                            let row = (y + z * gy) * pack + sub;
+                            if sub >= pack || row >= rows {
+                                continue;
+                            }
+                            let lane = gid_x - sub * lanes;
+                            for n in 0..NARROW_ROW_WORDS as u64 / 2 {
+                                let wx = 2 * (lane + n * lanes);
+                                for word in (wx..wx + 2).filter(|&word| word < words) {
+                                    seen[(row * words + word) as usize] += 1;
+                                }
+                            }
+                        }
+                    }
+                    assert!(seen.iter().all(|&n| n == 1), "{shape:?} pads {pads:?}: some word written {:?} times", {
+                        seen.iter().copied().filter(|&n| n != 1).collect::<std::collections::BTreeSet<_>>()
+                    });
+                }
+            }
+        }
+        assert!(packed >= 4, "only {packed} windows packed rows");
     }
 
     #[test]

@@ -50,8 +50,8 @@ pub(crate) struct AxisParams {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
 pub(crate) struct Params {
     pub rank: u32,
-    /// Rows of the window (wide kernel: rows along axis 0) or output words it covers
-    /// (narrow kernel).
+    /// Rows of the window (the wide kernel's rows along axis 0, the narrow kernel's rows of
+    /// whole words), or the output words it covers (the narrow kernel per word).
     pub count: u32,
     /// Narrow kernel: the window's first output element, counted from the binding's start.
     pub first: u32,
@@ -65,9 +65,13 @@ pub(crate) struct Params {
     /// each; `row_words == 0` for one invocation per word.
     pub row_first: u32,
     pub row_words: u32,
-    /// Wide kernel: rows one workgroup takes (1 for rows longer than half a workgroup).
+    /// Rows one workgroup takes (1 for rows longer than half a workgroup).
     pub pack: u32,
-    pub _pad: [u32; 3],
+    /// Narrow kernel's rows: invocations per row (the whole grid width for unpacked rows)
+    /// and the magic multiplier and shift dividing by it.
+    pub row_lanes: u32,
+    pub lanes_magic: u32,
+    pub lanes_shift: u32,
     /// The constant's bits, repeated to fill a word.
     pub constant: [u32; 4],
     pub axes: [AxisParams; MAX_RANK],

@@ -244,6 +244,35 @@ fn pads_word_rows_from_views_with_gaps() {
     }
 }
 
+/// Short rows written through a transposed output view (channels between rows and columns:
+/// [C, H, W] stored as [H, C, W]): rows packed several to a workgroup, the last workgroup
+/// part full. An invocation past the window's rows would land on a real row here (its
+/// outermost coordinate has the smallest stride), where past a dense output it would fall
+/// outside the binding and be dropped. (8- and 16-bit padded rows need a dense output.)
+#[test]
+fn pads_short_rows_into_a_transposed_output_view() {
+    let Some(ctx) = common::gpu() else { return };
+    let (shape, pads) = ([7usize, 9, 6], [0i64, 0, 1, 0, 0, 1]);
+    let out_shape = [7usize, 9, 8];
+    let strides = [8u64, 7 * 8, 1];
+    for dtype in [DataType::Float32, DataType::Int64, DataType::Complex128] {
+        let e = dtype.width().bytes().unwrap();
+        let x = pattern(dtype, &shape, 6);
+        let input = storage(ctx, x.bytes().unwrap());
+        for mode in Mode::ALL {
+            let p = plan(dtype, &shape, &pads, mode);
+            let output = storage(ctx, &vec![0xEEu8; out_shape.iter().product::<usize>() * e]);
+            let mut enc = ctx.device().create_command_encoder(&Default::default());
+            let view = BufferRange::whole(&output).with_strides(&strides);
+            ctx.kernel().encode(&mut enc, &p, BufferRange::whole(&input), view).unwrap();
+            ctx.queue().submit([enc.finish()]);
+            let got = gather(&read(ctx, &output), e, &out_shape, &strides);
+            let want = cpu::pad(&p, &x).unwrap();
+            assert!(got == *want.bytes().unwrap(), "{dtype} {mode}: the transposed output differs");
+        }
+    }
+}
+
 #[test]
 fn refused_views_say_why() {
     let Some(ctx) = common::gpu() else { return };

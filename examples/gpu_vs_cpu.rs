@@ -7,9 +7,10 @@
 //! ```
 //!
 //! Every figure is the median of `--reps` repetitions after a warm-up, all measured in
-//! this one process and run; the CPU figures and the memcpy are interleaved repetition by
-//! repetition. GPU kernel and copy-shader times come from timestamp queries
-//! where the adapter has them (else wall time around a wait, noted in the output).
+//! this one process and run. The CPU figures and the memcpy are interleaved repetition by
+//! repetition, and so are the GPU figures (kernel, copies, end to end). GPU kernel and
+//! copy-shader times come from timestamp queries where the adapter has them (else wall
+//! time around a wait, noted in the output).
 
 use std::time::Instant;
 
@@ -179,12 +180,6 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-/// Runs `f` once to warm up, then `reps` times; the median in milliseconds.
-fn time_ms(reps: usize, mut f: impl FnMut() -> f64) -> f64 {
-    f();
-    median((0..reps).map(|_| f()).collect())
-}
-
 fn wall(f: impl FnOnce()) -> f64 {
     let t = Instant::now();
     f();
@@ -344,22 +339,6 @@ fn measure(
     };
     let (gout, gcopy) = (mk(), mk());
 
-    let kernel = ctx.kernel();
-    let gpu_kernel_ms = time_ms(reps, || {
-        timer.pass(|enc, ts| {
-            kernel.encode_with_timestamps(enc, plan, BufferRange::whole(&gin), BufferRange::whole(&gout), ts).unwrap();
-        })
-    });
-    let gpu_kernel_wall_ms = time_ms(reps, || {
-        wall(|| {
-            let mut enc = device.create_command_encoder(&Default::default());
-            kernel.encode(&mut enc, plan, BufferRange::whole(&gin), BufferRange::whole(&gout)).unwrap();
-            ctx.queue().submit([enc.finish()]);
-            device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
-        })
-    });
-    let gpu_copy_ms = time_ms(reps, || timer.copy(&gout, &gcopy, size4(out_bytes)));
-
     let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
         label: None,
         source: wgpu::ShaderSource::Wgsl(COPY_SHADER.into()),
@@ -384,26 +363,41 @@ fn measure(
     let groups = words.div_ceil(64);
     let max = device.limits().max_compute_workgroups_per_dimension as u64;
     let (gx, gy) = (groups.min(max), groups.div_ceil(groups.min(max)));
-    let gpu_copy_shader_ms = time_ms(reps, || {
-        timer.pass(|enc, ts| {
+
+    // The GPU figures are interleaved repetition by repetition too: lavapipe's speed flips
+    // between runs and within one (its workers get one core or two), and a ratio of figures
+    // taken minutes apart would measure that flip. Each end-to-end call is a separate
+    // figure: on the context's pooled buffers, and on one that keeps none (every call creates
+    // its buffers); both upload, pad and read back into a new tensor.
+    let kernel = ctx.kernel();
+    let mut figures: [Vec<f64>; 6] = Default::default();
+    for rep in 0..=reps {
+        let kernel_ts = timer.pass(|enc, ts| {
+            kernel.encode_with_timestamps(enc, plan, BufferRange::whole(&gin), BufferRange::whole(&gout), ts).unwrap();
+        });
+        let kernel_wall = wall(|| {
+            let mut enc = device.create_command_encoder(&Default::default());
+            kernel.encode(&mut enc, plan, BufferRange::whole(&gin), BufferRange::whole(&gout)).unwrap();
+            ctx.queue().submit([enc.finish()]);
+            device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
+        });
+        let copy = timer.copy(&gout, &gcopy, size4(out_bytes));
+        let copy_shader = timer.pass(|enc, ts| {
             let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes: ts });
             pass.set_pipeline(&pipeline);
             pass.set_bind_group(0, &bind, &[]);
             pass.dispatch_workgroups(gx as u32, gy as u32, 1);
-        })
-    });
-    // End to end (upload, pad, readback into a new tensor): on the context's pooled buffers,
-    // and on one that keeps none (every call creates its buffers), interleaved.
-    let (mut pooled, mut fresh) = (Vec::new(), Vec::new());
-    for rep in 0..=reps {
-        let p = wall(|| drop(ctx.pad_blocking(plan, input).unwrap()));
-        let f = wall(|| drop(unpooled.pad_blocking(plan, input).unwrap()));
+        });
+        let pooled = wall(|| drop(ctx.pad_blocking(plan, input).unwrap()));
+        let fresh = wall(|| drop(unpooled.pad_blocking(plan, input).unwrap()));
         if rep > 0 {
-            pooled.push(p);
-            fresh.push(f);
+            for (list, figure) in figures.iter_mut().zip([kernel_ts, kernel_wall, copy, copy_shader, pooled, fresh]) {
+                list.push(figure);
+            }
         }
     }
-    let (gpu_e2e_pooled_ms, gpu_e2e_fresh_ms) = (median(pooled), median(fresh));
+    let [gpu_kernel_ms, gpu_kernel_wall_ms, gpu_copy_ms, gpu_copy_shader_ms, gpu_e2e_pooled_ms, gpu_e2e_fresh_ms] =
+        figures.map(median);
 
     let gbps = |ms: f64| out_bytes as f64 / (ms * 1e-3) / 1e9;
     let info = ctx.adapter_info();

@@ -1,10 +1,12 @@
 //! Innermost rows written whole where the CPU shuffles bytes (x86-64 with SSSE3): a row's
 //! first and last 16 output bytes, its pads among them, are byte shuffles of its kept
 //! input's first and last 16 bytes (or the constant), one store each, and the bytes between
-//! are one copy. Written after the copy, byte by byte (`Walk::row_pads`) or by a fill per
-//! run, a row's pads queue behind the copy's stores: u8 [1,1024,1024,3] padded by 2 took
-//! 1.19-1.38 times a memcpy so, and 0.79-0.89 of that time with the shuffles
-//! (BENCHMARKS.md section 13).
+//! are one copy, or one or two 16-byte moves where they are 32 or fewer. Written after the
+//! copy, byte by byte (`Walk::row_pads`) or by a fill per run, a row's pads queue behind the
+//! copy's stores: u8 [1,1024,1024,3] padded by 2 took 1.19-1.38 times a memcpy so, and
+//! 0.79-0.89 of that time with the shuffles (BENCHMARKS.md section 13). Rows of a few pixels
+//! (f32 rows of 7 padded by 1) took half the time with moves as with a library copy
+//! (section 19).
 
 use std::mem::MaybeUninit;
 
@@ -30,6 +32,9 @@ pub(super) struct RowEnds {
     kept: usize,
     /// Pad bytes before the kept part.
     pad_before: usize,
+    /// Whether the bytes between the ends go in one or two 16-byte moves (at most 32 of
+    /// them, with 16 kept bytes from the first), else by a copy.
+    short_middle: bool,
     head: End,
     tail: End,
 }
@@ -91,12 +96,14 @@ impl RowEnds {
             }
             Some(end)
         };
+        let middle = out_len - 2 * END;
         Some(RowEnds {
             chunk,
             out_len,
             kept_start: row.crop_start * chunk,
             kept,
             pad_before: before,
+            short_middle: middle <= 2 * END && END - before + END <= kept,
             head: end(0)?,
             tail: end(out_len - END)?,
         })
@@ -133,12 +140,26 @@ impl RowEnds {
             let head = or(or(shuffle(first, head_first), shuffle(last, head_last)), head_constant);
             let tail = or(or(shuffle(first, tail_first), shuffle(last, tail_last)), tail_constant);
             let row = &mut out[o..o + self.out_len];
-            let (row_head, rest) = row.split_at_mut(END);
-            let (middle, row_tail) = rest.split_at_mut(self.out_len - 2 * END);
             // Output byte 16 is kept byte 16 - pad_before; the middle ends at kept byte
             // kept + pad_after - 16, within the kept part, as pad_after <= 16.
-            let from = END - self.pad_before;
-            super::copy_bytes(middle, super::uninit_ref(&kept[from..from + middle.len()]));
+            let (from, m) = (END - self.pad_before, self.out_len - 2 * END);
+            if self.short_middle {
+                // A short middle (rows of a few pixels) in one or two 16-byte moves, not a
+                // library call: the first may run past the middle into the tail, stored after
+                // it; the second ends at the middle's end.
+                let mut move16 = |to: usize, at: usize| {
+                    let slot = <&mut [MaybeUninit<u8>; END]>::try_from(&mut row[END + to..2 * END + to]);
+                    unsafe { store(slot.expect("16 bytes").as_mut_ptr().cast(), load(sixteen(&kept[at..at + END]))) };
+                };
+                move16(0, from);
+                if m > END {
+                    move16(m - END, from + m - END);
+                }
+            } else {
+                super::copy_bytes(&mut row[END..END + m], super::uninit_ref(&kept[from..from + m]));
+            }
+            let (row_head, rest) = row.split_at_mut(END);
+            let row_tail = &mut rest[m..];
             let row_head = <&mut [MaybeUninit<u8>; END]>::try_from(row_head).expect("16 bytes");
             let row_tail = <&mut [MaybeUninit<u8>; END]>::try_from(row_tail).expect("16 bytes");
             unsafe {
@@ -162,10 +183,12 @@ mod tests {
     /// Rows written by the shuffles equal the reference in every mode and width: pads of up
     /// to 16 bytes a side and crops, kept parts around 16 bytes, chunks of one element and of
     /// two, constants of distinct bytes, under an outer axis padded or cropped. And where the CPU
-    /// has SSSE3 the shuffles do write them (else the test would pass on the table alone).
+    /// has SSSE3 the shuffles do write them, short middles by moves and longer ones by a copy
+    /// (else the test would pass on the table alone).
     #[test]
     fn shuffled_rows_equal_the_reference() {
-        let mut shuffled = 0;
+        // Plans shuffled: [middle copied, middle moved].
+        let mut shuffled = [0; 2];
         for dtype in [DataType::Uint8, DataType::Float16, DataType::Float32, DataType::Int64, DataType::Complex128] {
             let w = dtype.width().bytes().unwrap();
             let constant = Tensor::from_bytes(dtype, vec![], (1..=w as u8).map(|b| b * 15).collect()).unwrap();
@@ -188,7 +211,9 @@ mod tests {
                             let chunk = folded.chunk * w;
                             let pattern: Vec<u8> =
                                 constant.bytes().unwrap().iter().copied().cycle().take(chunk).collect();
-                            shuffled += RowEnds::new(row, mode, chunk, &pattern).is_some() as usize;
+                            if let Some(ends) = RowEnds::new(row, mode, chunk, &pattern) {
+                                shuffled[ends.short_middle as usize] += 1;
+                            }
                             let y = cpu::pad(&plan, &x).unwrap();
                             assert!(y == reference::pad(&plan, &x), "{dtype} {mode} {shape:?} {pads:?}");
                             // One row alone (a 1-D tensor).
@@ -202,7 +227,7 @@ mod tests {
             }
         }
         if shuffles() {
-            assert!(shuffled > 500, "only {shuffled} plans shuffled their rows");
+            assert!(shuffled[0] > 1000 && shuffled[1] > 1000, "{shuffled:?} plans shuffled their rows");
         }
     }
 

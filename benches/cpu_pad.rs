@@ -1,5 +1,6 @@
 //! CPU path against a memcpy of the output's bytes (the CPU's limit), for the harness's
-//! large f32, u8 and f16 tensors in every mode: into a preallocated output (`pad_into`) and
+//! large f32, u8 and f16 tensors and a CNN's last feature maps (f32 [32,256,7,7] padded by 1:
+//! many rows of 28 bytes) in every mode: into a preallocated output (`pad_into`) and
 //! allocating it (`pad`, as most callers do). Runs back to back, as `benchmarks/ort_pad.py`
 //! times ONNX Runtime. Throughput is the output's bytes.
 //!
@@ -22,7 +23,7 @@ struct Case {
     pads: &'static [i64],
 }
 
-const CASES: [Case; 3] = [
+const CASES: [Case; 4] = [
     Case {
         name: "f32_1x64x512x512",
         dtype: DataType::Float32,
@@ -36,6 +37,7 @@ const CASES: [Case; 3] = [
         pads: &[0, 2, 2, 0, 0, 2, 2, 0],
     },
     Case { name: "f16_8x4096x256", dtype: DataType::Float16, shape: &[8, 4096, 256], pads: &[0, 3, 0, 0, 5, 0] },
+    Case { name: "f32_32x256x7x7", dtype: DataType::Float32, shape: &[32, 256, 7, 7], pads: &[0, 0, 1, 1, 0, 0, 1, 1] },
 ];
 
 fn bench(c: &mut Criterion) {

@@ -803,6 +803,11 @@ impl Store for ByteStore<'_> {
             4 => repeat_fixed::<4>(self.out, d, s, n),
             8 => repeat_fixed::<8>(self.out, d, s, n),
             16 => repeat_fixed::<16>(self.out, d, s, n),
+            // One block (edge's first or last row of a plane): a copy, not the doubling loop.
+            _ if count == 1 => {
+                let (to, from) = disjoint(self.out, d, s, n);
+                copy_bytes(to, from);
+            }
             _ => replicate(self, dst, src, count, block),
         }
     }

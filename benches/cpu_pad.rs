@@ -94,5 +94,29 @@ fn bench_unlucky_distance(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench, bench_unlucky_distance);
+/// f32 [16,64,4,4] padded by 12 on H and W (out [16,64,28,28], 3.1 MiB): pads three times
+/// the axis long, so wrap repeats whole periods; reflect, for contrast, mirrors period by
+/// period.
+fn bench_many_periods(c: &mut Criterion) {
+    let shape = [16usize, 64, 4, 4];
+    let pads = vec![0, 0, 12, 12, 0, 0, 12, 12];
+    let input: Vec<u8> = (0..shape.iter().product::<usize>() * 4).map(|i| i as u8).collect();
+    let mut group = c.benchmark_group("many_periods");
+    group.sample_size(20);
+    group.measurement_time(std::time::Duration::from_secs(4));
+    let out_bytes = 16 * 64 * 28 * 28 * 4;
+    group.throughput(Throughput::Bytes(out_bytes as u64));
+    let (src, mut out) = (vec![1u8; out_bytes], vec![0u8; out_bytes]);
+    group.bench_function("memcpy", |b| b.iter(|| out.copy_from_slice(black_box(&src))));
+    for mode in [Mode::Wrap, Mode::Reflect] {
+        let plan = PadPlan::new(DataType::Float32, &shape, &PadRequest::new(pads.clone()).mode(mode)).unwrap();
+        assert_eq!(plan.byte_sizes().unwrap().1 as usize, out_bytes);
+        group.bench_with_input(BenchmarkId::new("pad_into", mode), &plan, |b, plan| {
+            b.iter(|| cpu::pad_into(plan, black_box(&input), &mut out).unwrap())
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench, bench_unlucky_distance, bench_many_periods);
 criterion_main!(benches);

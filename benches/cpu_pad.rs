@@ -95,8 +95,8 @@ fn bench_unlucky_distance(c: &mut Criterion) {
 }
 
 /// f32 [16,64,4,4] padded by 12 on H and W (out [16,64,28,28], 3.1 MiB): pads three times
-/// the axis long, so wrap repeats whole periods; reflect, for contrast, mirrors period by
-/// period.
+/// the axis long, so after the first period (4 blocks for wrap, 6 for reflect, 8 for
+/// symmetric) every mode repeats whole periods.
 fn bench_many_periods(c: &mut Criterion) {
     let shape = [16usize, 64, 4, 4];
     let pads = vec![0, 0, 12, 12, 0, 0, 12, 12];
@@ -108,7 +108,7 @@ fn bench_many_periods(c: &mut Criterion) {
     group.throughput(Throughput::Bytes(out_bytes as u64));
     let (src, mut out) = (vec![1u8; out_bytes], vec![0u8; out_bytes]);
     group.bench_function("memcpy", |b| b.iter(|| out.copy_from_slice(black_box(&src))));
-    for mode in [Mode::Wrap, Mode::Reflect] {
+    for mode in [Mode::Wrap, Mode::Reflect, Mode::Symmetric] {
         let plan = PadPlan::new(DataType::Float32, &shape, &PadRequest::new(pads.clone()).mode(mode)).unwrap();
         assert_eq!(plan.byte_sizes().unwrap().1 as usize, out_bytes);
         group.bench_with_input(BenchmarkId::new("pad_into", mode), &plan, |b, plan| {

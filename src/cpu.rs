@@ -436,7 +436,8 @@ struct Walk<'a> {
     mode: Mode,
     /// Per axis, the steps that fill its pads, worked out once and replayed for every block
     /// (the mode's index arithmetic would otherwise run again for every row); `None` where
-    /// they are too many to keep (huge periodic pads), which are worked out block by block.
+    /// they are too many to keep (a mirror of many blocks on an outer axis: a copy per block),
+    /// which are worked out block by block.
     pad_steps: Vec<Option<Vec<PadStep>>>,
     /// The innermost axis's pads unit by unit (a unit: a byte, or a string), where they are
     /// few and copied (not constant): (output unit from the row's start, the input unit it
@@ -559,7 +560,7 @@ struct Recorder {
 }
 
 impl Recorder {
-    /// More steps than this per axis are not kept (periodic pads many periods long).
+    /// More steps than this per axis are not kept (long mirrors on outer axes).
     const MAX_STEPS: usize = 64;
 
     fn push(&mut self, step: PadStep) {

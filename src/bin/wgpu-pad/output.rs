@@ -16,11 +16,17 @@ use std::sync::Mutex;
 /// The temporary file being written, for the signal handler to remove.
 static PENDING: Mutex<Option<PathBuf>> = Mutex::new(None);
 
+/// The lock on [`PENDING`]; a panic while it was held leaves nothing half-done in it.
+fn pending() -> std::sync::MutexGuard<'static, Option<PathBuf>> {
+    PENDING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Installs the handler that removes a pending temporary file when the run is interrupted,
 /// then exits as the shell expects of an interrupted command.
 pub fn remove_partial_output_on_signals() {
     let installed = ctrlc::set_handler(|| {
-        if let Some(path) = PENDING.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        // ctrlc runs this on its own thread, not in signal context, so it may wait for the lock.
+        if let Some(path) = pending().take() {
             let _ = fs::remove_file(path);
         }
         std::process::exit(130);
@@ -69,9 +75,15 @@ fn replace(target: &Path, write: impl FnOnce(&mut dyn Write) -> Result<(), Strin
         use std::os::unix::fs::PermissionsExt;
         builder.permissions(fs::Permissions::from_mode(0o666));
     }
-    let tmp =
-        builder.tempfile_in(dir).map_err(|e| format!("{}: creating a file beside {name:?}: {e}", dir.display()))?;
-    *PENDING.lock().unwrap_or_else(|e| e.into_inner()) = Some(tmp.path().to_path_buf());
+    // The file is created and registered under one hold of the lock: a signal handled in
+    // between would find nothing to remove and leave the file behind.
+    let tmp = {
+        let mut pending = pending();
+        let tmp =
+            builder.tempfile_in(dir).map_err(|e| format!("{}: creating a file beside {name:?}: {e}", dir.display()))?;
+        *pending = Some(tmp.path().to_path_buf());
+        tmp
+    };
     let result = (|| {
         let mut out = BufWriter::new(tmp.as_file());
         write(&mut out)?;
@@ -83,10 +95,14 @@ fn replace(target: &Path, write: impl FnOnce(&mut dyn Write) -> Result<(), Strin
         }
         Ok(())
     })();
-    // On error, dropping `tmp` removes the file.
-    let result = result.and_then(|()| tmp.persist(target).map(drop).map_err(|e| named(e.error)));
-    *PENDING.lock().unwrap_or_else(|e| e.into_inner()) = None;
-    result?;
+    // On error, dropping `tmp` removes the file. The rename and forgetting the name are one
+    // step for the handler too: it removes the file before the rename or nothing after it.
+    {
+        let mut pending = pending();
+        let result = result.and_then(|()| tmp.persist(target).map(drop).map_err(|e| named(e.error)));
+        *pending = None;
+        result?;
+    }
     // The rename is durable once the directory is.
     if let Ok(d) = File::open(dir) {
         let _ = d.sync_all();

@@ -25,8 +25,10 @@ fn pending() -> std::sync::MutexGuard<'static, Option<PathBuf>> {
 /// then exits as the shell expects of an interrupted command.
 pub fn remove_partial_output_on_signals() {
     let installed = ctrlc::set_handler(|| {
-        // ctrlc runs this on its own thread, not in signal context, so it may wait for the lock.
-        if let Some(path) = pending().take() {
+        // ctrlc runs this on its own thread, not in signal context, so it may wait for the lock;
+        // it exits holding it, so no file is made or renamed into place after the removal.
+        let mut pending = pending();
+        if let Some(path) = pending.take() {
             let _ = fs::remove_file(path);
         }
         std::process::exit(130);

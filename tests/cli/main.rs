@@ -15,8 +15,15 @@ pub fn pad_exe() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_wgpu-pad"))
 }
 
+/// The binary with `args`, logging warnings only.
+pub fn pad_command(args: &[&str]) -> Command {
+    let mut cmd = Command::new(pad_exe());
+    cmd.args(args).env("RUST_LOG", "warn");
+    cmd
+}
+
 pub fn run(args: &[&str]) -> Output {
-    Command::new(pad_exe()).args(args).env("RUST_LOG", "warn").output().unwrap()
+    pad_command(args).output().unwrap()
 }
 
 /// Runs `cmd` to the end, as `Command::output` does, and measures the peak resident memory
@@ -286,7 +293,7 @@ fn hostile_npy_files_are_refused_cheaply_and_cleanly() {
         let input = dir.join("in.npy");
         std::fs::write(&input, bytes).unwrap();
         std::fs::write(&existing, b"keep me").unwrap();
-        let (out, peak) = output_and_peak(Command::new(pad_exe()).env("RUST_LOG", "warn").args([
+        let (out, peak) = output_and_peak(&pad_command(&[
             input.to_str().unwrap(),
             existing.to_str().unwrap(),
             "--pads=1,1",

@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 
 use wgpu_pad::{npy, DataType, Tensor};
 
-use super::{assert_clean_error, output_and_peak, pad_exe, raw_npy, run, stderr_lines, SMALL_PEAK};
+use super::{assert_clean_error, output_and_peak, pad_command, pad_exe, raw_npy, run, stderr_lines, SMALL_PEAK};
 
 fn scratch() -> tempfile::TempDir {
     tempfile::Builder::new().prefix("wgpu-pad-safety-").tempdir().unwrap()
@@ -287,19 +287,19 @@ fn inputs_are_checked_before_their_body_is_read() {
     // Over the input cap, declared honestly (a sparse 1 GiB file).
     let capped = dir.path().join("capped.npy");
     zeros_npy(&capped, "<f4", &[1 << 28]);
+    let cap = ["--max-input-bytes", "1000000"];
     let mut cases = vec![
         (bad_magic.clone(), vec![], "bad magic"),
         (short.clone(), vec![], "the file has"),
         (long.clone(), vec![], "the file has"),
-        (capped.clone(), vec!["--max-input-bytes", "1000000"], "over the limit"),
+        (capped.clone(), cap.to_vec(), "over the limit"),
     ];
     if Path::new("/dev/zero").exists() {
         cases.push((PathBuf::from("/dev/zero"), vec![], "bad magic"));
     }
     for (input, extra, says) in cases {
-        let (out, peak) = output_and_peak(
-            Command::new(pad_exe()).args([s(&input), s(&output), "--pads=1,1", "--device", "cpu"]).args(extra),
-        );
+        let (out, peak) =
+            output_and_peak(pad_command(&[s(&input), s(&output), "--pads=1,1", "--device", "cpu"]).args(extra));
         let what = input.display().to_string();
         assert_clean_error(&out, &what);
         assert!(stderr_lines(&out).last().unwrap().contains(says), "{what}: {:?}", stderr_lines(&out));
@@ -310,14 +310,15 @@ fn inputs_are_checked_before_their_body_is_read() {
     // to its end: count what the run takes of 3 GiB offered after a bad or capped header.
     let capped_header = raw_npy("{'descr': '<f4', 'fortran_order': False, 'shape': (268435456,), }", &[]);
     for (head, extra, says) in
-        [(&b"NOTNPY"[..], None, "bad magic"), (&capped_header[..], Some("1000000"), "over the limit")]
+        [(&b"NOTNPY"[..], &[][..], "bad magic"), (&capped_header[..], &cap[..], "over the limit")]
     {
-        let mut cmd = Command::new(pad_exe());
-        cmd.args(["-", s(&output), "--pads=1,1", "--device", "cpu"]);
-        if let Some(cap) = extra {
-            cmd.args(["--max-input-bytes", cap]);
-        }
-        let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        let mut child = pad_command(&["-", s(&output), "--pads=1,1", "--device", "cpu"])
+            .args(extra)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
         let mut stdin = child.stdin.take().unwrap();
         let head = head.to_vec();
         let feeder = std::thread::spawn(move || {
@@ -381,7 +382,7 @@ fn a_1_gib_output_peaks_at_input_plus_output() {
     let input = dir.path().join("half.npy");
     zeros_npy(&input, "<f4", &[8192, 16384]);
     let output = dir.path().join("o.npy");
-    let (out, peak) = output_and_peak(Command::new(pad_exe()).args([
+    let (out, peak) = output_and_peak(&pad_command(&[
         s(&input),
         s(&output),
         "--pads=0,0,8192,0",

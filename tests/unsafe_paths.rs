@@ -1,0 +1,82 @@
+//! Pads that reach every `unsafe` block of the CPU path, few and small enough for Miri: the
+//! output written without being zero-filled first, the SSSE3 row ends (short middles moved,
+//! longer ones copied), the AVX2 copy loop (rows of 2113 bytes and more) and plain copies.
+//! Under Miri, which reports any byte read before it was written and any access out of
+//! bounds (FUZZING.md has its run):
+//!
+//! ```text
+//! RUSTFLAGS="-C target-feature=+ssse3,+avx2" cargo +nightly miri test --test unsafe_paths
+//! ```
+//!
+//! Miri sees only the CPU features enabled at compile time, hence the flags; without them it
+//! runs the portable paths. Natively this is one more sweep against the reference.
+
+use wgpu_pad::{cpu, reference, DataType, ElementWidth, Mode, PadPlan, PadRequest, Tensor};
+
+/// Pads `shape` by `pads` with the CPU path, allocating and into an output full of junk,
+/// and checks both against the per-element reference.
+fn check(dtype: DataType, shape: &[usize], pads: &[i64], mode: Mode) {
+    let count: usize = shape.iter().product();
+    let x = if dtype == DataType::String {
+        Tensor::from_strings(shape.to_vec(), (0..count).map(|i| format!("s{i}")).collect()).unwrap()
+    } else {
+        let n = dtype.storage_bytes(count as u64).unwrap() as usize;
+        let mut bytes: Vec<u8> = (0..n).map(|i| (i * 37 + 11) as u8).collect();
+        if dtype.width() == ElementWidth::Bits4 && count % 2 == 1 {
+            // The unused high nibble of an odd count's last byte is zero.
+            *bytes.last_mut().unwrap() &= 0x0f;
+        }
+        Tensor::from_bytes(dtype, shape.to_vec(), bytes).unwrap()
+    };
+    let what = format!("{dtype} {mode} {shape:?} padded by {pads:?}");
+    let plan = PadPlan::new(dtype, shape, &PadRequest::new(pads.to_vec()).mode(mode)).expect(&what);
+    let want = reference::pad(&plan, &x);
+    assert!(cpu::pad(&plan, &x).unwrap() == want, "{what}");
+    if let (Some(input), Some(want)) = (x.bytes(), want.bytes()) {
+        let mut out = vec![0xa5; want.len()];
+        cpu::pad_into(&plan, input, &mut out).unwrap();
+        assert!(out == want, "{what}, into an output of junk");
+    }
+}
+
+#[test]
+fn pads_through_the_unsafe_paths_equal_the_reference() {
+    let dtypes = [
+        DataType::Uint8,
+        DataType::Float16,
+        DataType::Float32,
+        DataType::Int64,
+        DataType::Complex128,
+        DataType::Int4,
+        DataType::String,
+    ];
+    for dtype in dtypes {
+        let w = dtype.width().bytes().unwrap_or(1);
+        for mode in Mode::ALL {
+            // Rows of a few elements and around the shuffles' 16 bytes; pads on both sides,
+            // one side, longer than the row (several periods), up to 16 bytes and just over;
+            // crops where something is left; the outer axis padded or cropped.
+            for n in [1, 3, 7, 16 / w + 1, 32 / w + 3] {
+                let edge = (16 / w) as i64;
+                for (before, after) in [(1, 1), (2, 0), (0, 3), (-1, 2), (9, 13), (edge, edge + 1)] {
+                    if before < 0 && n == 1 {
+                        continue; // nothing left to pad from
+                    }
+                    let outer = if (before + after) % 2 == 0 { 1 } else { -1 };
+                    check(dtype, &[2, n], &[outer, before, 0, after], mode);
+                    check(dtype, &[n], &[before, after], mode);
+                }
+            }
+            // Outer axes padded by many blocks (a mirror's descending run, copy by copy).
+            check(dtype, &[3, 2, 2], &[7, 0, 1, 6, 2, 1], mode);
+        }
+    }
+    // Rows long enough for the AVX2 copy loop (2113 bytes and more); the copy is the same
+    // for every type, so two will do.
+    for dtype in [DataType::Uint8, DataType::Float32] {
+        let w = dtype.width().bytes().unwrap();
+        for mode in Mode::ALL {
+            check(dtype, &[2, 2200 / w], &[0, 3, 1, 5], mode);
+        }
+    }
+}

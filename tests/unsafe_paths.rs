@@ -1,6 +1,8 @@
-//! Pads that reach every `unsafe` block of the CPU path, few and small enough for Miri: the
+//! Pads that reach every `unsafe` block a CPU pad runs, few and small enough for Miri: the
 //! output written without being zero-filled first, the SSSE3 row ends (short middles moved,
 //! longer ones copied), the AVX2 copy loop (rows of 2113 bytes and more) and plain copies.
+//! (Not the GPU readback's copy, `Tensor::zeros` or the huge-page advice, which a pad does
+//! not run.)
 //! Under Miri, which reports any byte read before it was written and any access out of
 //! bounds (FUZZING.md has its run):
 //!

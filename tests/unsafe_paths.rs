@@ -54,13 +54,16 @@ fn pads_through_the_unsafe_paths_equal_the_reference() {
     ];
     for dtype in dtypes {
         let w = dtype.width().bytes().unwrap_or(1);
+        // Elements in the shuffles' 16 bytes.
+        let sixteen_bytes = 16 / w;
         for mode in Mode::ALL {
             // Rows of a few elements and around the shuffles' 16 bytes; pads on both sides,
             // one side, longer than the row (several periods), up to 16 bytes and just over;
             // crops where something is left; the outer axis padded or cropped.
-            for n in [1, 3, 7, 16 / w + 1, 32 / w + 3] {
-                let sixteen_bytes = (16 / w) as i64;
-                for (before, after) in [(1, 1), (2, 0), (0, 3), (-1, 2), (9, 13), (sixteen_bytes, sixteen_bytes + 1)] {
+            for n in [1, 3, 7, sixteen_bytes + 1, 2 * sixteen_bytes + 3] {
+                for (before, after) in
+                    [(1, 1), (2, 0), (0, 3), (-1, 2), (9, 13), (sixteen_bytes as i64, sixteen_bytes as i64 + 1)]
+                {
                     if before < 0 && n == 1 {
                         continue; // nothing left to pad from
                     }

@@ -9,18 +9,17 @@ fn shifted(lo: u32, hi: u32, shift: u32) -> u32 {
     return select((lo >> shift) | (hi << ((32u - shift) & 31u)), lo, shift == 0u);
 }
 
-// Rows of whole words, so no word straddles two rows. A row longer than a workgroup's pairs
-// has P.row_lanes (the grid width) invocations, each writing NARROW_ROW_WORDS words of it in
-// pairs a grid width apart. Shorter rows would leave most of a workgroup idle: P.pack of them
-// share one, P.row_lanes invocations (one a pair) each. y and z (linear) count workgroups of
-// rows.
+// Rows of whole words, so no word straddles two rows. A row has P.row_lanes invocations
+// (the grid width), each writing up to NARROW_ROW_WORDS words of it: P.pack rows share a
+// workgroup where they fit, and a row longer than a workgroup's words takes several. y and z
+// (linear) count workgroups of rows.
 
 // `first` is 1 (rows along axis 0) or 2 (axis 0 a whole unpadded run of channels, rows along
 // axes 0 and 1), the pipeline constant ROW_FIRST, so the compiler folds the uniform indices.
 fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
     let sub = divide(gid.x, P.lanes_magic, P.lanes_shift);
     let row = (gid.y + gid.z * nwg.y) * P.pack + sub;
-    // Invocations past the rows write nothing: their loop below ends at once. (Returning
+    // Invocations past the rows write nothing: their loops below end at once. (Returning
     // here instead made every row's loop slower on lavapipe.)
     let row_words = select(0u, P.row_words, sub < P.pack && row < P.count);
     // The row's coordinate on axis `first` and position over the axes above (that axis is all
@@ -38,7 +37,7 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
     }
     // Rows whose consecutive elements are consecutive in the input ("dense"): a word whose
     // elements are all kept is then at most two input words, shifted. Element x of such a row
-    // is kept when d = x + d_off is below kept_elems, and is input element src0 + d.
+    // is kept when d = x + d_off (wrapping) is below kept_elems, and is input element src0 + d.
     var dense = a0.in_stride == 1u;
     var d_off = a0.start - a0.pad_before;
     var kept_elems = a0.kept;
@@ -49,38 +48,49 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
         kept_elems = a1.kept * a0.len;
         src0 = r.src + a1.crop_start * a0.len + a0.crop_start;
     }
+    // Words [f0, f1) of a dense row hold kept elements only, so they need no mode function
+    // (every mode maps a kept position to itself). Found once a row, they leave the pair loop
+    // below no test but its end, where a test a pair (with an element loop beside it for the
+    // others) made it the kernel's main cost on lavapipe (BENCHMARKS.md, section 23). f1 - f0
+    // is even, so they go in pairs; the words around them (pads, row ends) go after, one by one.
+    var f0 = 0u;
+    var f1 = 0u;
+    if (dense && r.inside) {
+        // d_off is signed: below zero, the row starts in the pad before, -d_off elements of it.
+        let before = d_off >= 0x80000000u;
+        let first_kept = select(0u, 0u - d_off, before);
+        let end_kept = min(kept_elems - select(min(d_off, kept_elems), d_off, before), row_words * EPW);
+        f0 = min((first_kept + EPW - 1u) / EPW, row_words);
+        f1 = max(end_kept / EPW, f0);
+        f1 = f0 + ((f1 - f0) & ~1u);
+    }
     // Invocations take pairs of words, a grid width apart: a shifted pair reads three input
     // words where two single words read four (lavapipe, u8 [1,1024,1024,3]: 25 % faster on a
     // quiet machine, 2-23 % in most pairs on a loaded one; BENCHMARKS.md, section 9). Lanes
-    // still read and write neighbouring memory, as a real GPU wants.
+    // still read and write neighbouring memory, as a real GPU wants. The row's kept elements
+    // start `shift` bits into input word i0, so word wx reads from i0 + wx on; an aligned row
+    // reads two input words a pair only (the next may be past the input).
+    let i0 = (src0 + d_off) >> EPW_LOG2;
+    let shift = ((src0 + d_off) & (EPW - 1u)) * BITS;
+    let third = select(1u, 2u, shift != 0u);
     for (var n = 0u; n < NARROW_ROW_WORDS / 2u; n++) {
-        let wx = 2u * (lane + n * P.row_lanes);
-        if (wx >= row_words) {
-            return;
+        let wx = f0 + 2u * (lane + n * P.row_lanes);
+        if (wx >= f1) {
+            break;
         }
+        let a = src[i0 + wx];
+        let b = src[i0 + wx + 1u];
+        let c = src[i0 + wx + third];
+        dst[base / EPW + wx] = shifted(a, b, shift);
+        dst[base / EPW + wx + 1u] = shifted(b, c, shift);
+    }
+    // The other words element by element, a lane each: j counts them, those before f0 first.
+    let kept_words = f1 - f0;
+    for (var j = lane; j + kept_words < row_words; j += P.row_lanes) {
+        let wx = select(j + kept_words, j, j < f0);
         let x = wx * EPW;
-        var lo_word = 0u;
-        var hi_word = 0u;
-        // Every mode maps a kept position to itself, so a pair of kept elements needs no mode
-        // function. (d wraps past kept_elems when x is in the pad before.)
-        let d = x + d_off;
-        let fast = dense && r.inside && wx + 1u < P.row_words && d < kept_elems && d + 2u * EPW - 1u < kept_elems;
-        if (fast) {
-            let idx = src0 + d;
-            let shift = (idx & (EPW - 1u)) * BITS;
-            let i = idx >> EPW_LOG2;
-            let a = src[i];
-            let b = src[i + 1u];
-            // An aligned pair reads two input words only (the next may be past the input).
-            let c = src[i + 1u + select(0u, 1u, shift != 0u)];
-            lo_word = shifted(a, b, shift);
-            hi_word = shifted(b, c, shift);
-        }
-        // The other pairs element by element (one word where the row ends after the first).
-        // For a SIMD group of fast pairs this loop runs no iteration: llvmpipe runs both sides
-        // of a branch, but leaves a loop once no invocation of its group is in it.
-        let slow = select(min(2u, P.row_words - wx) * EPW, 0u, fast);
-        for (var k = 0u; k < slow; k++) {
+        var word = 0u;
+        for (var k = 0u; k < EPW; k++) {
             var v = P.constant.x & MASK;
             var s = 0u;
             var idx = 0u;
@@ -97,16 +107,9 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
             if (s != NONE && r.inside) {
                 v = (src[idx >> EPW_LOG2] >> ((idx & (EPW - 1u)) * BITS)) & MASK;
             }
-            if (k < EPW) {
-                lo_word |= v << (k * BITS);
-            } else {
-                hi_word |= v << ((k - EPW) * BITS);
-            }
+            word |= v << (k * BITS);
         }
-        dst[base / EPW + wx] = lo_word;
-        if (wx + 1u < P.row_words) {
-            dst[base / EPW + wx + 1u] = hi_word;
-        }
+        dst[base / EPW + wx] = word;
     }
 }
 

@@ -187,6 +187,27 @@ fn four_threads_pad_on_one_device() {
     });
 }
 
+/// Rows far longer than a binding window, so that windows start in a row's pad before, in
+/// its kept part and in its pad after (narrow.wgsl finds each row's run of kept words from
+/// where its window starts), on every mode, 8- and 16-bit.
+#[test]
+fn windows_that_start_in_a_rows_pads_are_bit_exact() {
+    let Some(ctx) = common::gpu_small_bindings() else { return };
+    for (dtype, shape, pads) in [
+        (DataType::Uint8, [2, 512], [0, 512, 0, 2560]),
+        (DataType::Uint8, [3, 256], [1, 1301, 0, 1500]),
+        (DataType::Float16, [2, 1024], [0, 1024, 1, 4096]),
+        (DataType::Float16, [3, 256], [0, 1301, 0, 1500]),
+    ] {
+        let x = pattern(dtype, &shape, 9);
+        for mode in Mode::ALL {
+            let p = plan(dtype, &shape, &pads, mode);
+            let y = ctx.pad_blocking(&p, &x).unwrap().tensor;
+            assert!(y == cpu::pad(&p, &x).unwrap(), "{dtype:?} {shape:?} {pads:?} {mode:?} differs from the CPU path");
+        }
+    }
+}
+
 #[test]
 fn empty_inputs_and_outputs() {
     let Some(ctx) = ctx() else { return };

@@ -382,10 +382,18 @@ fn wide_pack(row_len: u64) -> u64 {
     (WORKGROUP as u64 / row_len).max(1)
 }
 
-/// Rows of `row_words` whole words one narrow workgroup takes: as many as fit where each
-/// needs at most half a workgroup (an invocation a pair of words), else 1.
+/// Invocations a narrow row of `row_words` whole words takes: each writes up to
+/// NARROW_ROW_WORDS of it, so that finding the row (its offsets, the mode on the axes above,
+/// its kept words) is paid once for many words. (lavapipe, u8 [1,1024,1024,3]: 25 invocations
+/// a row against 64 took the kernel from about 1.9 to 1.1-1.2 x the copy shader; f16
+/// [4,512,250] 4 against 64, from 2.5 to 0.8; BENCHMARKS.md, section 23.)
+fn narrow_lanes(row_words: u64) -> u64 {
+    row_words.div_ceil(NARROW_ROW_WORDS as u64).max(1)
+}
+
+/// Rows of `row_words` whole words one narrow workgroup takes: as many as fit, else 1.
 fn narrow_pack(row_words: u64) -> u64 {
-    (WORKGROUP as u64 / row_words.div_ceil(2).max(1)).max(1)
+    (WORKGROUP as u64 / narrow_lanes(row_words)).max(1)
 }
 
 struct Splitter<'a> {
@@ -511,12 +519,12 @@ impl Splitter<'_> {
                 params.row_first = f;
                 params.row_words = words as u32;
                 params.count = rows as u32;
-                // Short rows share a workgroup, an invocation a pair of words; a long row
-                // takes x workgroups, each invocation NARROW_ROW_WORDS of it.
+                // Rows of up to half a workgroup's words share a workgroup; a longer row
+                // takes x workgroups. Each invocation writes up to NARROW_ROW_WORDS of a row.
                 let pack = narrow_pack(words);
                 params.pack = pack as u32;
                 let x = if pack > 1 { 1 } else { words.div_ceil((WORKGROUP * NARROW_ROW_WORDS) as u64) };
-                params.row_lanes = if pack > 1 { words.div_ceil(2) } else { x * WORKGROUP as u64 } as u32;
+                params.row_lanes = if pack > 1 { narrow_lanes(words) } else { x * WORKGROUP as u64 } as u32;
                 (params.lanes_magic, params.lanes_shift) = magic_divisor(params.row_lanes);
                 let groups = rows.div_ceil(pack);
                 let y = groups.min(maxg);
@@ -658,16 +666,37 @@ mod tests {
 
     /// narrow.wgsl's row grid, run on the host: every word of every row of each window is
     /// written exactly once, short rows packed several to a workgroup, long rows over several
-    /// workgroups, on grids past `max_groups`, rows along axis 0 and along axes 0 and 1.
+    /// workgroups, on grids past `max_groups`, rows along axis 0 and along axes 0 and 1, and
+    /// wherever a row's run of kept words [f0, f1) lies (the shader writes it in pairs, the
+    /// words around it one by one).
     #[test]
     fn the_narrow_row_grid_covers_every_word_once() {
+        // The words one invocation writes: its pairs of kept words, then the others.
+        fn lane_words(lane: u64, lanes: u64, words: u64, (f0, f1): (u64, u64)) -> Vec<u64> {
+            let mut out = Vec::new();
+            for n in 0..NARROW_ROW_WORDS as u64 / 2 {
+                let wx = f0 + 2 * (lane + n * lanes);
+                if wx >= f1 {
+                    break;
+                }
+                out.extend([wx, wx + 1]);
+            }
+            let fast = f1 - f0;
+            let mut s = lane;
+            while s + fast < words {
+                out.push(if s < f0 { s } else { s + fast });
+                s += lanes;
+            }
+            out
+        }
         let few_groups = DeviceLimits { max_groups: 7, ..LIMITS };
-        let cases: [(DataType, &[usize], &[i64]); 8] = [
+        let cases: [(DataType, &[usize], &[i64]); 9] = [
             (DataType::Float16, &[32, 256, 6, 6], &[0, 0, 1, 1, 0, 0, 1, 1]), // rows of 4 words
             (DataType::Uint8, &[4, 6, 8], &[0, 0, 2, 0, 0, 2]),               // 3 words, odd
             (DataType::Uint8, &[2, 5, 6, 3], &[0, 1, 1, 0, 0, 1, 1, 0]),      // along axes 0 and 1
-            (DataType::Uint8, &[3, 244], &[0, 4, 0, 4]),                      // 63 words, 2 to a workgroup
-            (DataType::Uint8, &[3, 256], &[0, 4, 0, 4]),                      // 66 words, one each
+            (DataType::Uint8, &[3, 244], &[0, 4, 0, 4]),                      // 63 words, 2 invocations
+            (DataType::Uint8, &[3, 256], &[0, 4, 0, 4]),                      // 66 words, 3 invocations
+            (DataType::Uint8, &[2, 6000], &[0, 4, 0, 4]),                     // a workgroup each
             (DataType::Uint8, &[2, 9000], &[0, 4, 0, 4]),                     // several workgroups each
             (DataType::Uint8, &[1, 1024, 1024, 3], &[0, 2, 2, 0, 0, 2, 2, 0]), // long rows of pixels
             (DataType::Uint8, &[20], &[2, 2]),                                // rank 1
@@ -689,30 +718,43 @@ mod tests {
                     packed += usize::from(pack > 1);
                     let [gx, gy, gz] = w.workgroups.map(u64::from);
                     assert!(gx.max(gy).max(gz) <= limits.max_groups as u64, "{shape:?}: {:?}", w.workgroups);
-                    let mut seen = vec![0u8; (rows * words) as usize];
-                    for (x, y, z) in (0..gz).flat_map(|z| (0..gy).flat_map(move |y| (0..gx).map(move |x| (x, y, z)))) {
-                        for l in 0..WORKGROUP as u64 {
-                            let gid_x = x * WORKGROUP as u64 + l;
-                            // The shader's division by row_lanes (magic 0: by 1).
-                            let (m, sh) = (p.lanes_magic as u64, p.lanes_shift);
-                            let sub = if m == 0 { gid_x } else { ((gid_x * m) >> 32) >> sh };
-                            assert_eq!(sub, gid_x / lanes);
-                            let row = (y + z * gy) * pack + sub;
-                            if sub >= pack || row >= rows {
-                                continue;
-                            }
-                            let lane = gid_x - sub * lanes;
-                            for n in 0..NARROW_ROW_WORDS as u64 / 2 {
-                                let wx = 2 * (lane + n * lanes);
-                                for word in (wx..wx + 2).filter(|&word| word < words) {
+                    // Kept runs: none, all, from either end, inside, of one pair.
+                    let even = |n: u64| n & !1;
+                    let runs = [
+                        (0, 0),
+                        (0, even(words)),
+                        (words % 2, words),
+                        (1, 1 + even(words - 1)),
+                        (words / 3, words / 3 + even(words / 3)),
+                        (words / 2, (words / 2 + 2).min(words)),
+                    ];
+                    for (f0, f1) in runs.map(|(f0, f1)| (f0, f0 + even(f1 - f0))) {
+                        let mut seen = vec![0u8; (rows * words) as usize];
+                        for (x, y, z) in
+                            (0..gz).flat_map(|z| (0..gy).flat_map(move |y| (0..gx).map(move |x| (x, y, z))))
+                        {
+                            for l in 0..WORKGROUP as u64 {
+                                let gid_x = x * WORKGROUP as u64 + l;
+                                // The shader's division by row_lanes (magic 0: by 1).
+                                let (m, sh) = (p.lanes_magic as u64, p.lanes_shift);
+                                let sub = if m == 0 { gid_x } else { ((gid_x * m) >> 32) >> sh };
+                                assert_eq!(sub, gid_x / lanes);
+                                let row = (y + z * gy) * pack + sub;
+                                if sub >= pack || row >= rows {
+                                    continue;
+                                }
+                                for word in lane_words(gid_x - sub * lanes, lanes, words, (f0, f1)) {
+                                    assert!(word < words, "{shape:?}: word {word} of a row of {words}");
                                     seen[(row * words + word) as usize] += 1;
                                 }
                             }
                         }
+                        assert!(
+                            seen.iter().all(|&n| n == 1),
+                            "{shape:?} pads {pads:?}, kept words {f0}..{f1}: some word written {:?} times",
+                            seen.iter().copied().filter(|&n| n != 1).collect::<std::collections::BTreeSet<_>>()
+                        );
                     }
-                    assert!(seen.iter().all(|&n| n == 1), "{shape:?} pads {pads:?}: some word written {:?} times", {
-                        seen.iter().copied().filter(|&n| n != 1).collect::<std::collections::BTreeSet<_>>()
-                    });
                 }
             }
         }

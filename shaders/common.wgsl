@@ -47,7 +47,7 @@ struct Params {
     // axes 0 and 1 (row_first 2, axis 0 an unpadded run of channels).
     row_first: u32,
     row_words: u32,
-    // Rows one workgroup takes (1 for rows longer than half a workgroup).
+    // Rows one workgroup takes (1 where a row needs more than half a workgroup).
     pack: u32,
     // Narrow kernel's rows: invocations per row (the whole grid width for unpacked rows),
     // and its magic multiplier and shift.

@@ -50,9 +50,10 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
     }
     // Words [f0, f1) of a dense row hold kept elements only, so they need no mode function
     // (every mode maps a kept position to itself). Found once a row, they leave the pair loop
-    // below no test but its end, where a test a pair (with an element loop beside it for the
-    // others) made it the kernel's main cost on lavapipe (BENCHMARKS.md, section 23). f1 - f0
-    // is even, so they go in pairs; the words around them (pads, row ends) go after, one by one.
+    // below no test but its end (a test a pair, with an element loop beside it for the others,
+    // took u8 [1,1024,1024,3] 1.03-1.56 x as long in 18 of 20 pairs on lavapipe; BENCHMARKS.md,
+    // section 23). f1 - f0 is even, so they go in pairs; the words around them (pads, row ends)
+    // go after, one by one.
     var f0 = 0u;
     var f1 = 0u;
     if (dense && r.inside) {

@@ -385,8 +385,8 @@ fn wide_pack(row_len: u64) -> u64 {
 /// Invocations a narrow row of `row_words` whole words takes: each writes up to
 /// NARROW_ROW_WORDS of it, so that finding the row (its offsets, the mode on the axes above,
 /// its kept words) is paid once for many words. (lavapipe, u8 [1,1024,1024,3]: 25 invocations
-/// a row against 64 took the kernel from about 1.9 to 1.1-1.2 x the copy shader; f16
-/// [4,512,250] 4 against 64, from 2.5 to 0.8; BENCHMARKS.md, section 23.)
+/// a row against 64 took 0.69-0.86 x the kernel time; f16 [4,512,250], 4 against 64,
+/// 0.31-0.32 x; BENCHMARKS.md, section 23.)
 fn narrow_lanes(row_words: u64) -> u64 {
     row_words.div_ceil(NARROW_ROW_WORDS as u64).max(1)
 }

@@ -13,8 +13,9 @@ pub(crate) const WORKGROUP: u32 = 64;
 pub(crate) const WIDE_ELEMS: u32 = 16;
 /// Words of a row per invocation in the narrow kernel's rows, in pairs a grid width apart
 /// (2 to 16: u8 [1,1024,1024,3] from 4.0-4.8 to 2.2-2.9 x the copy shader on lavapipe;
-/// pairs took it on to 1.50-1.55 on a quiet machine; 32, with rows packed by it, on from
-/// about 1.9 to 1.1-1.2 on a faster one, BENCHMARKS.md section 23).
+/// pairs took it on to 1.50-1.55 on a quiet machine; 32, with rows packed by it and each
+/// row's kept words found once, from 1.90-2.84 to 1.07-1.36 on a faster one, BENCHMARKS.md
+/// section 23).
 pub(crate) const NARROW_ROW_WORDS: u32 = 32;
 /// Largest index the shaders divide (magic division is exact below 2^31).
 pub(crate) const INDEX_LIMIT: u64 = (1 << 31) - 8;
@@ -66,7 +67,7 @@ pub(crate) struct Params {
     /// each; `row_words == 0` for one invocation per word.
     pub row_first: u32,
     pub row_words: u32,
-    /// Rows one workgroup takes (1 for rows longer than half a workgroup).
+    /// Rows one workgroup takes (1 where a row needs more than half a workgroup).
     pub pack: u32,
     /// Narrow kernel's rows: invocations per row (the whole grid width for unpacked rows)
     /// and the magic multiplier and shift dividing by it.

@@ -68,10 +68,12 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
     // Invocations take pairs of words, a grid width apart: a shifted pair reads three input
     // words where two single words read four (lavapipe, u8 [1,1024,1024,3]: 25 % faster on a
     // quiet machine, 2-23 % in most pairs on a loaded one; BENCHMARKS.md, section 9). Lanes
-    // still read and write neighbouring memory, as a real GPU wants. The row's kept elements
-    // start `shift` bits into input word i0, so word wx reads from i0 + wx on; an aligned row
-    // reads two input words a pair only (the next may be past the input).
-    let i0 = (src0 + d_off) >> EPW_LOG2;
+    // still read and write neighbouring memory, as a real GPU wants. Word wx reads from input
+    // word i0 + wx on, `shift` bits into it; an aligned row reads two input words a pair only
+    // (the next may be past the input). i0 comes from word f0's first element, a real input
+    // offset: src0 + d_off alone may wrap below zero, and shifting a wrapped offset is wrong
+    // (native backends happened to wrap the address back; WebGPU's clamp did not).
+    let i0 = ((src0 + d_off + f0 * EPW) >> EPW_LOG2) - f0;
     let shift = ((src0 + d_off) & (EPW - 1u)) * BITS;
     let third = select(1u, 2u, shift != 0u);
     for (var n = 0u; n < NARROW_ROW_WORDS / 2u; n++) {

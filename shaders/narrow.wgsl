@@ -1,6 +1,6 @@
 // 8- and 16-bit elements (EPW to a u32 word): each output word has one invocation, so no two
 // invocations write one word. Rows of whole words run on a row grid (narrow_rows); otherwise
-// one invocation per output word. The window is one contiguous run of a dense output starting
+// each invocation takes NARROW_WORD_RUN consecutive output words. The window is one contiguous run of a dense output starting
 // at element P.first of the binding; a word only partly in it keeps its other bytes. The
 // input may have any strides.
 
@@ -123,59 +123,74 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         narrow_rows(gid, nwg, ROW_FIRST);
         return;
     }
-    let i = gid.x + gid.y * nwg.x * WORKGROUP;
-    if (i >= P.count) {
+    // NARROW_WORD_RUN consecutive words an invocation: the row of the first is found once (a
+    // division and a walk over the axes above) and then followed element by element.
+    let i0 = (gid.x + gid.y * nwg.x * WORKGROUP) * NARROW_WORD_RUN;
+    if (i0 >= P.count) {
         return;
     }
-    let w = P.first / EPW + i;
-    // Byte k of the word is window element e0 + k (wrapping below the window's start).
-    let e0 = w * EPW - P.first;
-    let k0 = select(0u, P.first - w * EPW, w * EPW < P.first);
     let inner = P.axes[0];
-    var row = divide(e0 + k0, inner.len_magic, inner.len_shift);
-    var x = e0 + k0 - row * inner.len;
+    // The first word's first element in the window (the window may start mid-word).
+    let first_e = select(0u, i0 * EPW - P.first % EPW, i0 > 0u);
+    var row = divide(first_e, inner.len_magic, inner.len_shift);
+    var x = first_e - row * inner.len;
     var r = row_offsets(row);
-    var word = 0u;
-    var mask = 0u;
-    // A whole word of kept elements of one dense row needs no mode function: it is at most
-    // two input words, shifted. Rows of any length come here, odd image widths say (lavapipe,
-    // u8 [1,3,1023,1023] padded by 1: kernel 36-54 ms element by element, 18-33 ms so).
-    let j = x + inner.start - inner.pad_before; // wraps past kept when in the pad before
-    let fast = k0 == 0u && e0 + EPW <= P.elems && x + EPW <= inner.len && r.inside && inner.in_stride == 1u
-        && j < inner.kept && j + EPW - 1u < inner.kept;
-    if (fast) {
-        let idx = r.src + inner.crop_start + j;
-        let shift = (idx & (EPW - 1u)) * BITS;
-        let lo = src[idx >> EPW_LOG2];
-        // An aligned word reads one input word only (the next may be past the input).
-        let hi = src[(idx >> EPW_LOG2) + select(0u, 1u, shift != 0u)];
-        word = shifted(lo, hi, shift);
-        mask = 0xffffffffu;
-    }
-    // The other words element by element; for a SIMD group of fast words this loop runs no
-    // iteration (see narrow_rows).
-    for (var k = select(k0, EPW, fast); k < EPW; k++) {
-        if (e0 + k >= P.elems) {
-            break;
+    let words = min(NARROW_WORD_RUN, P.count - i0);
+    for (var n = 0u; n < words; n++) {
+        let w = P.first / EPW + i0 + n;
+        // Byte k of the word is window element e0 + k (wrapping below the window's start);
+        // (row, x) is element e0 + k0's.
+        let e0 = w * EPW - P.first;
+        let k0 = select(0u, P.first - w * EPW, w * EPW < P.first);
+        var word = 0u;
+        var mask = 0u;
+        // A whole word of kept elements of one dense row needs no mode function: it is at most
+        // two input words, shifted. Rows of any length come here, odd image widths say
+        // (lavapipe, u8 [1,3,1023,1023] padded by 1: kernel 36-54 ms element by element, 18-33
+        // ms so).
+        let j = x + inner.start - inner.pad_before; // wraps past kept when in the pad before
+        let fast = k0 == 0u && e0 + EPW <= P.elems && x + EPW <= inner.len && r.inside && inner.in_stride == 1u
+            && j < inner.kept && j + EPW - 1u < inner.kept;
+        if (fast) {
+            let idx = r.src + inner.crop_start + j;
+            let shift = (idx & (EPW - 1u)) * BITS;
+            let lo = src[idx >> EPW_LOG2];
+            // An aligned word reads one input word only (the next may be past the input).
+            let hi = src[(idx >> EPW_LOG2) + select(0u, 1u, shift != 0u)];
+            word = shifted(lo, hi, shift);
+            mask = 0xffffffffu;
+            x += EPW;
+            if (x == inner.len) {
+                x = 0u;
+                row += 1u;
+                r = row_offsets(row);
+            }
         }
-        let s = source_coord(x + inner.start, 0u);
-        var v = P.constant.x & MASK;
-        if (s != NONE && r.inside) {
-            let idx = r.src + (inner.crop_start + s) * inner.in_stride;
-            v = (src[idx >> EPW_LOG2] >> ((idx & (EPW - 1u)) * BITS)) & MASK;
+        // The other words element by element; for a SIMD group of fast words this loop runs
+        // no iteration (see narrow_rows).
+        for (var k = select(k0, EPW, fast); k < EPW; k++) {
+            if (e0 + k >= P.elems) {
+                break;
+            }
+            let s = source_coord(x + inner.start, 0u);
+            var v = P.constant.x & MASK;
+            if (s != NONE && r.inside) {
+                let idx = r.src + (inner.crop_start + s) * inner.in_stride;
+                v = (src[idx >> EPW_LOG2] >> ((idx & (EPW - 1u)) * BITS)) & MASK;
+            }
+            word |= v << (k * BITS);
+            mask |= MASK << (k * BITS);
+            x += 1u;
+            if (x == inner.len) {
+                x = 0u;
+                row += 1u;
+                r = row_offsets(row);
+            }
         }
-        word |= v << (k * BITS);
-        mask |= MASK << (k * BITS);
-        x += 1u;
-        if (x == inner.len) {
-            x = 0u;
-            row += 1u;
-            r = row_offsets(row);
+        if (mask == 0xffffffffu) {
+            dst[w] = word;
+        } else {
+            dst[w] = (dst[w] & ~mask) | word;
         }
-    }
-    if (mask == 0xffffffffu) {
-        dst[w] = word;
-    } else {
-        dst[w] = (dst[w] & ~mask) | word;
     }
 }

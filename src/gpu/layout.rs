@@ -6,7 +6,7 @@ use crate::error::{GpuLimit, PadError, Result};
 use crate::plan::{AxisMap, Constant, Mode, PadPlan};
 
 use super::params::{
-    magic_divisor, AxisParams, Params, INDEX_LIMIT, MAX_RANK, NARROW_ROW_WORDS, WIDE_ELEMS, WORKGROUP,
+    magic_divisor, AxisParams, Params, INDEX_LIMIT, MAX_RANK, NARROW_ROW_WORDS, NARROW_WORD_RUN, WIDE_ELEMS, WORKGROUP,
 };
 use super::shader::PipelineKey;
 
@@ -416,7 +416,7 @@ impl Splitter<'_> {
         p.pack = 0;
         let words = (p.first % epw + p.elems).div_ceil(epw);
         p.count = words;
-        let groups = (words as u64).div_ceil(WORKGROUP as u64);
+        let groups = (words as u64).div_ceil((WORKGROUP * NARROW_WORD_RUN) as u64);
         let x = groups.min(self.limits.max_groups as u64);
         w.workgroups = [x as u32, groups.div_ceil(x) as u32, 1];
     }

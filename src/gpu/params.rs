@@ -17,6 +17,11 @@ pub(crate) const WIDE_ELEMS: u32 = 16;
 /// row's kept words found once, from 1.90-2.84 to 1.07-1.36 on a faster one, BENCHMARKS.md
 /// section 23).
 pub(crate) const NARROW_ROW_WORDS: u32 = 32;
+/// Consecutive words per invocation in the narrow kernel's per-word path (rows that are not
+/// whole words): the row is found once for them all. 16 against 1 took u8 [1,3,1023,1023]
+/// padded by 1 from 6.5-6.9 to 4.4-4.7 x the copy shader on lavapipe (BENCHMARKS.md, section
+/// 24); 8 and 4 did less.
+pub(crate) const NARROW_WORD_RUN: u32 = 16;
 /// Largest index the shaders divide (magic division is exact below 2^31).
 pub(crate) const INDEX_LIMIT: u64 = (1 << 31) - 8;
 
@@ -107,7 +112,7 @@ pub(crate) fn magic_divisor(d: u32) -> (u32, u32) {
 /// The WGSL constants shared with the host, for the shader prelude.
 pub(crate) fn wgsl_constants() -> String {
     format!(
-        "const MAX_RANK: u32 = {MAX_RANK}u;\nconst WORKGROUP: u32 = {WORKGROUP}u;\nconst WIDE_ELEMS: u32 = {WIDE_ELEMS}u;\nconst NARROW_ROW_WORDS: u32 = {NARROW_ROW_WORDS}u;\n"
+        "const MAX_RANK: u32 = {MAX_RANK}u;\nconst WORKGROUP: u32 = {WORKGROUP}u;\nconst WIDE_ELEMS: u32 = {WIDE_ELEMS}u;\nconst NARROW_ROW_WORDS: u32 = {NARROW_ROW_WORDS}u;\nconst NARROW_WORD_RUN: u32 = {NARROW_WORD_RUN}u;\n"
     )
 }
 

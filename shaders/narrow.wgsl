@@ -1,40 +1,109 @@
 // 8- and 16-bit elements (EPW to a u32 word): each output word has one invocation, so no two
-// invocations write one word. Rows of whole words run on a row grid (narrow_rows); otherwise
-// each invocation takes NARROW_WORD_RUN consecutive output words. The window is one contiguous run of a dense output starting
-// at element P.first of the binding; a word only partly in it keeps its other bytes. The
-// input may have any strides.
+// invocations write one word. Rows run on a row grid (narrow_rows) where they are whole words
+// or, ending mid-word, at least two words long; otherwise each invocation takes
+// NARROW_WORD_RUN consecutive output words. The window is one contiguous run of a dense
+// output starting at element P.first of the binding; a word only partly in it keeps its other
+// bytes. The input may have any strides.
 
 // The word that starts `shift` bits into input word `lo` and runs on into `hi`.
 fn shifted(lo: u32, hi: u32, shift: u32) -> u32 {
     return select((lo >> shift) | (hi << ((32u - shift) & 31u)), lo, shift == 0u);
 }
 
-// Rows of whole words, so no word straddles two rows. A row has P.row_lanes invocations
-// (the grid width), each writing up to NARROW_ROW_WORDS words of it: P.pack rows share a
-// workgroup where they fit, and a row longer than a workgroup's words takes several. y and z
-// (linear) count workgroups of rows.
+// Rows of the window: a row owns the words that start in it (row 0 also the word the window
+// starts in), so each word has one owner even where rows end mid-word (such rows follow each
+// other in the output, so a word runs on into the next row). A row has P.row_lanes invocations (the grid width), each writing up to NARROW_ROW_WORDS of
+// its words: P.pack rows share a workgroup where they fit, and a row longer than a workgroup's
+// words takes several. y and z (linear) count workgroups of rows.
+
+// The element at window-local position x of row `rr`, or None: rows along axis 0 (first 1)
+// or along axes 0 and 1 (first 2).
+fn row_element(rr: Row, x: u32, first: u32) -> u32 {
+    let a0 = P.axes[0];
+    var s = 0u;
+    var idx = 0u;
+    if (first == 1u) {
+        s = source_coord(x + a0.start, 0u);
+        idx = rr.src + (a0.crop_start + s) * a0.in_stride;
+    } else {
+        // Position o on axis 1, channel c of its run.
+        let a1 = P.axes[1];
+        let o = divide(x, a0.len_magic, a0.len_shift);
+        let c = x - o * a0.len;
+        s = source_coord(o + a1.start, 1u);
+        idx = rr.src + (a1.crop_start + s) * a1.in_stride + (a0.crop_start + c) * a0.in_stride;
+    }
+    if (s != NONE && rr.inside) {
+        return (src[idx >> EPW_LOG2] >> ((idx & (EPW - 1u)) * BITS)) & MASK;
+    }
+    return P.constant.x & MASK;
+}
+
+// The offsets of window-local position z over the axes above `first` (row_at without its
+// step along `first`).
+fn row_above(first: u32, z: u32) -> Row {
+    let r = Row(P.in_base, P.out_base, true);
+    if (first + 2u == P.rank) {
+        return step(r, first + 1u, z);
+    }
+    return walk(r, first + 1u, z);
+}
+
+// Rows that end mid-word, or a window that starts mid-word: words run on into the next row,
+// or keep the bytes outside the window. Rows of whole words compile without that code.
+const MID_WORD: bool = ROW_FIRST == 3u;
 
 // `first` is 1 (rows along axis 0) or 2 (axis 0 a whole unpadded run of channels, rows along
-// axes 0 and 1), the pipeline constant ROW_FIRST, so the compiler folds the uniform indices.
+// axes 0 and 1): the pipeline constant ROW_FIRST, so the compiler folds the uniform indices,
+// except for rows ending mid-word.
 fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
     let sub = divide(gid.x, P.lanes_magic, P.lanes_shift);
     let row = (gid.y + gid.z * nwg.y) * P.pack + sub;
     // Invocations past the rows write nothing: their loops below end at once. (Returning
     // here instead made every row's loop slower on lavapipe.)
-    let row_words = select(0u, P.row_words, sub < P.pack && row < P.count);
-    // The row's coordinate on axis `first` and position over the axes above (that axis is all
-    // zeros where there is none, and row is 0).
-    let af = P.axes[first];
-    let z = divide(row, af.len_magic, af.len_shift);
-    let r = row_at(first, row - z * af.len, z);
+    let live = sub < P.pack && row < P.count;
     let lane = gid.x - sub * P.row_lanes;
     let a0 = P.axes[0];
     let a1 = P.axes[1];
-    // The row's first output element (a multiple of EPW).
+    var len = a0.len;
+    if (first == 2u) {
+        len *= a1.len;
+    }
+    // The row's coordinate y on axis `first` and position z over the axes above (that axis is
+    // all zeros where there is none, and row is 0). Where the row ends mid-word and is its
+    // block's last, its last word runs on into the first row of block z + 1: that block's
+    // offsets come from the same call, in a loop whose count depends on the invocation. (A
+    // second call would let lavapipe inline P.rank and recompile the shader at every
+    // dispatch, about 8 ms: BENCHMARKS.md, sections 17 and 25.)
+    let af = P.axes[first];
+    let z = divide(row, af.len_magic, af.len_shift);
+    let y = row - z * af.len;
+    let runs_on = MID_WORD && (P.first + (row + 1u) * len) % EPW != 0u;
+    let blocks = select(1u, 2u, live && runs_on && y + 1u == af.len);
+    var above = Row(0u, 0u, false);
+    var above_next = Row(0u, 0u, false);
+    for (var t = 0u; t < blocks; t++) {
+        let b = row_above(first, z + t);
+        if (t == 0u) {
+            above = b;
+        } else {
+            above_next = b;
+        }
+    }
+    var r = above;
+    if (first < P.rank) {
+        r = step(above, first, y);
+    }
+    // The row's first element in the binding, and the words it owns, [wa, wb).
     var base = r.dst + a0.start * a0.out_stride;
     if (first == 2u) {
         base += a1.start * a1.out_stride;
     }
+    var wa = (base + EPW - 1u) / EPW;
+    if (row == 0u) {
+        wa = base / EPW;
+    }
+    let wb = select(wa, (base + len + EPW - 1u) / EPW, live);
     // Rows whose consecutive elements are consecutive in the input ("dense"): a word whose
     // elements are all kept is then at most two input words, shifted. Element x of such a row
     // is kept when d = x + d_off (wrapping) is below kept_elems, and is input element src0 + d.
@@ -52,75 +121,87 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
     // (every mode maps a kept position to itself). Found once a row, they leave the pair loop
     // below no test but its end (a test a pair, with an element loop beside it for the others,
     // took u8 [1,1024,1024,3] 1.03-1.56 x as long in 18 of 20 pairs on lavapipe; BENCHMARKS.md,
-    // section 23). f1 - f0 is even, so they go in pairs; the words around them (pads, row ends)
+    // section 23). f1 - f0 is even, so they go in pairs; the row's other words (pads, row ends)
     // go after, one by one.
-    var f0 = 0u;
-    var f1 = 0u;
-    if (dense && r.inside) {
+    var f0 = wa;
+    var f1 = wa;
+    if (dense && r.inside && live) {
         // d_off is signed: below zero, the row starts in the pad before, -d_off elements of it.
         let before = d_off >= 0x80000000u;
         let first_kept = select(0u, 0u - d_off, before);
-        let end_kept = min(kept_elems - select(min(d_off, kept_elems), d_off, before), row_words * EPW);
-        f0 = min((first_kept + EPW - 1u) / EPW, row_words);
-        f1 = max(end_kept / EPW, f0);
+        let end_kept = min(kept_elems - select(min(d_off, kept_elems), d_off, before), len);
+        f0 = clamp((base + first_kept + EPW - 1u) / EPW, wa, wb);
+        f1 = max((base + end_kept) / EPW, f0);
         f1 = f0 + ((f1 - f0) & ~1u);
     }
     // Invocations take pairs of words, a grid width apart: a shifted pair reads three input
     // words where two single words read four (lavapipe, u8 [1,1024,1024,3]: 25 % faster on a
     // quiet machine, 2-23 % in most pairs on a loaded one; BENCHMARKS.md, section 9). Lanes
-    // still read and write neighbouring memory, as a real GPU wants. Word wx reads from input
-    // word i0 + wx on, `shift` bits into it; an aligned row reads two input words a pair only
+    // still read and write neighbouring memory, as a real GPU wants. Word w reads from input
+    // word i0 + w on, `shift` bits into it; an aligned row reads two input words a pair only
     // (the next may be past the input). i0 comes from word f0's first element, a real input
     // offset: src0 + d_off alone may wrap below zero, and shifting a wrapped offset is wrong
     // (native backends happened to wrap the address back; WebGPU's clamp did not).
-    let i0 = ((src0 + d_off + f0 * EPW) >> EPW_LOG2) - f0;
-    let shift = ((src0 + d_off) & (EPW - 1u)) * BITS;
+    let i0 = ((src0 + d_off + (f0 * EPW - base)) >> EPW_LOG2) - f0;
+    let shift = ((src0 + d_off - base) & (EPW - 1u)) * BITS;
     let third = select(1u, 2u, shift != 0u);
     for (var n = 0u; n < NARROW_ROW_WORDS / 2u; n++) {
-        let wx = f0 + 2u * (lane + n * P.row_lanes);
-        if (wx >= f1) {
+        let w = f0 + 2u * (lane + n * P.row_lanes);
+        if (w >= f1) {
             break;
         }
-        let a = src[i0 + wx];
-        let b = src[i0 + wx + 1u];
-        let c = src[i0 + wx + third];
-        dst[base / EPW + wx] = shifted(a, b, shift);
-        dst[base / EPW + wx + 1u] = shifted(b, c, shift);
+        let a = src[i0 + w];
+        let b = src[i0 + w + 1u];
+        let c = src[i0 + w + third];
+        dst[w] = shifted(a, b, shift);
+        dst[w + 1u] = shifted(b, c, shift);
     }
-    // The other words element by element, a lane each: j counts them, those before f0 first.
+    // The row's other words element by element, a lane each: j counts them, those before f0
+    // first. The last may run on into the next row (or past the window, whose bytes it keeps).
     let kept_words = f1 - f0;
-    for (var j = lane; j + kept_words < row_words; j += P.row_lanes) {
-        let wx = select(j + kept_words, j, j < f0);
-        let x = wx * EPW;
+    for (var j = lane; wa + j + kept_words < wb; j += P.row_lanes) {
+        let w = select(wa + j + kept_words, wa + j, wa + j < f0);
         var word = 0u;
+        var mask = 0u;
         for (var k = 0u; k < EPW; k++) {
-            var v = P.constant.x & MASK;
-            var s = 0u;
-            var idx = 0u;
-            if (first == 1u) {
-                s = source_coord(x + k + a0.start, 0u);
-                idx = r.src + (a0.crop_start + s) * a0.in_stride;
-            } else {
-                // Element x + k of the row: position o on axis 1, channel c of its run.
-                let o = divide(x + k, a0.len_magic, a0.len_shift);
-                let c = x + k - o * a0.len;
-                s = source_coord(o + a1.start, 1u);
-                idx = r.src + (a1.crop_start + s) * a1.in_stride + (a0.crop_start + c) * a0.in_stride;
+            // Outside the window (wrapping below its start) the word keeps its bytes; x is
+            // the element's position in this row, and in the next from len on.
+            if (MID_WORD && w * EPW + k - P.first >= P.elems) {
+                continue;
             }
-            if (s != NONE && r.inside) {
-                v = (src[idx >> EPW_LOG2] >> ((idx & (EPW - 1u)) * BITS)) & MASK;
+            let x = w * EPW + k - base;
+            var v = 0u;
+            if (!MID_WORD || x < len) {
+                v = row_element(r, x, first);
+            } else {
+                // Rows are at least a word long, so the next row is as far as a word reaches.
+                var next = above_next;
+                var next_y = 0u;
+                if (y + 1u < af.len) {
+                    next = above;
+                    next_y = y + 1u;
+                }
+                v = row_element(step(next, first, next_y), x - len, first);
             }
             word |= v << (k * BITS);
+            mask |= MASK << (k * BITS);
         }
-        dst[base / EPW + wx] = word;
+        if (!MID_WORD || mask == 0xffffffffu) {
+            dst[w] = word;
+        } else {
+            dst[w] = (dst[w] & ~mask) | word;
+        }
     }
 }
 
 @compute @workgroup_size(WORKGROUP)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    // ROW_FIRST is a pipeline constant: llvmpipe runs both sides of a runtime branch.
+    // ROW_FIRST is a pipeline constant: llvmpipe runs both sides of a runtime branch. Rows
+    // ending mid-word (ROW_FIRST 3) are rare enough to share one pipeline for both row
+    // shapes: their `first` is the uniform's, read through the invocation so that lavapipe
+    // cannot inline it and recompile the shader at every dispatch (BENCHMARKS.md, section 17).
     if (ROW_FIRST != 0u) {
-        narrow_rows(gid, nwg, ROW_FIRST);
+        narrow_rows(gid, nwg, select(ROW_FIRST, select(P.row_first, 1u, gid.x == 0xffffffffu), MID_WORD));
         return;
     }
     // NARROW_WORD_RUN consecutive words an invocation: the row of the first is found once (a

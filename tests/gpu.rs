@@ -63,6 +63,9 @@ fn several_encodes_in_one_submission_at_offsets_in_one_pool() {
         (plan(DataType::Float16, &[5], &[-1, 4], Mode::Wrap), 3),
         (plan(DataType::Complex128, &[2, 2], &[1, 0, 0, 1], Mode::Constant), 4),
         (plan(DataType::Uint8, &[3], &[2, 0], Mode::Symmetric), 5),
+        // Rows ending mid-word, and outputs that do (55 and 54 bytes).
+        (plan(DataType::Uint8, &[5, 9], &[0, 1, 0, 1], Mode::Reflect), 6),
+        (plan(DataType::Float16, &[3, 7], &[0, 1, 0, 1], Mode::Symmetric), 7),
     ];
     // One pool holds every input and output, each at an aligned offset, the rest 0xAA.
     let mut layout = Vec::new();

@@ -48,6 +48,8 @@ pub(crate) struct View<'a> {
 #[derive(Debug, Clone)]
 pub(crate) struct Window {
     pub params: Params,
+    /// Narrow rows: the window starts mid-word or its rows end mid-word.
+    pub mid_word: bool,
     pub workgroups: [u32; 3],
     /// Input binding (offset, size in bytes); `None` when the window reads nothing.
     pub input: Option<Span>,
@@ -361,10 +363,12 @@ pub(crate) fn layout(plan: &PadPlan, input: &View, output: &View, limits: &Devic
         }
     }
     if word < 4 {
-        // One pipeline per pad: rows of whole words only if every window has them.
+        // One pipeline per pad: rows only if every window has them, along the same axes.
         let first = layout.windows[0].params.row_first;
         if layout.windows.iter().all(|w| w.params.row_first == first) {
-            layout.key.row_first = first as u8;
+            // Rows ending mid-word in any window: the pipeline for those (it runs rows of
+            // whole words correctly too).
+            layout.key.row_first = if layout.windows.iter().any(|w| w.mid_word) { 3 } else { first as u8 };
         } else {
             for w in &mut layout.windows {
                 splitter.to_words(w);
@@ -382,7 +386,7 @@ fn wide_pack(row_len: u64) -> u64 {
     (WORKGROUP as u64 / row_len).max(1)
 }
 
-/// Invocations a narrow row of `row_words` whole words takes: each writes up to
+/// Invocations a narrow row owning `row_words` words takes: each writes up to
 /// NARROW_ROW_WORDS of it, so that finding the row (its offsets, the mode on the axes above,
 /// its kept words) is paid once for many words. (lavapipe, u8 [1,1024,1024,3]: 25 invocations
 /// a row against 64 took 0.69-0.86 x the kernel time; f16 [4,512,250], 4 against 64,
@@ -391,7 +395,7 @@ fn narrow_lanes(row_words: u64) -> u64 {
     row_words.div_ceil(NARROW_ROW_WORDS as u64).max(1)
 }
 
-/// Rows of `row_words` whole words one narrow workgroup takes: as many as fit, else 1.
+/// Narrow rows owning `row_words` words one workgroup takes: as many as fit, else 1.
 fn narrow_pack(row_words: u64) -> u64 {
     (WORKGROUP as u64 / narrow_lanes(row_words)).max(1)
 }
@@ -410,6 +414,7 @@ impl Splitter<'_> {
     /// Gives a narrow window one invocation per output word (instead of rows).
     fn to_words(&self, w: &mut Window) {
         let epw = 4 / self.word as u32;
+        w.mid_word = false;
         let p = &mut w.params;
         p.row_first = 0;
         p.row_words = 0;
@@ -494,28 +499,45 @@ impl Splitter<'_> {
                 _pad: [0; 3],
             };
         }
+        let mut mid_word = false;
         let workgroups = if self.narrow {
             let epw = 4 / self.word;
             let first = out_lo - output.0 / self.word;
             params.first = first as u32;
             params.elems = elems as u32;
-            // Rows of whole words on a row grid where the window allows it: along axis 0, or
-            // along axes 0 and 1 where axis 0 is a whole unpadded run (RGB pixels, say).
+            // Rows on a row grid where the window allows it: along axis 0, or along axes 0 and
+            // 1 where axis 0 is a whole unpadded run (RGB pixels, say). Each row owns the words
+            // that start in it: rows of whole words own their own; rows that end mid-word must
+            // follow each other in the output and be a word long at least, so that a word runs
+            // on into the next row at most.
             let os = |d: usize| if d < rank { self.axes[rank - 1 - d].out_stride } else { 0 };
-            let rows_from = |f: usize| {
+            let rows_from = |f: usize, mid_word: bool| {
                 let row = (0..f).map(len).product::<u64>();
-                let aligned = first.is_multiple_of(epw) && row.is_multiple_of(epw);
-                let strides = (f..rank).all(|d| os(d).is_multiple_of(epw));
+                let aligned = first.is_multiple_of(epw)
+                    && row.is_multiple_of(epw)
+                    && (f..rank).all(|d| os(d).is_multiple_of(epw));
+                // (Rows under two words measured slower than the per-word path: u8 rows of 7
+                // bytes 1.15-1.22 x its time, BENCHMARKS.md section 25.)
+                let adjacent =
+                    row >= 2 * epw && (f..rank).all(|d| len(d) == 1 || os(d) == (0..d).map(len).product::<u64>());
+                let fits = if mid_word { !aligned && adjacent } else { aligned };
+                // Words a row owns at most (the first row also the word the window starts in).
+                let words = if aligned { row / epw } else { row.div_ceil(epw) + 1 };
                 let rows = len(f) * above(f);
-                let grid = row.div_ceil(epw * (WORKGROUP * NARROW_ROW_WORDS) as u64) <= maxg
+                let grid = words.div_ceil((WORKGROUP * NARROW_ROW_WORDS) as u64) <= maxg
                     && rows <= INDEX_LIMIT
-                    && rows.div_ceil(narrow_pack(row / epw)) <= maxg * maxg;
-                (aligned && strides && grid).then_some((f as u32, row / epw, rows))
+                    && rows.div_ceil(narrow_pack(words)) <= maxg * maxg;
+                (fits && grid).then_some((f as u32, words, rows, mid_word))
             };
             let chunk_ok =
                 rank >= 2 && self.axes[rank - 1].map.is_identity() && len(0) == self.axes[rank - 1].map.out_len as u64;
-            let rows = rows_from(1).or_else(|| if chunk_ok { rows_from(2) } else { None });
-            if let Some((f, words, rows)) = rows {
+            // Rows of whole words first; else rows ending mid-word, the longest first.
+            let rows = rows_from(1, false)
+                .or_else(|| if chunk_ok { rows_from(2, false) } else { None })
+                .or_else(|| if chunk_ok { rows_from(2, true) } else { None })
+                .or_else(|| rows_from(1, true));
+            if let Some((f, words, rows, mid)) = rows {
+                mid_word = mid;
                 params.row_first = f;
                 params.row_words = words as u32;
                 params.count = rows as u32;
@@ -530,7 +552,7 @@ impl Splitter<'_> {
                 let y = groups.min(maxg);
                 [x as u32, y as u32, groups.div_ceil(y) as u32]
             } else {
-                let mut w = Window { params, workgroups: [0; 3], input, output };
+                let mut w = Window { params, mid_word: false, workgroups: [0; 3], input, output };
                 self.to_words(&mut w);
                 return Ok(Some(w));
             }
@@ -547,7 +569,7 @@ impl Splitter<'_> {
                 }
             }
         };
-        Ok(Some(Window { params, workgroups, input, output }))
+        Ok(Some(Window { params, mid_word, workgroups, input, output }))
     }
 }
 
@@ -664,33 +686,36 @@ mod tests {
         }
     }
 
-    /// narrow.wgsl's row grid, run on the host: every word of every row of each window is
-    /// written exactly once, short rows packed several to a workgroup, long rows over several
-    /// workgroups, on grids past `max_groups`, rows along axis 0 and along axes 0 and 1, and
-    /// wherever a row's run of kept words [f0, f1) lies (the shader writes it in pairs, the
-    /// words around it one by one).
+    /// narrow.wgsl's row grid, run on the host: every word the window touches is written
+    /// exactly once and no other, rows of whole words and rows ending mid-word (each row owns
+    /// the words that start in it, the first row also the word the window starts in), short
+    /// rows packed several to a workgroup, long rows over several workgroups, on grids past
+    /// `max_groups`, in windows of small bindings, rows along axis 0 and along axes 0 and 1,
+    /// and wherever a row's run of kept words [f0, f1) lies (the shader writes it in pairs, the
+    /// row's other words one by one).
     #[test]
     fn the_narrow_row_grid_covers_every_word_once() {
-        // The words one invocation writes: its pairs of kept words, then the others.
-        fn lane_words(lane: u64, lanes: u64, words: u64, (f0, f1): (u64, u64)) -> Vec<u64> {
+        // The words one invocation writes: its pairs of kept words, then the row's others.
+        fn lane_words(lane: u64, lanes: u64, (wa, wb): (u64, u64), (f0, f1): (u64, u64)) -> Vec<u64> {
             let mut out = Vec::new();
             for n in 0..NARROW_ROW_WORDS as u64 / 2 {
-                let wx = f0 + 2 * (lane + n * lanes);
-                if wx >= f1 {
+                let w = f0 + 2 * (lane + n * lanes);
+                if w >= f1 {
                     break;
                 }
-                out.extend([wx, wx + 1]);
+                out.extend([w, w + 1]);
             }
-            let fast = f1 - f0;
-            let mut s = lane;
-            while s + fast < words {
-                out.push(if s < f0 { s } else { s + fast });
-                s += lanes;
+            let kept = f1 - f0;
+            let mut j = lane;
+            while wa + j + kept < wb {
+                out.push(if wa + j < f0 { wa + j } else { wa + j + kept });
+                j += lanes;
             }
             out
         }
         let few_groups = DeviceLimits { max_groups: 7, ..LIMITS };
-        let cases: [(DataType, &[usize], &[i64]); 9] = [
+        let small = DeviceLimits { max_binding: 1024, ..LIMITS };
+        let cases: [(DataType, &[usize], &[i64]); 14] = [
             (DataType::Float16, &[32, 256, 6, 6], &[0, 0, 1, 1, 0, 0, 1, 1]), // rows of 4 words
             (DataType::Uint8, &[4, 6, 8], &[0, 0, 2, 0, 0, 2]),               // 3 words, odd
             (DataType::Uint8, &[2, 5, 6, 3], &[0, 1, 1, 0, 0, 1, 1, 0]),      // along axes 0 and 1
@@ -700,36 +725,56 @@ mod tests {
             (DataType::Uint8, &[2, 9000], &[0, 4, 0, 4]),                     // several workgroups each
             (DataType::Uint8, &[1, 1024, 1024, 3], &[0, 2, 2, 0, 0, 2, 2, 0]), // long rows of pixels
             (DataType::Uint8, &[20], &[2, 2]),                                // rank 1
+            (DataType::Uint8, &[4, 6, 7], &[0, 0, 1, 0, 0, 2]),               // rows of 10 bytes
+            (DataType::Uint8, &[2, 5, 7, 3], &[0, 1, 1, 0, 0, 1, 1, 0]),      // 27 bytes, axes 0 and 1
+            (DataType::Float16, &[3, 9], &[0, 1, 0, 1]),                      // 11 halves
+            (DataType::Uint8, &[3, 300, 301], &[0, 0, 1, 0, 0, 2]),           // 304 bytes, many windows
+            (DataType::Uint8, &[3, 1, 5], &[1, 0, 0, 1, 0, 0]),               // 5 bytes, unpadded rows
         ];
-        let mut packed = 0;
+        let (mut packed, mut mid_word) = (0, 0);
         for (dtype, shape, pads) in cases {
-            for limits in [&LIMITS, &few_groups] {
+            for limits in [&LIMITS, &few_groups, &small] {
                 let l = lay(&plan(dtype, shape, pads, Mode::Reflect), limits);
                 let row_windows = l.windows.iter().filter(|w| w.params.row_words != 0).collect::<Vec<_>>();
                 assert!(limits.max_groups < 100 || !row_windows.is_empty(), "{shape:?}: no row windows");
                 for w in row_windows {
                     let p = &w.params;
-                    let (words, rows, pack, lanes) =
-                        (p.row_words as u64, p.count as u64, p.pack as u64, p.row_lanes as u64);
+                    let epw = 4 / dtype.width().bytes().unwrap() as u64;
+                    let (rows, pack, lanes) = (p.count as u64, p.pack as u64, p.row_lanes as u64);
                     let first = p.row_first as usize;
                     let window_rows = (first..p.rank as usize).map(|d| p.axes[d].len as u64).product::<u64>();
                     assert_eq!(rows, window_rows, "{shape:?}: rows of the window");
-                    assert_eq!(pack, narrow_pack(words));
+                    assert_eq!(pack, narrow_pack(p.row_words as u64));
                     packed += usize::from(pack > 1);
+                    let len = (0..first).map(|d| p.axes[d].len).product::<u32>();
+                    mid_word += usize::from(!(len as u64).is_multiple_of(epw) || !(p.first as u64).is_multiple_of(epw));
                     let [gx, gy, gz] = w.workgroups.map(u64::from);
                     assert!(gx.max(gy).max(gz) <= limits.max_groups as u64, "{shape:?}: {:?}", w.workgroups);
+                    // The row's first element in the binding, as the shader works it out.
+                    let base = |row: u64| {
+                        let mut dst = p.out_base;
+                        let mut lin = row;
+                        for d in first..p.rank as usize {
+                            let a = p.axes[d];
+                            let c = if d + 1 < p.rank as usize { lin % a.len as u64 } else { lin };
+                            lin /= a.len as u64;
+                            dst = dst.wrapping_add((c as u32 + a.start).wrapping_mul(a.out_stride));
+                        }
+                        for d in 0..first {
+                            dst = dst.wrapping_add(p.axes[d].start.wrapping_mul(p.axes[d].out_stride));
+                        }
+                        dst as u64
+                    };
+                    let touched = p.first as u64 / epw..(p.first as u64 + p.elems as u64).div_ceil(epw);
+                    let owned = |row: u64| {
+                        let b = base(row);
+                        let wa = if row == 0 { b / epw } else { b.div_ceil(epw) };
+                        (wa, (b + len as u64).div_ceil(epw))
+                    };
                     // Kept runs: none, all, from either end, inside, of one pair.
                     let even = |n: u64| n & !1;
-                    let runs = [
-                        (0, 0),
-                        (0, even(words)),
-                        (words % 2, words),
-                        (1, 1 + even(words - 1)),
-                        (words / 3, words / 3 + even(words / 3)),
-                        (words / 2, (words / 2 + 2).min(words)),
-                    ];
-                    for (f0, f1) in runs.map(|(f0, f1)| (f0, f0 + even(f1 - f0))) {
-                        let mut seen = vec![0u8; (rows * words) as usize];
+                    for run in 0..6 {
+                        let mut seen = vec![0u8; touched.end as usize + 2];
                         for (x, y, z) in
                             (0..gz).flat_map(|z| (0..gy).flat_map(move |y| (0..gx).map(move |x| (x, y, z))))
                         {
@@ -743,21 +788,32 @@ mod tests {
                                 if sub >= pack || row >= rows {
                                     continue;
                                 }
-                                for word in lane_words(gid_x - sub * lanes, lanes, words, (f0, f1)) {
-                                    assert!(word < words, "{shape:?}: word {word} of a row of {words}");
-                                    seen[(row * words + word) as usize] += 1;
+                                let (wa, wb) = owned(row);
+                                let n = wb - wa;
+                                let (f0, f1) = match run {
+                                    0 => (wa, wa),
+                                    1 => (wa, wa + even(n)),
+                                    2 => (wa + n % 2, wb),
+                                    3 => (wa + 1.min(n), wa + 1.min(n) + even(n.saturating_sub(1))),
+                                    4 => (wa + n / 3, wa + n / 3 + even(n / 3)),
+                                    _ => (wa + n / 2, wa + n / 2 + even((n - n / 2).min(2))),
+                                };
+                                for word in lane_words(gid_x - sub * lanes, lanes, (wa, wb), (f0, f1)) {
+                                    assert!(touched.contains(&word), "{shape:?}: word {word} outside {touched:?}");
+                                    seen[word as usize] += 1;
                                 }
                             }
                         }
+                        let wrong = touched.clone().filter(|&w| seen[w as usize] != 1).collect::<Vec<_>>();
                         assert!(
-                            seen.iter().all(|&n| n == 1),
-                            "{shape:?} pads {pads:?}, kept words {f0}..{f1}: some word written {:?} times",
-                            seen.iter().copied().filter(|&n| n != 1).collect::<std::collections::BTreeSet<_>>()
+                            wrong.is_empty(),
+                            "{shape:?} pads {pads:?}, run {run}: words {wrong:?} not written once"
                         );
                     }
                 }
             }
         }
+        assert!(mid_word >= 8, "only {mid_word} windows of rows ending mid-word");
         assert!(packed >= 4, "only {packed} windows packed rows");
     }
 

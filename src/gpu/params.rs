@@ -68,8 +68,8 @@ pub(crate) struct Params {
     /// wrapping (a window's binding starts past the tensor's start).
     pub in_base: u32,
     pub out_base: u32,
-    /// Narrow kernel: rows along axes below `row_first` (1 or 2) of `row_words` whole words
-    /// each; `row_words == 0` for one invocation per word.
+    /// Narrow kernel: rows along axes below `row_first` (1 or 2), each owning at most
+    /// `row_words` words (the words that start in it); `row_words == 0` for the per-word path.
     pub row_first: u32,
     pub row_words: u32,
     /// Rows one workgroup takes (1 where a row needs more than half a workgroup).

@@ -2,10 +2,10 @@
 //!
 //! A key depends on the mode and the moved word width, plus two fixed variants: for the
 //! periodic modes, whether pads reach past one period (the modulo variant), and for 8- and
-//! 16-bit words, how rows are walked (per word, or rows of whole words along one or two
-//! axes). Never on shape. Variants are pipeline constants rather than runtime branches
-//! because llvmpipe executes both sides of a uniform branch. At most
-//! 3 × (2 + 3 × 2) + 2 × (2 + 3 × 2) × 3 = 72 pipelines exist.
+//! 16-bit words, how rows are walked (per word, rows of whole words along one or two axes, or
+//! rows that end mid-word). Never on shape. Variants are pipeline constants rather than
+//! runtime branches because llvmpipe executes both sides of a uniform branch. At most
+//! 3 × (2 + 3 × 2) + 2 × (2 + 3 × 2) × 4 = 88 pipelines exist.
 
 use crate::plan::Mode;
 
@@ -25,7 +25,8 @@ pub(crate) struct PipelineKey {
     /// modulo; false for constant and edge, which have no period.
     pub multi_period: bool,
     /// Narrow kernel: 0 for one invocation per output word, 1 or 2 for rows of whole words
-    /// along axis 0, or along axes 0 and 1 (`ROW_FIRST` in narrow.wgsl); 0 for wide words.
+    /// along axis 0, or along axes 0 and 1, 3 for rows along either that end mid-word
+    /// (`ROW_FIRST` in narrow.wgsl); 0 for wide words.
     pub row_first: u8,
 }
 
@@ -42,7 +43,7 @@ impl PipelineKey {
         let mut keys = Vec::new();
         for &w in WORD_BYTES.iter().filter(|&&w| w >= elem_bytes) {
             for multi in [false, true] {
-                for rows in 0..3 {
+                for rows in 0..4 {
                     let k = PipelineKey::new(mode, w, multi, rows);
                     if !keys.contains(&k) {
                         keys.push(k);
@@ -110,7 +111,7 @@ mod tests {
     fn the_key_space_is_bounded() {
         let mut all: Vec<PipelineKey> = Mode::ALL.iter().flat_map(|&m| PipelineKey::all_for(m, 1)).collect();
         all.dedup();
-        assert_eq!(all.len(), 72);
+        assert_eq!(all.len(), 88);
         // Constant and edge never take the modulo variant, wide words no row variant.
         assert_eq!(PipelineKey::new(Mode::Edge, 4, true, 0), PipelineKey::new(Mode::Edge, 4, false, 0));
         assert_eq!(PipelineKey::new(Mode::Wrap, 8, true, 2), PipelineKey::new(Mode::Wrap, 8, true, 0));

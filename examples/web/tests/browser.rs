@@ -185,7 +185,7 @@ async fn corpus_on_webgpu_and_cpu_paths() {
     assert!(on_gpu > 250, "only {on_gpu} cases ran on the GPU");
 }
 
-/// All 72 pipelines (5 modes, every moved width, both fixed variants) compile under Tint,
+/// All 88 pipelines (5 modes, every moved width, both fixed variants) compile under Tint,
 /// and pads of each type and mode then run without compiling more, equal to the CPU path.
 #[wasm_bindgen_test]
 async fn every_pipeline_variant_compiles_and_runs() {
@@ -201,7 +201,7 @@ async fn every_pipeline_variant_compiles_and_runs() {
         DataType::String,
         DataType::Int4,
     ];
-    assert_eq!(kernel.precompile(&Mode::ALL, &types).await.unwrap(), 72);
+    assert_eq!(kernel.precompile(&Mode::ALL, &types).await.unwrap(), 88);
     let compiled = kernel.compile_count();
     for (i, dtype) in types.iter().filter(|d| d.gpu_capable()).enumerate() {
         for mode in Mode::ALL {

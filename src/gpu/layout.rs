@@ -508,8 +508,8 @@ impl Splitter<'_> {
             // Rows on a row grid where the window allows it: along axis 0, or along axes 0 and
             // 1 where axis 0 is a whole unpadded run (RGB pixels, say). Each row owns the words
             // that start in it: rows of whole words own their own; rows that end mid-word must
-            // follow each other in the output and be a word long at least, so that a word runs
-            // on into the next row at most.
+            // follow each other in the output and be two words long at least, so that a word
+            // runs on into the next row at most.
             let os = |d: usize| if d < rank { self.axes[rank - 1 - d].out_stride } else { 0 };
             let rows_from = |f: usize, mid_word: bool| {
                 let row = (0..f).map(len).product::<u64>();

@@ -12,12 +12,18 @@ fn shifted(lo: u32, hi: u32, shift: u32) -> u32 {
 
 // Rows of the window: a row owns the words that start in it (row 0 also the word the window
 // starts in), so each word has one owner even where rows end mid-word (such rows follow each
-// other in the output, so a word runs on into the next row). A row has P.row_lanes invocations (the grid width), each writing up to NARROW_ROW_WORDS of
-// its words: P.pack rows share a workgroup where they fit, and a row longer than a workgroup's
-// words takes several. y and z (linear) count workgroups of rows.
+// other in the output, so a word runs on into the next row). A row has P.row_lanes
+// invocations (the grid width), each writing up to NARROW_ROW_WORDS of its words: P.pack rows
+// share a workgroup where they fit, and a row longer than a workgroup's words takes several.
+// y and z (linear) count workgroups of rows.
 
-// The element at window-local position x of row `rr`, or None: rows along axis 0 (first 1)
-// or along axes 0 and 1 (first 2).
+// The input element at offset idx (in elements) of the input binding.
+fn input_element(idx: u32) -> u32 {
+    return (src[idx >> EPW_LOG2] >> ((idx & (EPW - 1u)) * BITS)) & MASK;
+}
+
+// The element at window-local position x of row `rr` (the constant where it reads no input):
+// rows along axis 0 (first 1) or along axes 0 and 1 (first 2).
 fn row_element(rr: Row, x: u32, first: u32) -> u32 {
     let a0 = P.axes[0];
     var s = 0u;
@@ -34,7 +40,7 @@ fn row_element(rr: Row, x: u32, first: u32) -> u32 {
         idx = rr.src + (a1.crop_start + s) * a1.in_stride + (a0.crop_start + c) * a0.in_stride;
     }
     if (s != NONE && rr.inside) {
-        return (src[idx >> EPW_LOG2] >> ((idx & (EPW - 1u)) * BITS)) & MASK;
+        return input_element(idx);
     }
     return P.constant.x & MASK;
 }
@@ -256,8 +262,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             let s = source_coord(x + inner.start, 0u);
             var v = P.constant.x & MASK;
             if (s != NONE && r.inside) {
-                let idx = r.src + (inner.crop_start + s) * inner.in_stride;
-                v = (src[idx >> EPW_LOG2] >> ((idx & (EPW - 1u)) * BITS)) & MASK;
+                v = input_element(r.src + (inner.crop_start + s) * inner.in_stride);
             }
             word |= v << (k * BITS);
             mask |= MASK << (k * BITS);

@@ -39,8 +39,9 @@ impl RowEnds {
     }
 }
 
-/// Outputs at least this large are split across threads.
-const PARALLEL_MIN_BYTES: usize = 4 << 20;
+/// Outputs at least this large are split across threads (under Miri, small ones too, so
+/// that tests small enough for it reach the threaded code).
+const PARALLEL_MIN_BYTES: usize = if cfg!(miri) { 4096 } else { 4 << 20 };
 
 /// Innermost rows whose pads hold at most this many bytes have them written byte by byte
 /// from a table (see `Walk::row_pads`) rather than by a library copy or fill per run.
@@ -1001,8 +1002,9 @@ mod tests {
     /// not, for sizes around the split and its page-sized parts.
     #[test]
     fn readbacks_are_copied_whole() {
-        let src: Vec<u8> = (0..(9u32 << 20) + 4099).map(|i| (i % 251) as u8).collect();
-        for len in [0, 1, 4095, (4 << 20) - 1, 4 << 20, (4 << 20) + 4097, src.len()] {
+        let split = PARALLEL_MIN_BYTES;
+        let src: Vec<u8> = (0..2 * split + 4099).map(|i| (i % 251) as u8).collect();
+        for len in [0, 1, 4095, split - 1, split, split + 4097, src.len()] {
             for refuse in [false, true] {
                 REFUSE_HELPERS.store(refuse, Ordering::Relaxed);
                 let copy = copy_to_new_vec(&src[..len], "a test").unwrap();

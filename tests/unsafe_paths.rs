@@ -1,13 +1,15 @@
 //! Pads that reach every `unsafe` block a CPU pad runs, few and small enough for Miri: the
 //! output written without being zero-filled first, the SSSE3 row ends (short middles moved,
-//! longer ones copied), the AVX2 copy loop (rows of 2113 bytes and more) and plain copies.
-//! (Not the GPU readback's copy, `Tensor::zeros` or the huge-page advice, which a pad does
-//! not run.)
-//! Under Miri, which reports any byte read before it was written and any access out of
-//! bounds (FUZZING.md has its run):
+//! longer ones copied), the AVX2 copy loop (rows of 2113 bytes and more), plain copies, and,
+//! under Miri with two CPUs, outputs split across threads (there from 4 KiB: the pads of the
+//! rows long enough for AVX2). (Not the GPU readback's copy, which `cpu`'s unit test
+//! `readbacks_are_copied_whole` covers, `Tensor::zeros` or the huge-page advice, which a pad
+//! does not run.)
+//! Under Miri, which reports any byte read before it was written, any access out of bounds
+//! and any data race (`.ci/miri` runs it in CI; FUZZING.md says more):
 //!
 //! ```text
-//! RUSTFLAGS="-C target-feature=+ssse3,+avx2" cargo +nightly miri test --test unsafe_paths
+//! MIRIFLAGS=-Zmiri-num-cpus=2 RUSTFLAGS="-C target-feature=+ssse3,+avx2" cargo +nightly miri test --test unsafe_paths
 //! ```
 //!
 //! Miri sees only the CPU features enabled at compile time, hence the flags; without them it

@@ -165,7 +165,7 @@ fn sync_directory(dir: &Path) {
 #[cfg(target_os = "linux")]
 mod unnamed {
     use std::ffi::CString;
-    use std::fs::{self, File};
+    use std::fs::File;
     use std::io::{self, Write};
     use std::os::unix::ffi::OsStrExt;
     use std::os::unix::io::{AsRawFd, FromRawFd};
@@ -224,14 +224,12 @@ mod unnamed {
             // Held so that a signal handled now exits after the target is complete, not while
             // a temporary name exists.
             let _pending = super::pending();
-            // Nothing there: one link makes the target, and never replaces one made since.
-            let free = matches!(fs::symlink_metadata(target), Err(e) if e.kind() == io::ErrorKind::NotFound);
-            let linked = free
-                && match link(&file, target) {
-                    Ok(()) => true,
-                    Err(e) if e.kind() == io::ErrorKind::AlreadyExists => false,
-                    Err(e) => return Err(place.error(e)),
-                };
+            // Nothing there: one link makes the target (a link never replaces anything).
+            let linked = match link(&file, target) {
+                Ok(()) => true,
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => false,
+                Err(e) => return Err(place.error(e)),
+            };
             if !linked {
                 // Something there: a temporary name, renamed over it (a run killed between the
                 // two leaves that name, holding the complete output).

@@ -1,7 +1,9 @@
 //! The CPU path: copies contiguous kept runs of the input, then fills each axis's pads by
 //! blocks of output already written (or the constant), outermost axis last; an innermost
 //! row's few copied pads (a pixel or two) are copied from the input row by a table instead,
-//! or, on x86-64, written with the row by byte shuffles (`row_ends`).
+//! or, on x86-64, written with the row by byte shuffles (`row_ends`). On x86-64, many small
+//! planes (the innermost axes' blocks, up to 1 KiB) are each written whole by shuffles
+//! instead, where that is estimated to be cheaper (`planes`).
 //!
 //! Outputs of 4 MiB and more are split across threads: by default the machine's
 //! parallelism, or `WGPU_PAD_CPU_THREADS`, or [`set_max_threads`]; at most [`MAX_THREADS`].
@@ -24,8 +26,12 @@ use crate::tensor::{output_bytes, try_filled, unpack_nibbles_into, Tensor, Tenso
 mod row_ends;
 #[cfg(target_arch = "x86_64")]
 use row_ends::RowEnds;
+#[cfg(target_arch = "x86_64")]
+mod planes;
+#[cfg(target_arch = "x86_64")]
+use planes::{Choice, Planes};
 
-/// Elsewhere than x86-64 no rows are shuffled whole: their pads go through the table.
+/// Elsewhere than x86-64 no rows or planes are shuffled whole: their pads go through the table.
 #[cfg(not(target_arch = "x86_64"))]
 enum RowEnds {}
 
@@ -35,6 +41,32 @@ impl RowEnds {
         None
     }
     fn write(&self, _: &mut [MaybeUninit<u8>], _: &[u8], _: &Rows) {
+        match *self {}
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+enum Planes {}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[derive(Clone, Copy)]
+enum Choice<'a> {
+    // Never read here: no planes are made; the variant matches x86-64's.
+    #[allow(dead_code)]
+    WhereCheaper(Option<&'a RowEnds>),
+    #[cfg(test)]
+    Always,
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+impl Planes {
+    fn new(_: &[AxisMap], _: Mode, _: usize, _: &[u8], _: Choice) -> Option<Planes> {
+        None
+    }
+    fn axis(&self) -> usize {
+        match *self {}
+    }
+    fn write(&self, _: &mut [MaybeUninit<u8>], _: &[u8]) {
         match *self {}
     }
 }
@@ -105,7 +137,9 @@ pub fn pad(plan: &PadPlan, input: &Tensor) -> Result<Tensor> {
             // SAFETY: `pad_bytes` returned Ok, so it wrote all `out_bytes` bytes: every chunk
             // of the output is a kept chunk (copy_in), a constant (fill), a copy of chunks
             // already written (extend_axis) or, for an innermost row's pads from the table,
-            // an input chunk (pad_row: the table lists every pad position),
+            // an input chunk (pad_row: the table lists every pad position); a plane written
+            // whole (write_plane) is its windows' stores, which cover it, the last moved back
+            // to end at its end;
             // and 4-bit outputs are packed byte by byte.
             unsafe { out.set_len(out_bytes) };
             Tensor::from_bytes(plan.dtype(), plan.out_shape().to_vec(), out)
@@ -154,29 +188,65 @@ fn pad_bytes(plan: &PadPlan, input: &[u8], output: &mut [MaybeUninit<u8>]) -> Re
         let mut unpacked_in = try_filled(plan.in_len(), 0u8, "the unpacked 4-bit input")?;
         unpack_nibbles_into(input, &mut unpacked_in);
         let mut unpacked_out = try_filled(plan.out_len(), 0u8, "the unpacked 4-bit output")?;
-        pad_fixed(plan, 1, &unpacked_in, as_uninit(&mut unpacked_out), &[constant[0] & 0x0f]);
+        let unpacked_constant = [constant[0] & 0x0f];
+        pad_fixed(plan, 1, &unpacked_in, as_uninit(&mut unpacked_out), &unpacked_constant, PlaneChoice::WhereCheaper);
         // Two elements per byte, low nibble first; every byte of `output` is written.
         for (o, pair) in output.iter_mut().zip(unpacked_out.chunks(2)) {
             o.write((pair[0] & 0x0f) | (pair.get(1).copied().unwrap_or(0) << 4));
         }
     } else {
         let width = plan.dtype().width().bytes().unwrap_or(1);
-        pad_fixed(plan, width, input, output, constant);
+        pad_fixed(plan, width, input, output, constant, PlaneChoice::WhereCheaper);
     }
     Ok(())
 }
 
+/// Whether small planes are written whole (`planes`) where the CPU can.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum PlaneChoice {
+    /// Where that is estimated to be cheaper than row by row, working out how included.
+    WhereCheaper,
+    /// Wherever a plane can be (tests).
+    #[cfg(test)]
+    Always,
+    /// Never (tests).
+    #[cfg(test)]
+    Never,
+}
+
 /// Fixed-width elements of `width` bytes: the folded plan's chunks become byte runs.
-fn pad_fixed(plan: &PadPlan, width: usize, input: &[u8], output: &mut [MaybeUninit<u8>], constant: &[u8]) {
+fn pad_fixed(
+    plan: &PadPlan,
+    width: usize,
+    input: &[u8],
+    output: &mut [MaybeUninit<u8>],
+    constant: &[u8],
+    planes: PlaneChoice,
+) {
     let f = plan.folded(true);
     let chunk_bytes = f.chunk * width;
     let pattern: Vec<u8> = constant.iter().copied().cycle().take(chunk_bytes).collect();
     let walk = Walk::new(&f.axes, plan.mode(), chunk_bytes, ROW_PAD_BYTES);
     let row_ends = f.axes.last().and_then(|row| RowEnds::new(row, plan.mode(), chunk_bytes, &pattern));
+    let choice = match planes {
+        PlaneChoice::WhereCheaper => Some(Choice::WhereCheaper(row_ends.as_ref())),
+        #[cfg(test)]
+        PlaneChoice::Always => Some(Choice::Always),
+        #[cfg(test)]
+        PlaneChoice::Never => None,
+    };
+    let planes = choice.and_then(|choice| Planes::new(&f.axes, plan.mode(), chunk_bytes, &pattern, choice));
     let threads = threads();
     let top = f.axes[0];
     let parallel = threads > 1 && f.axes.len() > 1 && output.len() >= PARALLEL_MIN_BYTES && top.kept >= threads;
-    let store = ByteStore { input, out: output, chunk: chunk_bytes, pattern: &pattern, row_ends: row_ends.as_ref() };
+    let store = ByteStore {
+        input,
+        out: output,
+        chunk: chunk_bytes,
+        pattern: &pattern,
+        row_ends: row_ends.as_ref(),
+        planes: planes.as_ref(),
+    };
     if parallel {
         pad_fixed_parallel(&walk, store, threads);
     } else {
@@ -210,7 +280,7 @@ pub fn threads() -> usize {
 /// `threads - 1` helpers take in turn; a helper the system refuses leaves its share to the
 /// others.
 fn pad_fixed_parallel(walk: &Walk, store: ByteStore, threads: usize) {
-    let ByteStore { input, out: output, chunk, pattern, row_ends } = store;
+    let ByteStore { input, out: output, chunk, pattern, row_ends, planes } = store;
     let top = walk.axes[0];
     let block = walk.out_strides[0] * chunk;
     let (_, kept_region) = output.split_at_mut(top.pad_before * block);
@@ -218,13 +288,13 @@ fn pad_fixed_parallel(walk: &Walk, store: ByteStore, threads: usize) {
     let per_part = top.kept.div_ceil(threads);
     let parts = kept_region.chunks_mut(per_part * block).enumerate().map(|(i, part)| (i * per_part, part)).collect();
     share_out(parts, threads, |(first, part)| {
-        let mut store = ByteStore { input, out: part, chunk, pattern, row_ends };
+        let mut store = ByteStore { input, out: part, chunk, pattern, row_ends, planes };
         for j in 0..store.out.len() / block {
             let in_base = (top.crop_start + first + j) * walk.in_strides[0];
             walk.fill_axis(&mut store, 1, j * walk.out_strides[0], in_base);
         }
     });
-    let mut store = ByteStore { input, out: output, chunk, pattern, row_ends };
+    let mut store = ByteStore { input, out: output, chunk, pattern, row_ends, planes };
     walk.extend(&mut store, 0, 0);
 }
 
@@ -508,6 +578,9 @@ impl<'a> Walk<'a> {
     fn fill_axis<S: Store>(&self, store: &mut S, axis: usize, out_base: usize, in_base: usize) {
         let a = self.axes[axis];
         let (out_stride, in_stride) = (self.out_strides[axis], self.in_strides[axis]);
+        if store.write_plane(axis, out_base, in_base) {
+            return;
+        }
         if axis + 1 == self.axes.len() {
             let row = Rows { count: 1, out_first: out_base, out_stride: 0, in_first: in_base, in_stride: 0 };
             return self.fill_rows(store, &row);
@@ -617,6 +690,11 @@ trait Store {
     fn pad_row(&mut self, out_base: usize, in_base: usize, pads: &[(usize, usize)]);
     /// Writes `rows` whole, pads included, if this store has a way to (true); else nothing.
     fn write_rows(&mut self, rows: &Rows) -> bool;
+    /// Writes the block of `axis` at these bases (in chunks) whole, pads and all, where the
+    /// store can: false where it cannot.
+    fn write_plane(&mut self, _axis: usize, _out_base: usize, _in_base: usize) -> bool {
+        false
+    }
 }
 
 /// Innermost rows, in chunks: `count` of them, the first at output chunk `out_first` and
@@ -755,6 +833,8 @@ struct ByteStore<'a> {
     pattern: &'a [u8],
     /// Writes innermost rows whole, where their pads allow and the CPU can.
     row_ends: Option<&'a RowEnds>,
+    /// Writes small planes whole, where that is cheaper and the CPU can.
+    planes: Option<&'a Planes>,
 }
 
 impl Store for ByteStore<'_> {
@@ -795,6 +875,17 @@ impl Store for ByteStore<'_> {
             to.write(from);
         }
         self.repeat(dst + 1, dst, len - 1, 1);
+    }
+
+    fn write_plane(&mut self, axis: usize, out_base: usize, in_base: usize) -> bool {
+        match self.planes {
+            Some(planes) if planes.axis() == axis => {
+                let c = self.chunk;
+                planes.write(&mut self.out[out_base * c..], &self.input[in_base * c..]);
+                true
+            }
+            _ => false,
+        }
     }
 
     fn write_rows(&mut self, rows: &Rows) -> bool {
@@ -991,6 +1082,7 @@ mod tests {
             chunk: folded.chunk,
             pattern: &[0],
             row_ends: None,
+            planes: None,
         };
         REFUSE_HELPERS.store(true, Ordering::Relaxed);
         pad_fixed_parallel(&walk, store, 4);

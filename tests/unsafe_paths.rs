@@ -1,6 +1,6 @@
 //! Pads that reach every `unsafe` block a CPU pad runs, few and small enough for Miri: the
 //! output written without being zero-filled first, the SSSE3 row ends (short middles moved,
-//! longer ones copied), the AVX2 copy loop (rows of 2113 bytes and more), plain copies, and,
+//! longer ones copied) and small planes, the AVX2 copy loop (rows of 2113 bytes and more), plain copies, and,
 //! under Miri with two CPUs, outputs split across threads (there from 4 KiB: the pads of the
 //! rows long enough for AVX2). (Not the GPU readback's copy, which `cpu`'s unit test
 //! `readbacks_are_copied_whole` covers, `Tensor::zeros` or the huge-page advice, which a pad
@@ -77,6 +77,13 @@ fn pads_through_the_unsafe_paths_equal_the_reference() {
             // Outer axes padded by many blocks (a mirror's descending run, copy by copy).
             check(dtype, &[3, 2, 2], &[7, 0, 1, 6, 2, 1], mode);
         }
+    }
+    // Small planes written whole by shuffles (SSSE3): enough of them that the estimate
+    // takes them (rows of a few pixels, shuffled ends or not); the library's unit test
+    // `cpu::planes::tests::planes_are_written_whole` has windows of every load count.
+    for mode in Mode::ALL {
+        check(DataType::Float32, &[96, 3, 3], &[0, 1, 1, 0, 1, 1], mode);
+        check(DataType::Uint8, &[64, 4, 14], &[0, 1, 1, 0, 1, 1], mode);
     }
     // Rows long enough for the AVX2 copy loop (2113 bytes and more); the copy is the same
     // for every type, so two will do.

@@ -109,6 +109,11 @@ impl RowEnds {
         })
     }
 
+    /// Whether the bytes between a row's ends go in one or two 16-byte moves (not a copy).
+    pub(super) fn short_middle(&self) -> bool {
+        self.short_middle
+    }
+
     /// Writes `rows` (in chunks) of `input` into `out`, each row whole.
     pub(super) fn write(&self, out: &mut [MaybeUninit<u8>], input: &[u8], rows: &Rows) {
         // SAFETY: `new` made `self` only where the CPU has SSSE3.
@@ -170,8 +175,8 @@ impl RowEnds {
     }
 }
 
-/// Whether this CPU has the byte shuffle the row ends need.
-fn shuffles() -> bool {
+/// Whether this CPU has the byte shuffle the row ends (and planes) need.
+pub(super) fn shuffles() -> bool {
     std::arch::is_x86_feature_detected!("ssse3")
 }
 

@@ -4,8 +4,8 @@
 //! shuffle of one to three 16-byte loads of the input block (or'd with the constant where
 //! any of its bytes is not zero), worked out once per pad. Row by row, such a plane costs a
 //! dispatch, a copy and pad calls per row of a few pixels: 2.5-3 ns a row against 0.6-0.8 ns
-//! per 16 bytes here (BENCHMARKS.md section 26). `pad_fixed` takes a plane only where
-//! [`Planes::cost`] says it is the cheaper way.
+//! per 16 bytes here (BENCHMARKS.md section 26). Planes are taken only where an estimate
+//! (`Costs`) says they are the cheaper way, the tables' making included.
 
 use std::mem::MaybeUninit;
 
@@ -23,8 +23,9 @@ const NONE: u8 = 0x80;
 /// the row path.
 const MAX_PLANE_BYTES: usize = 1024;
 
-/// The most 16-byte input loads one window may take (a wrap's window that spans a row end
-/// takes three: the pad's source, the row's and the next row's).
+/// The most 16-byte input loads one window may take (a wrap's window across its top pad row
+/// and the first kept row can take three: the last input row, the first row's start, and
+/// the first row's last element, its pad).
 const MAX_LOADS: usize = 3;
 
 /// 16 input bytes loaded at `at` (from the input block's start) and shuffled by `mask`,
@@ -105,7 +106,7 @@ impl Planes {
             let window = &sources[out..out + W];
             // The fewest loads that cover the window's sources: each from the lowest source
             // not yet covered (moved back where it would run past the input block). In
-            // arrays, as this runs on every pad: up to 64 windows.
+            // arrays, not vectors: this runs on every pad that takes planes, up to 64 times.
             let mut wanted = [0; W];
             let mut n = 0;
             for &s in window.iter().filter(|&&s| s != CONSTANT) {
@@ -174,13 +175,13 @@ impl Planes {
         }
     }
 
-    /// [`write`](Self::write), by SSSE3's byte shuffle; `CONSTANT`: whether to or the
+    /// [`write`](Self::write), by SSSE3's byte shuffle; `OR_CONSTANT`: whether to or the
     /// windows' constant bytes in.
     ///
     /// # Safety
     /// The CPU has SSSE3.
     #[target_feature(enable = "ssse3")]
-    unsafe fn write_ssse3<const CONSTANT: bool>(
+    unsafe fn write_ssse3<const OR_CONSTANT: bool>(
         &self,
         out: &mut [MaybeUninit<u8>],
         input: &[u8],
@@ -204,11 +205,11 @@ impl Planes {
         };
         for (k, l) in self.ones.iter().enumerate() {
             let v = take(l);
-            put(l.out, if CONSTANT { or(v, bytes(&ones_constant[k])) } else { v });
+            put(l.out, if OR_CONSTANT { or(v, bytes(&ones_constant[k])) } else { v });
         }
         for (k, [a, b, c]) in self.many.iter().enumerate() {
             let v = or(or(take(a), take(b)), take(c));
-            put(a.out, if CONSTANT { or(v, bytes(&many_constant[k])) } else { v });
+            put(a.out, if OR_CONSTANT { or(v, bytes(&many_constant[k])) } else { v });
         }
     }
 }
@@ -276,7 +277,7 @@ const CONSTANT: u32 = u32::MAX;
 /// [`CONSTANT`].
 fn sources(plane: &[AxisMap], mode: Mode, chunk: usize, out_len: usize) -> Vec<u32> {
     // Input chunks, from the outermost axis in: each block's source, its axis's mode index
-    // function worked out once per output index (this runs on every pad).
+    // function worked out once per output index (this runs on every pad that takes planes).
     let mut blocks = vec![0];
     for a in plane {
         let index = |i: usize| source_index(mode, i as i64 - a.pad_before as i64, a.kept as u64);

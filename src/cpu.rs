@@ -29,7 +29,7 @@ use row_ends::RowEnds;
 #[cfg(target_arch = "x86_64")]
 mod planes;
 #[cfg(target_arch = "x86_64")]
-use planes::{Choice, Planes};
+use planes::Planes;
 
 /// Elsewhere than x86-64 no rows or planes are shuffled whole: their pads go through the table.
 #[cfg(not(target_arch = "x86_64"))]
@@ -49,18 +49,8 @@ impl RowEnds {
 enum Planes {}
 
 #[cfg(not(target_arch = "x86_64"))]
-#[derive(Clone, Copy)]
-enum Choice<'a> {
-    // Never read here: no planes are made; the variant matches x86-64's.
-    #[allow(dead_code)]
-    WhereCheaper(Option<&'a RowEnds>),
-    #[cfg(test)]
-    Always,
-}
-
-#[cfg(not(target_arch = "x86_64"))]
 impl Planes {
-    fn new(_: &[AxisMap], _: Mode, _: usize, _: &[u8], _: Choice) -> Option<Planes> {
+    fn new(_: &[AxisMap], _: Mode, _: usize, _: &[u8], _: PlaneChoice, _: Option<&RowEnds>) -> Option<Planes> {
         None
     }
     fn axis(&self) -> usize {
@@ -228,14 +218,11 @@ fn pad_fixed(
     let pattern: Vec<u8> = constant.iter().copied().cycle().take(chunk_bytes).collect();
     let walk = Walk::new(&f.axes, plan.mode(), chunk_bytes, ROW_PAD_BYTES);
     let row_ends = f.axes.last().and_then(|row| RowEnds::new(row, plan.mode(), chunk_bytes, &pattern));
-    let choice = match planes {
-        PlaneChoice::WhereCheaper => Some(Choice::WhereCheaper(row_ends.as_ref())),
-        #[cfg(test)]
-        PlaneChoice::Always => Some(Choice::Always),
+    let planes = match planes {
         #[cfg(test)]
         PlaneChoice::Never => None,
+        choice => Planes::new(&f.axes, plan.mode(), chunk_bytes, &pattern, choice, row_ends.as_ref()),
     };
-    let planes = choice.and_then(|choice| Planes::new(&f.axes, plan.mode(), chunk_bytes, &pattern, choice));
     let threads = threads();
     let top = f.axes[0];
     let parallel = threads > 1 && f.axes.len() > 1 && output.len() >= PARALLEL_MIN_BYTES && top.kept >= threads;

@@ -9,8 +9,9 @@
 
 use std::mem::MaybeUninit;
 
+use super::PlaneChoice;
 use super::RowEnds;
-use crate::plan::{source_index, AxisMap, Mode};
+use crate::plan::{AxisMap, Mode};
 
 /// Bytes per window: one shuffle's.
 const W: usize = 16;
@@ -56,9 +57,17 @@ impl Planes {
     /// The plane writer for the innermost two or more axes of `axes` (in chunks of `chunk`
     /// bytes, padded by `mode`; `pattern`: the constant, one chunk of it): the block of the
     /// most of them that holds at most [`MAX_PLANE_BYTES`] output bytes, at least 16 output
-    /// and 16 input bytes and no window of more than three loads, where `choice` takes it;
-    /// `None` where there is none, or where the CPU lacks SSSE3.
-    pub(super) fn new(axes: &[AxisMap], mode: Mode, chunk: usize, pattern: &[u8], choice: Choice) -> Option<Planes> {
+    /// and 16 input bytes and no window of more than three loads, where `choice` takes it
+    /// (rows would be written as `row_ends` says: shuffled ends or not); `None` where there
+    /// is none, or where the CPU lacks SSSE3.
+    pub(super) fn new(
+        axes: &[AxisMap],
+        mode: Mode,
+        chunk: usize,
+        pattern: &[u8],
+        choice: PlaneChoice,
+        row_ends: Option<&RowEnds>,
+    ) -> Option<Planes> {
         if !super::row_ends::shuffles() || axes.len() < 2 {
             return None;
         }
@@ -75,13 +84,16 @@ impl Planes {
                 return None;
             }
             let count = axes[..axis].iter().fold(1usize, |n, a| n.saturating_mul(a.out_len));
-            let costs = Costs::new(plane, chunk, count, out_len, choice);
+            // No estimate where every plane is taken (tests).
+            let costs =
+                (choice == PlaneChoice::WhereCheaper).then(|| Costs::new(plane, chunk, count, out_len, row_ends));
+            let cheaper = |ones, many| costs.as_ref().is_none_or(|c| c.cheaper(ones, many));
             // Made only where even windows of one load each would pay.
-            if !costs.cheaper(out_len.div_ceil(W), 0) {
+            if !cheaper(out_len.div_ceil(W), 0) {
                 return None;
             }
             let planes = Planes::for_block(plane, axis, mode, chunk, pattern, (out_len, in_len))?;
-            costs.cheaper(planes.ones.len(), planes.many.len()).then_some(planes)
+            cheaper(planes.ones.len(), planes.many.len()).then_some(planes)
         })
     }
 
@@ -221,17 +233,6 @@ struct Constants {
     many: Vec<[u8; W]>,
 }
 
-/// Which planes [`Planes::new`] makes.
-#[derive(Debug, Clone, Copy)]
-pub(super) enum Choice<'a> {
-    /// Those estimated to be cheaper than rows written as `row_ends` says (shuffled ends or
-    /// not), their tables' making included.
-    WhereCheaper(Option<&'a RowEnds>),
-    /// Every one that can be made (tests).
-    #[cfg(test)]
-    Always,
-}
-
 /// Estimated costs of a pad's planes, in halves of what writing one window of one load
 /// costs (about 0.35 ns on this machine), from pads of planes from 3 × 3 to 30 × 30
 /// measured row by row and whole (BENCHMARKS.md section 26): a window of two or three
@@ -239,8 +240,8 @@ pub(super) enum Choice<'a> {
 /// (its middle copied) 16 and one more per 32 bytes, a row without shuffled ends 16, and 14
 /// more per plane for its pads' calls; making the tables about 170 per window.
 struct Costs {
-    /// Planes in the output; `None`: no estimate (`Choice::Always`).
-    count: Option<usize>,
+    /// Planes in the output.
+    count: usize,
     /// Writing one plane row by row.
     rows: usize,
     /// Making the tables, as a share of which the planes must save four times over.
@@ -248,24 +249,21 @@ struct Costs {
 }
 
 impl Costs {
-    fn new(plane: &[AxisMap], chunk: usize, count: usize, out_len: usize, choice: Choice) -> Costs {
+    fn new(plane: &[AxisMap], chunk: usize, count: usize, out_len: usize, row_ends: Option<&RowEnds>) -> Costs {
         let row_bytes = plane[plane.len() - 1].out_len * chunk;
-        let per_row = match choice {
-            Choice::WhereCheaper(Some(ends)) if ends.short_middle() => 7,
-            Choice::WhereCheaper(Some(_)) => 16 + row_bytes / 32,
-            Choice::WhereCheaper(None) => 16,
-            #[cfg(test)]
-            Choice::Always => return Costs { count: None, rows: 0, making: 0 },
+        let per_row = match row_ends {
+            Some(ends) if ends.short_middle() => 7,
+            Some(_) => 16 + row_bytes / 32,
+            None => 16,
         };
-        Costs { count: Some(count), rows: 14 + per_row * (out_len / row_bytes), making: 170 * out_len.div_ceil(W) }
+        Costs { count, rows: 14 + per_row * (out_len / row_bytes), making: 170 * out_len.div_ceil(W) }
     }
 
     /// Whether planes of `ones` windows of one load and `many` of more save more than four
     /// times their tables' making.
     fn cheaper(&self, ones: usize, many: usize) -> bool {
-        let Some(count) = self.count else { return true };
         let windows = 2 * ones + 4 * many;
-        self.rows > windows && (self.rows - windows).saturating_mul(count) > 4 * self.making
+        self.rows > windows && (self.rows - windows).saturating_mul(self.count) > 4 * self.making
     }
 }
 
@@ -280,9 +278,7 @@ fn sources(plane: &[AxisMap], mode: Mode, chunk: usize, out_len: usize) -> Vec<u
     // function worked out once per output index (this runs on every pad that takes planes).
     let mut blocks = vec![0];
     for a in plane {
-        let index = |i: usize| source_index(mode, i as i64 - a.pad_before as i64, a.kept as u64);
-        let map: Vec<u32> =
-            (0..a.out_len).map(|i| index(i).map_or(CONSTANT, |k| (a.crop_start + k as usize) as u32)).collect();
+        let map: Vec<u32> = (0..a.out_len).map(|o| a.source(mode, o).map_or(CONSTANT, |i| i as u32)).collect();
         let mut next = Vec::with_capacity(blocks.len() * map.len());
         for &b in &blocks {
             next.extend(map.iter().map(|&k| {
@@ -339,7 +335,7 @@ mod tests {
                         let pattern: Vec<u8> =
                             constant.bytes().unwrap().iter().copied().cycle().take(folded.chunk * w).collect();
                         if let Some(planes) =
-                            Planes::new(&folded.axes, mode, folded.chunk * w, &pattern, Choice::Always)
+                            Planes::new(&folded.axes, mode, folded.chunk * w, &pattern, PlaneChoice::Always, None)
                         {
                             made += 1;
                             with_many += !planes.many.is_empty() as usize;
@@ -393,7 +389,7 @@ mod tests {
             assert!(out == want.bytes().unwrap(), "{dtype} {mode} {shape:?} {pads:?}");
             let f = plan.folded(true);
             let pattern: Vec<u8> = constant.bytes().unwrap().iter().copied().cycle().take(f.chunk * w).collect();
-            if let Some(planes) = Planes::new(&f.axes, mode, f.chunk * w, &pattern, Choice::Always) {
+            if let Some(planes) = Planes::new(&f.axes, mode, f.chunk * w, &pattern, PlaneChoice::Always, None) {
                 made += 1;
                 let loads = planes.many.iter().map(|l| l.iter().filter(|l| l.mask != [NONE; W]).count());
                 most_loads = most_loads.max(loads.max().unwrap_or(1));
@@ -423,7 +419,7 @@ mod tests {
             let plan = PadPlan::new(dtype, shape, &PadRequest::new(pads.to_vec()).mode(mode)).unwrap();
             let f = plan.folded(true);
             let w = dtype.width().bytes().unwrap();
-            Planes::new(&f.axes, mode, f.chunk * w, &vec![0; f.chunk * w], Choice::Always)
+            Planes::new(&f.axes, mode, f.chunk * w, &vec![0; f.chunk * w], PlaneChoice::Always, None)
                 .map(|p| (p.axis, windows(&p)))
         };
         let f32 = DataType::Float32;
@@ -447,7 +443,7 @@ mod tests {
         // would take four across them, so each plane is one.
         let request = PadRequest::new(vec![0, 1, 1, 0, 1, 1]).mode(Mode::Wrap);
         let f = PadPlan::new(f32, &[2, 7, 7], &request).unwrap().folded(true);
-        let wrap = Planes::new(&f.axes, Mode::Wrap, 4, &[0; 4], Choice::Always).unwrap();
+        let wrap = Planes::new(&f.axes, Mode::Wrap, 4, &[0; 4], PlaneChoice::Always, None).unwrap();
         assert_eq!((wrap.axis, windows(&wrap)), (1, 21));
         assert!(wrap.many.iter().any(|loads| loads.iter().all(|l| l.mask != [NONE; W])), "a window of three loads");
     }

@@ -530,12 +530,8 @@ impl<'a> Walk<'a> {
         let row_pads = axes.last().filter(few).map(|a| {
             let pads = (0..a.pad_before).chain(a.pad_before + a.kept..a.out_len);
             let chunks = pads.map(|o| {
-                let k = crate::plan::source_index(mode, o as i64 - a.pad_before as i64, a.kept as u64);
-                (
-                    o,
-                    a.crop_start
-                        + k.expect("a source: the plan refuses other modes than constant on emptied axes") as usize,
-                )
+                let k = a.source(mode, o);
+                (o, k.expect("a source: the plan refuses other modes than constant on emptied axes"))
             });
             chunks.flat_map(|(o, k)| (0..unit).map(move |b| (o * unit + b, k * unit + b))).collect()
         });

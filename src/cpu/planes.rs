@@ -308,6 +308,42 @@ mod tests {
     use crate::cpu::{pad_fixed, PlaneChoice};
     use crate::{reference, DataType, PadPlan, PadRequest, Tensor};
 
+    /// Pads `shape` both ways (planes wherever they can be made, and rows alone) into junk,
+    /// checking each against the reference: `None` where the plan is invalid, else the
+    /// planes that can be made (`None` on CPUs without SSSE3 or for blocks that make none).
+    fn check_both_ways(
+        dtype: DataType,
+        shape: &[usize],
+        pads: &[i64],
+        mode: Mode,
+        constant: &Tensor,
+        seed: u64,
+    ) -> Option<Option<Planes>> {
+        let w = dtype.width().bytes().unwrap();
+        let request = PadRequest::new(pads.to_vec()).mode(mode).constant(constant.clone());
+        let plan = PadPlan::new(dtype, shape, &request).ok()?;
+        let bytes = (0..shape.iter().product::<usize>() * w).map(|i| (i as u64 * 7 + seed) as u8).collect();
+        let x = Tensor::from_bytes(dtype, shape.to_vec(), bytes).unwrap();
+        let want = reference::pad(&plan, &x);
+        for choice in [PlaneChoice::Always, PlaneChoice::Never] {
+            let mut out = vec![0xa5; want.bytes().unwrap().len()];
+            pad_fixed(&plan, w, x.bytes().unwrap(), crate::cpu::as_uninit(&mut out), constant.bytes().unwrap(), choice);
+            assert!(out == want.bytes().unwrap(), "{dtype} {mode} {shape:?} {pads:?} {choice:?}");
+        }
+        let f = plan.folded(true);
+        let pattern: Vec<u8> = constant.bytes().unwrap().iter().copied().cycle().take(f.chunk * w).collect();
+        Some(Planes::new(&f.axes, mode, f.chunk * w, &pattern, PlaneChoice::Always, None))
+    }
+
+    /// A constant of distinct bytes (15, 30, ...) of `dtype`'s width.
+    fn distinct_constant(dtype: DataType) -> Tensor {
+        let w = dtype.width().bytes().unwrap();
+        Tensor::from_bytes(dtype, vec![], (1..=w as u8).map(|b| b * 15).collect()).unwrap()
+    }
+
+    const WIDTHS: [DataType; 5] =
+        [DataType::Uint8, DataType::Float16, DataType::Float32, DataType::Int64, DataType::Complex128];
+
     /// Planes written whole equal the reference in every mode and width (and so do the same
     /// pads row by row): planes of 1 to 7 rows of 1 to 7 elements, pads of up to 3 and crops
     /// on both axes, under an outer axis padded or cropped, constants of distinct bytes. And
@@ -316,35 +352,18 @@ mod tests {
     #[test]
     fn planes_equal_the_reference() {
         let (mut made, mut with_many) = (0, 0);
-        for dtype in [DataType::Uint8, DataType::Float16, DataType::Float32, DataType::Int64, DataType::Complex128] {
-            let w = dtype.width().bytes().unwrap();
-            let constant = Tensor::from_bytes(dtype, vec![], (1..=w as u8).map(|b| b * 15).collect()).unwrap();
+        for dtype in WIDTHS {
+            let constant = distinct_constant(dtype);
             for mode in Mode::ALL {
                 for (h, width) in [(1, 5), (2, 7), (3, 3), (5, 5), (7, 7), (4, 1), (6, 2)] {
-                    for pads in [[1, 1, 1, 1], [0, 2, 3, 0], [-1, 1, 2, -1], [3, 3, 0, 1], [2, -1, -1, 3]] {
-                        let [top, left, bottom, right] = pads;
-                        let shape = vec![3, h, width];
+                    for [top, left, bottom, right] in
+                        [[1, 1, 1, 1], [0, 2, 3, 0], [-1, 1, 2, -1], [3, 3, 0, 1], [2, -1, -1, 3]]
+                    {
                         let outer = if (top + left) % 2 == 0 { 1 } else { -1 };
-                        let pads = vec![outer, top, left, 0, bottom, right];
-                        let request = PadRequest::new(pads.clone()).mode(mode).constant(constant.clone());
-                        let Ok(plan) = PadPlan::new(dtype, &shape, &request) else { continue };
-                        let bytes = (0..shape.iter().product::<usize>() * w).map(|i| (i * 7 + 3) as u8).collect();
-                        let x = Tensor::from_bytes(dtype, shape.clone(), bytes).unwrap();
-                        let want = reference::pad(&plan, &x);
-                        let folded = plan.folded(true);
-                        let pattern: Vec<u8> =
-                            constant.bytes().unwrap().iter().copied().cycle().take(folded.chunk * w).collect();
-                        if let Some(planes) =
-                            Planes::new(&folded.axes, mode, folded.chunk * w, &pattern, PlaneChoice::Always, None)
-                        {
+                        let pads = [outer, top, left, 0, bottom, right];
+                        if let Some(Some(planes)) = check_both_ways(dtype, &[3, h, width], &pads, mode, &constant, 3) {
                             made += 1;
                             with_many += !planes.many.is_empty() as usize;
-                        }
-                        for choice in [PlaneChoice::Always, PlaneChoice::Never] {
-                            let mut out = vec![0xa5; want.bytes().unwrap().len()];
-                            let out_uninit = crate::cpu::as_uninit(&mut out);
-                            pad_fixed(&plan, w, x.bytes().unwrap(), out_uninit, constant.bytes().unwrap(), choice);
-                            assert!(out == want.bytes().unwrap(), "{dtype} {mode} {shape:?} {pads:?} {choice:?}");
                         }
                     }
                 }
@@ -370,26 +389,9 @@ mod tests {
         ];
         let (mut made, mut most_loads, mut with_constant, mut moved_back) = (0, 0, 0, 0);
         for (dtype, shape, pads, mode) in cases {
-            let w = dtype.width().bytes().unwrap();
-            let constant = Tensor::from_bytes(dtype, vec![], (1..=w as u8).map(|b| b * 15).collect()).unwrap();
-            let request = PadRequest::new(pads.to_vec()).mode(mode).constant(constant.clone());
-            let plan = PadPlan::new(dtype, shape, &request).unwrap();
-            let bytes = (0..shape.iter().product::<usize>() * w).map(|i| (i * 7 + 3) as u8).collect();
-            let x = Tensor::from_bytes(dtype, shape.to_vec(), bytes).unwrap();
-            let want = reference::pad(&plan, &x);
-            let mut out = vec![0xa5; want.bytes().unwrap().len()];
-            pad_fixed(
-                &plan,
-                w,
-                x.bytes().unwrap(),
-                crate::cpu::as_uninit(&mut out),
-                constant.bytes().unwrap(),
-                PlaneChoice::Always,
-            );
-            assert!(out == want.bytes().unwrap(), "{dtype} {mode} {shape:?} {pads:?}");
-            let f = plan.folded(true);
-            let pattern: Vec<u8> = constant.bytes().unwrap().iter().copied().cycle().take(f.chunk * w).collect();
-            if let Some(planes) = Planes::new(&f.axes, mode, f.chunk * w, &pattern, PlaneChoice::Always, None) {
+            let planes =
+                check_both_ways(dtype, shape, &pads, mode, &distinct_constant(dtype), 3).expect("a valid plan");
+            if let Some(planes) = planes {
                 made += 1;
                 let loads = planes.many.iter().map(|l| l.iter().filter(|l| l.mask != [NONE; W]).count());
                 most_loads = most_loads.max(loads.max().unwrap_or(1));
@@ -401,6 +403,51 @@ mod tests {
         if super::super::row_ends::shuffles() {
             assert_eq!((made, most_loads), (6, 3), "every case made planes, some window of three loads");
             assert!((2..6).contains(&with_constant) && moved_back >= 2, "{with_constant} {moved_back}");
+        }
+    }
+
+    /// Random pads of ranks 2-4 (axes of 1-9, pads -2 to 4 or none, so that trailing
+    /// unpadded axes fold into chunks of several elements and blocks span two to four
+    /// axes), every mode and width, a random constant: planes written wherever they can be
+    /// equal the reference, and so do the rows. Planes are made in a good share of cases.
+    #[test]
+    fn random_planes_equal_the_reference() {
+        use proptest::prelude::*;
+        use proptest::test_runner::{Config, TestRunner};
+        let cases = (2usize..=4).prop_flat_map(|rank| {
+            (
+                proptest::sample::select(&WIDTHS[..]),
+                proptest::collection::vec(1usize..=9, rank),
+                proptest::collection::vec(prop_oneof![2 => Just(0i64), 3 => -2..=4i64], 2 * rank),
+                proptest::sample::select(&Mode::ALL[..]),
+                any::<u64>(),
+            )
+        });
+        // Counted through cells: the runner takes a `Fn`.
+        let (ran, made) = (std::cell::Cell::new(0), std::cell::Cell::new(0));
+        let mut runner = TestRunner::new(Config { cases: 512, failure_persistence: None, ..Config::default() });
+        runner
+            .run(&cases, |(dtype, shape, mut pads, mode, seed)| {
+                // Crops of at most half an axis a side, so that most plans are valid.
+                let rank = shape.len();
+                for d in 0..rank {
+                    let n = shape[d] as i64;
+                    pads[d] = pads[d].max(-(n / 2));
+                    pads[rank + d] = pads[rank + d].max(-(n - n / 2));
+                }
+                let w = dtype.width().bytes().unwrap();
+                let constant = Tensor::from_bytes(dtype, vec![], seed.to_le_bytes().repeat(2)[..w].to_vec()).unwrap();
+                if let Some(planes) = check_both_ways(dtype, &shape, &pads, mode, &constant, seed) {
+                    ran.set(ran.get() + 1);
+                    made.set(made.get() + planes.is_some() as usize);
+                }
+                Ok(())
+            })
+            .unwrap();
+        let (ran, made) = (ran.get(), made.get());
+        assert!(ran >= 400, "only {ran} of 512 plans valid");
+        if super::super::row_ends::shuffles() {
+            assert!(made * 3 >= ran, "only {made} of {ran} pads made planes");
         }
     }
 

@@ -374,9 +374,9 @@ mod tests {
         }
     }
 
-    /// A few planes written whole, small enough for Miri (`.ci/miri` runs this): windows of
-    /// one, two and three loads, with the constant or'd in and without, the last window
-    /// moved back, chunks of 1 to 16 bytes, into an output of junk.
+    /// A few planes written whole (and the same pads row by row), small enough for Miri
+    /// (`.ci/miri` runs this): windows of one, two and three loads, with the constant or'd
+    /// in and without, the last window moved back, chunks of 1 to 16 bytes, into junk.
     #[test]
     fn planes_are_written_whole() {
         let cases: [(DataType, &[usize], [i64; 6], Mode); 6] = [

@@ -18,7 +18,7 @@ use clap::Parser;
 use serde::{Deserialize, Serialize};
 use wgpu::util::DeviceExt;
 use wgpu_pad::gpu::{BufferRange, GpuContext};
-use wgpu_pad::{cpu, literal, DataType, Mode, PadPlan, PadRequest, Tensor};
+use wgpu_pad::{cpu, literal, DataType, Mode, OutputArena, PadPlan, PadRequest, Tensor};
 
 /// Compare the GPU and CPU pad paths.
 #[derive(Parser, Debug)]
@@ -125,7 +125,11 @@ struct Record {
     backend: String,
     gpu_timer: String,
     cpu_ms: f64,
+    /// `cpu::pad`: a new allocation each call, its pages faulted in as the pad writes them.
     cpu_fresh_ms: f64,
+    /// `cpu::pad_in` on an `OutputArena` that each output is given back to: reused memory.
+    #[serde(default)]
+    cpu_arena_ms: f64,
     memcpy_ms: f64,
     gpu_kernel_ms: f64,
     gpu_copy_ms: f64,
@@ -139,6 +143,8 @@ struct Record {
     gpu_kernel_wall_ms: f64,
     cpu_gbps: f64,
     cpu_fresh_gbps: f64,
+    #[serde(default)]
+    cpu_arena_gbps: f64,
     memcpy_gbps: f64,
     gpu_kernel_gbps: f64,
     gpu_copy_gbps: f64,
@@ -147,6 +153,8 @@ struct Record {
     gpu_e2e_fresh_gbps: f64,
     cpu_over_memcpy: f64,
     cpu_fresh_over_cpu: f64,
+    #[serde(default)]
+    cpu_arena_over_cpu: f64,
     /// Pooled end to end over (kernel + 2 x the output's buffer copy): upload and readback
     /// at copy speed would make it 1.
     gpu_e2e_pooled_over_kernel_and_copies: f64,
@@ -305,23 +313,27 @@ fn measure(
     let (in_bytes, out_bytes) = plan.byte_sizes().expect("fixed-width types");
     let in_data = input.bytes().unwrap();
 
-    // CPU: into a preallocated output, allocating, and the memcpy limit, interleaved
-    // repetition by repetition so that all three see the same machine state.
+    // CPU: into a preallocated output, allocating, from an arena, and the memcpy limit,
+    // interleaved repetition by repetition so that all four see the same machine state.
     let mut out = vec![0u8; out_bytes as usize];
     let src = vec![1u8; out_bytes as usize];
     let mut dst = vec![0u8; out_bytes as usize];
-    let (mut cpu, mut fresh, mut copy) = (Vec::new(), Vec::new(), Vec::new());
+    let arena = OutputArena::default();
+    let (mut cpu, mut fresh, mut in_arena, mut copy) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for rep in 0..=reps {
         let c = wall(|| dst.copy_from_slice(std::hint::black_box(&src)));
         let p = wall(|| cpu::pad_into(plan, in_data, &mut out).unwrap());
         let f = wall(|| drop(cpu::pad(plan, input).unwrap()));
+        let a = wall(|| arena.recycle(cpu::pad_in(plan, input, &arena).unwrap()));
         if rep > 0 {
             copy.push(c);
             cpu.push(p);
             fresh.push(f);
+            in_arena.push(a);
         }
     }
-    let (cpu_ms, cpu_fresh_ms, memcpy_ms) = (median(cpu), median(fresh), median(copy));
+    drop(arena);
+    let (cpu_ms, cpu_fresh_ms, cpu_arena_ms, memcpy_ms) = (median(cpu), median(fresh), median(in_arena), median(copy));
 
     // GPU buffers: the input, the output, and a copy target of the output's size.
     let size4 = |b: u64| b.next_multiple_of(4).max(4);
@@ -388,7 +400,8 @@ fn measure(
             pass.set_bind_group(0, &bind, &[]);
             pass.dispatch_workgroups(gx as u32, gy as u32, 1);
         });
-        let pooled = wall(|| drop(ctx.pad_blocking(plan, input).unwrap()));
+        // Pooled: device buffers kept, and the output given back to the context's arena.
+        let pooled = wall(|| ctx.output_arena().recycle(ctx.pad_blocking(plan, input).unwrap().tensor));
         let fresh = wall(|| drop(unpooled.pad_blocking(plan, input).unwrap()));
         if rep > 0 {
             for (list, figure) in figures.iter_mut().zip([kernel_ts, kernel_wall, copy, copy_shader, pooled, fresh]) {
@@ -412,6 +425,7 @@ fn measure(
         gpu_timer: timer.label().into(),
         cpu_ms,
         cpu_fresh_ms,
+        cpu_arena_ms,
         memcpy_ms,
         gpu_kernel_ms,
         gpu_copy_ms,
@@ -421,6 +435,7 @@ fn measure(
         gpu_kernel_wall_ms,
         cpu_gbps: gbps(cpu_ms),
         cpu_fresh_gbps: gbps(cpu_fresh_ms),
+        cpu_arena_gbps: gbps(cpu_arena_ms),
         memcpy_gbps: gbps(memcpy_ms),
         gpu_kernel_gbps: gbps(gpu_kernel_ms),
         gpu_copy_gbps: gbps(gpu_copy_ms),
@@ -429,6 +444,7 @@ fn measure(
         gpu_e2e_fresh_gbps: gbps(gpu_e2e_fresh_ms),
         cpu_over_memcpy: cpu_ms / memcpy_ms,
         cpu_fresh_over_cpu: cpu_fresh_ms / cpu_ms,
+        cpu_arena_over_cpu: cpu_arena_ms / cpu_ms,
         gpu_e2e_pooled_over_kernel_and_copies: gpu_e2e_pooled_ms / (gpu_kernel_ms + 2.0 * gpu_copy_ms),
         gpu_e2e_pooled_over_kernel_wall: gpu_e2e_pooled_ms / gpu_kernel_wall_ms,
         gpu_kernel_over_gpu_copy: gpu_kernel_ms / gpu_copy_ms,
@@ -444,12 +460,14 @@ fn case_name(r: &Record) -> String {
 
 fn print_table(records: &[Record]) {
     println!(
-        "{:<34} {:>8} {:>8} {:>8} {:>7} {:>8} {:>7} {:>9} {:>8} {:>9} {:>7} {:>8} {:>9} {:>9} {:>7} {:>9} {:>7} {:>8}",
+        "{:<34} {:>8} {:>8} {:>8} {:>7} {:>8} {:>7} {:>8} {:>7} {:>9} {:>8} {:>9} {:>7} {:>8} {:>9} {:>9} {:>7} {:>9} {:>7} {:>8}",
         "case",
         "out MiB",
         "cpu ms",
         "fresh ms",
         "fr/cpu",
+        "arena ms",
+        "ar/cpu",
         "memcpy",
         "cpu/mc",
         "kernel ms",
@@ -466,12 +484,14 @@ fn print_table(records: &[Record]) {
     );
     for r in records {
         println!(
-            "{:<34} {:>8.2} {:>8.3} {:>8.3} {:>7.2} {:>8.3} {:>7.2} {:>9.3} {:>8.3} {:>9.3} {:>7.2} {:>8.2} {:>9.2} {:>9.2} {:>7.2} {:>9.3} {:>7.2} {:>8.2}",
+            "{:<34} {:>8.2} {:>8.3} {:>8.3} {:>7.2} {:>8.3} {:>7.2} {:>8.3} {:>7.2} {:>9.3} {:>8.3} {:>9.3} {:>7.2} {:>8.2} {:>9.2} {:>9.2} {:>7.2} {:>9.3} {:>7.2} {:>8.2}",
             case_name(r),
             r.out_bytes as f64 / (1 << 20) as f64,
             r.cpu_ms,
             r.cpu_fresh_ms,
             r.cpu_fresh_over_cpu,
+            r.cpu_arena_ms,
+            r.cpu_arena_over_cpu,
             r.memcpy_ms,
             r.cpu_over_memcpy,
             r.gpu_kernel_ms,
@@ -495,9 +515,10 @@ fn write_svg(path: &std::path::Path, records: &[Record]) -> Result<(), Box<dyn s
     let records: Vec<Record> = records.iter().filter(|r| r.out_bytes >= 1 << 20).cloned().collect();
     let records = &records[..];
     type Series = (&'static str, RGBColor, fn(&Record) -> f64);
-    let series: [Series; 8] = [
+    let series: [Series; 9] = [
         ("CPU pad into a preallocated output", RGBColor(66, 133, 244), |r| r.cpu_gbps),
         ("CPU pad, output allocated (cpu::pad)", RGBColor(30, 80, 170), |r| r.cpu_fresh_gbps),
+        ("CPU pad, output from an arena (cpu::pad_in)", RGBColor(100, 60, 160), |r| r.cpu_arena_gbps),
         ("host memcpy", RGBColor(160, 190, 240), |r| r.memcpy_gbps),
         ("GPU pad kernel", RGBColor(219, 68, 55), |r| r.gpu_kernel_gbps),
         ("GPU copy shader (one u32 per invocation)", RGBColor(245, 150, 60), |r| r.gpu_copy_shader_gbps),
@@ -507,7 +528,7 @@ fn write_svg(path: &std::path::Path, records: &[Record]) -> Result<(), Box<dyn s
     ];
     let top = records.iter().flat_map(|r| series.iter().map(move |s| (s.2)(r))).fold(0.0, f64::max) * 1.1;
     // Empty rows below the last case hold the legend, so it covers no bar.
-    let legend_rows = 2;
+    let legend_rows = 3;
     let height = 160 + 26 * 4 * (records.len() + legend_rows) as u32;
     let root = SVGBackend::new(path, (1000, height)).into_drawing_area();
     root.fill(&WHITE)?;
@@ -540,8 +561,8 @@ fn write_svg(path: &std::path::Path, records: &[Record]) -> Result<(), Box<dyn s
         let color = *color;
         chart
             .draw_series(records.iter().enumerate().map(|(i, r)| {
-                let y0 = i as f64 + 0.06 + k as f64 * 0.11;
-                Rectangle::new([(0.0, y0), (value(r), y0 + 0.1)], color.filled())
+                let y0 = i as f64 + 0.05 + k as f64 * 0.1;
+                Rectangle::new([(0.0, y0), (value(r), y0 + 0.09)], color.filled())
             }))?
             .label(*name)
             .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled()));

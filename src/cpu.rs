@@ -17,6 +17,7 @@ use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 
+use crate::arena::OutputArena;
 use crate::dtype::ElementWidth;
 use crate::error::{PadError, Result};
 use crate::plan::{AxisMap, Constant, Mode, PadPlan};
@@ -86,6 +87,17 @@ pub const MAX_THREADS: usize = 64;
 /// assert_eq!(y.as_slice::<i32>().unwrap(), &[3, 2, 1, 2, 3, 2, 1]);
 /// ```
 pub fn pad(plan: &PadPlan, input: &Tensor) -> Result<Tensor> {
+    pad_with(plan, input, None)
+}
+
+/// [`pad`], writing a large output into memory kept by `arena` where a buffer there fits
+/// (given back with [`OutputArena::recycle`]): a repeated pad then costs what padding into
+/// a preallocated output does.
+pub fn pad_in(plan: &PadPlan, input: &Tensor, arena: &OutputArena) -> Result<Tensor> {
+    pad_with(plan, input, Some(arena))
+}
+
+pub(crate) fn pad_with(plan: &PadPlan, input: &Tensor, arena: Option<&OutputArena>) -> Result<Tensor> {
     plan.check_input(input)?;
     let out_len = plan.out_len();
     match input.data() {
@@ -122,7 +134,7 @@ pub fn pad(plan: &PadPlan, input: &Tensor) -> Result<Tensor> {
         TensorData::Bytes(bytes) => {
             let out_bytes = plan.dtype().storage_bytes(out_len as u64).unwrap_or(0) as usize;
             // Not zero-filled first: the pad writes every byte (see `ByteStore`).
-            let mut out = output_bytes(out_bytes, "the output")?;
+            let mut out = output_bytes(out_bytes, "the output", arena)?;
             pad_bytes(plan, bytes, &mut out.spare_capacity_mut()[..out_bytes])?;
             // SAFETY: `pad_bytes` returned Ok, so it wrote all `out_bytes` bytes: every chunk
             // of the output is a kept chunk (copy_in), a constant (fill), a copy of chunks
@@ -288,8 +300,8 @@ fn pad_fixed_parallel(walk: &Walk, store: ByteStore, threads: usize) {
 /// A new vector holding `src` (a GPU readback): allocated without zero-filling, on huge
 /// pages where large, and copied by up to [`threads`] threads from 4 MiB, since faulting in
 /// its fresh pages costs about as much as the copy and spreads across cores.
-pub(crate) fn copy_to_new_vec(src: &[u8], what: &str) -> Result<Vec<u8>> {
-    let mut out = output_bytes(src.len(), what)?;
+pub(crate) fn copy_to_new_vec(src: &[u8], what: &str, arena: Option<&OutputArena>) -> Result<Vec<u8>> {
+    let mut out = output_bytes(src.len(), what, arena)?;
     let dst = &mut out.spare_capacity_mut()[..src.len()];
     let threads = threads();
     if threads > 1 && src.len() >= PARALLEL_MIN_BYTES {
@@ -1082,7 +1094,7 @@ mod tests {
         for len in [0, 1, 4095, split - 1, split, split + 4097, src.len()] {
             for refuse in [false, true] {
                 REFUSE_HELPERS.store(refuse, Ordering::Relaxed);
-                let copy = copy_to_new_vec(&src[..len], "a test").unwrap();
+                let copy = copy_to_new_vec(&src[..len], "a test", None).unwrap();
                 REFUSE_HELPERS.store(false, Ordering::Relaxed);
                 assert!(copy == src[..len], "{len} bytes, helpers refused: {refuse}");
             }

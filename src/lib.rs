@@ -29,6 +29,7 @@
 //! Every bad request is a [`PadError`] naming the axis and the values, never a panic.
 #![warn(missing_docs)]
 
+mod arena;
 pub mod cpu;
 mod dtype;
 mod error;
@@ -43,11 +44,9 @@ mod pool;
 pub mod reference;
 mod tensor;
 
+pub use arena::{OutputArena, DEFAULT_OUTPUT_ARENA_BYTES};
 pub use dtype::{DataType, ElementWidth};
 pub use error::{GpuLimit, PadError, Result};
 pub use forms::FormOptions;
 pub use plan::{source_index, AxisMap, Constant, Mode, PadPlan, PadRequest, DEFAULT_MAX_OUTPUT_BYTES};
-pub use tensor::{
-    element_count, output_pool_bytes, pack_nibbles, release_output_pool, set_output_pool_limit, unpack_nibbles, Tensor,
-    TensorData, DEFAULT_OUTPUT_POOL_BYTES,
-};
+pub use tensor::{element_count, pack_nibbles, unpack_nibbles, Tensor, TensorData};

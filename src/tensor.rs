@@ -1,8 +1,8 @@
 //! Host tensors: a shape, a data type and the data in ONNX's layout.
 
+use crate::arena::OutputArena;
 use crate::dtype::{DataType, ElementWidth};
 use crate::error::{PadError, Result};
-use crate::pool::{Bytes, Kept};
 
 /// The elements of a [`Tensor`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -141,8 +141,8 @@ impl Tensor {
     }
 
     /// Takes the data out.
-    pub fn into_data(mut self) -> TensorData {
-        std::mem::replace(&mut self.data, TensorData::Bytes(Vec::new()))
+    pub fn into_data(self) -> TensorData {
+        self.data
     }
 
     /// Number of elements.
@@ -182,87 +182,12 @@ impl Tensor {
     }
 }
 
-/// A dropped tensor's large byte buffer goes back to the output pool (see
-/// [`set_output_pool_limit`]), for the next pad's output.
-impl Drop for Tensor {
-    fn drop(&mut self) {
-        if let TensorData::Bytes(bytes) = &mut self.data {
-            if bytes.capacity() >= POOLED_MIN_BYTES {
-                let put_out = lock_pool().give(std::mem::take(bytes));
-                drop(put_out); // outside the lock
-            }
-        }
-    }
-}
-
-/// Bytes of dropped tensors' buffers kept for new outputs unless told otherwise.
-pub const DEFAULT_OUTPUT_POOL_BYTES: u64 = 256 << 20;
-
-/// Buffers smaller than this are left to the allocator (which keeps small ones itself;
-/// glibc, for one, returns every block over 32 MiB to the system when it is freed).
-const POOLED_MIN_BYTES: usize = 16 << 20;
-
-/// Buffers of dropped tensors, kept so that the next large output (`cpu::pad`, a GPU
-/// readback) reuses memory already faulted in: the kernel zeroes every fresh page before
-/// its first write, which for a 64 MiB output costs about as much as the pad. Counted by
-/// capacity.
-type OutputPool = Kept<Vec<u8>>;
-
-impl Bytes for Vec<u8> {
-    fn bytes(&self) -> u64 {
-        self.capacity() as u64
-    }
-}
-
-/// An empty buffer from `pool` with room for `len` bytes and at most a quarter more.
-fn take_fitting(pool: &mut OutputPool, len: usize) -> Option<Vec<u8>> {
-    let mut bytes = pool.take(|b| b.capacity() >= len && b.capacity() - len <= len / 4)?;
-    bytes.clear();
-    Some(bytes)
-}
-
-static OUTPUT_POOL: std::sync::Mutex<OutputPool> = std::sync::Mutex::new(OutputPool::new(DEFAULT_OUTPUT_POOL_BYTES));
-
-fn lock_pool() -> std::sync::MutexGuard<'static, OutputPool> {
-    OUTPUT_POOL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Caps the bytes of dropped tensors' buffers (16 MiB and larger each) that the process
-/// keeps for new outputs of [`cpu::pad`](crate::cpu::pad) and GPU readbacks
-/// ([`DEFAULT_OUTPUT_POOL_BYTES`] unless set); 0 keeps none. Reused memory is already
-/// faulted in, so a repeated large pad costs what padding into a preallocated output does,
-/// as ONNX Runtime's arena gives; the price is that memory stays with the process after its
-/// tensors are dropped, up to this limit.
-///
-/// ```
-/// wgpu_pad::set_output_pool_limit(0); // every dropped buffer goes back to the allocator
-/// assert_eq!(wgpu_pad::output_pool_bytes(), 0);
-/// wgpu_pad::set_output_pool_limit(wgpu_pad::DEFAULT_OUTPUT_POOL_BYTES);
-/// ```
-pub fn set_output_pool_limit(bytes: u64) {
-    let put_out = lock_pool().set_limit(bytes);
-    drop(put_out); // outside the lock
-}
-
-/// Frees every buffer kept for new outputs.
-pub fn release_output_pool() {
-    let kept = lock_pool().clear();
-    drop(kept); // outside the lock
-}
-
-/// Bytes kept for new outputs now.
-pub fn output_pool_bytes() -> u64 {
-    lock_pool().held()
-}
-
 /// An empty vector with room for `len` bytes for an output about to be written in full: a
-/// kept buffer when one fits, else a new allocation (not zero-filled; on Linux advised to
-/// use huge pages when large), or [`PadError::OutOfMemory`].
-pub(crate) fn output_bytes(len: usize, what: &str) -> Result<Vec<u8>> {
-    if len >= POOLED_MIN_BYTES {
-        if let Some(bytes) = take_fitting(&mut lock_pool(), len) {
-            return Ok(bytes);
-        }
+/// buffer of `arena`'s when one fits, else a new allocation (not zero-filled; on Linux
+/// advised to use huge pages when large), or [`PadError::OutOfMemory`].
+pub(crate) fn output_bytes(len: usize, what: &str, arena: Option<&OutputArena>) -> Result<Vec<u8>> {
+    if let Some(bytes) = arena.and_then(|a| a.take(len)) {
+        return Ok(bytes);
     }
     let bytes = try_with_capacity(len, what)?;
     advise_huge_pages(&bytes);
@@ -375,35 +300,6 @@ mod tests {
         let p = pack_nibbles(&e);
         assert_eq!(p, vec![0x21, 0xf3, 0x00]);
         assert_eq!(unpack_nibbles(&p, 5), e);
-    }
-
-    /// The pool hands back a kept buffer only where it fits (at most a quarter too big),
-    /// cleared; keeps within its limit, oldest out first; keeps nothing at limit 0.
-    #[test]
-    fn output_pools_reuse_buffers_that_fit_within_their_limit() {
-        let mut pool = OutputPool::new(100);
-        let a = Vec::<u8>::with_capacity(40);
-        let a_at = a.as_ptr();
-        drop(pool.give(vec![7u8; 40]));
-        drop(pool.give(a));
-        assert_eq!(pool.held(), 80);
-        assert!(take_fitting(&mut pool, 41).is_none(), "too small");
-        assert!(take_fitting(&mut pool, 31).is_none(), "more than a quarter too big");
-        let b = take_fitting(&mut pool, 32).unwrap();
-        assert!(b.is_empty() && b.capacity() == 40 && b.as_ptr() == a_at, "the latest one that fits");
-        assert_eq!(pool.held(), 40);
-        drop(pool.give(Vec::with_capacity(50)));
-        drop(pool.give(Vec::with_capacity(30)));
-        assert_eq!(pool.held(), 80, "the 40 kept first went out");
-        assert!(take_fitting(&mut pool, 39).is_none());
-        drop(pool.give(Vec::with_capacity(101)));
-        assert_eq!(pool.held(), 80, "larger than the limit: not kept");
-        drop(pool.set_limit(35));
-        assert_eq!((pool.held(), pool.len()), (30, 1));
-        drop(pool.set_limit(0));
-        drop(pool.give(Vec::with_capacity(10)));
-        assert_eq!(pool.held(), 0);
-        assert_eq!(pool.len(), 0);
     }
 
     #[test]

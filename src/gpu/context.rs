@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use super::buffers::{describe, pooled_buffer, upload, BufferPool, BufferRange, Role};
 use super::kernel::PadKernel;
+use crate::arena::OutputArena;
 use crate::cpu;
 use crate::error::{PadError, Result};
 use crate::plan::PadPlan;
@@ -48,6 +49,8 @@ pub struct Padded {
 /// Its futures are `Send` on native targets, and wait for their own submission without
 /// blocking the executor's thread. It keeps its device buffers between calls (a pool bounded
 /// by [`set_buffer_pool_limit`](Self::set_buffer_pool_limit)), so warm calls create none.
+/// Host memory for outputs is kept only where the caller gives tensors back to its
+/// [`output_arena`](Self::output_arena).
 ///
 /// ```no_run
 /// use wgpu_pad::{gpu::GpuContext, DataType, Mode, PadPlan, PadRequest, Tensor};
@@ -65,6 +68,8 @@ pub struct GpuContext {
     info: wgpu::AdapterInfo,
     lost: Arc<Mutex<Option<String>>>,
     pool: Mutex<BufferPool>,
+    /// Host memory for outputs, fed only by the caller's `output_arena().recycle(..)`.
+    arena: OutputArena,
     /// The kernel reads and writes mapped buffers (see [`maps_directly`]).
     direct: bool,
 }
@@ -163,6 +168,7 @@ impl GpuContext {
             info,
             lost,
             pool: Mutex::new(BufferPool::new(DEFAULT_BUFFER_POOL_BYTES)),
+            arena: OutputArena::default(),
         })
     }
 
@@ -184,6 +190,7 @@ impl GpuContext {
             info,
             lost: Arc::new(Mutex::new(None)),
             pool: Mutex::new(BufferPool::new(DEFAULT_BUFFER_POOL_BYTES)),
+            arena: OutputArena::default(),
         })
     }
 
@@ -204,6 +211,13 @@ impl GpuContext {
     /// Bytes of device buffers kept between calls now.
     pub fn pooled_bytes(&self) -> u64 {
         self.pool.lock().unwrap_or_else(|e| e.into_inner()).held()
+    }
+
+    /// The host memory that outputs are read back into where a buffer fits: empty until the
+    /// caller gives tensors back (`ctx.output_arena().recycle(y.tensor)`), bounded by
+    /// [`DEFAULT_OUTPUT_ARENA_BYTES`](crate::DEFAULT_OUTPUT_ARENA_BYTES) unless set.
+    pub fn output_arena(&self) -> &OutputArena {
+        &self.arena
     }
 
     /// Whether [`pad`](Self::pad) writes its input into and reads its output from mapped
@@ -270,7 +284,8 @@ impl GpuContext {
         };
         if let Some(reason) = refusal {
             log::warn!("wgpu-pad: {reason}; padding on the CPU path");
-            return Ok(Padded { tensor: cpu::pad(plan, input)?, path: ExecPath::CpuFallback { reason } });
+            let tensor = cpu::pad_in(plan, input, &self.arena)?;
+            return Ok(Padded { tensor, path: ExecPath::CpuFallback { reason } });
         }
         self.check_lost()?;
         let (_, out_bytes) = plan.byte_sizes().unwrap_or((0, 0));
@@ -327,7 +342,8 @@ impl GpuContext {
             return Err(PadError::Gpu { reason: describe(&e) });
         }
         let submission = made.inspect_err(|_| drop(self.check_lost()))?;
-        let bytes = read_buffer(&self.device, readback.as_ref().unwrap_or(&out_buf), out_bytes, submission, wait).await;
+        let read_from = readback.as_ref().unwrap_or(&out_buf);
+        let bytes = read_buffer(&self.device, read_from, out_bytes, submission, wait, Some(&self.arena)).await;
         self.check_lost()?;
         if bytes.is_ok() {
             let used = [Some((in_role, in_buf)), Some((out_role, out_buf)), readback.map(|b| (Role::Readback, b))];
@@ -358,6 +374,7 @@ pub(crate) async fn read_buffer(
     len: u64,
     submission: wgpu::SubmissionIndex,
     wait: Wait,
+    arena: Option<&OutputArena>,
 ) -> Result<Vec<u8>> {
     let (sender, receiver) = futures_intrusive::channel::shared::oneshot_channel();
     let mapped = ..len.next_multiple_of(4);
@@ -394,7 +411,7 @@ pub(crate) async fn read_buffer(
             .slice(mapped)
             .get_mapped_range()
             .map_err(|e| PadError::Gpu { reason: format!("reading the output back: {e}") })?;
-        crate::cpu::copy_to_new_vec(&view[..len as usize], "the output read back from the GPU")?
+        crate::cpu::copy_to_new_vec(&view[..len as usize], "the output read back from the GPU", arena)?
     };
     buffer.unmap();
     Ok(bytes)

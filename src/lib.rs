@@ -30,6 +30,7 @@
 #![warn(missing_docs)]
 
 mod arena;
+mod copy;
 pub mod cpu;
 mod dtype;
 mod error;
@@ -43,6 +44,7 @@ mod plan;
 mod pool;
 pub mod reference;
 mod tensor;
+mod threads;
 
 pub use arena::{OutputArena, DEFAULT_OUTPUT_ARENA_BYTES};
 pub use dtype::{DataType, ElementWidth};

@@ -161,7 +161,7 @@ impl RowEnds {
                     move16(m - END, from + m - END);
                 }
             } else {
-                super::copy_bytes(&mut row[END..END + m], super::uninit_ref(&kept[from..from + m]));
+                crate::copy::copy_bytes(&mut row[END..END + m], crate::copy::uninit_ref(&kept[from..from + m]));
             }
             let (row_head, rest) = row.split_at_mut(END);
             let row_tail = &mut rest[m..];

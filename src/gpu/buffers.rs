@@ -93,7 +93,7 @@ fn write_mapped(mut to: wgpu::WriteOnly<'_, [u8]>, from: &[u8]) {
     assert_eq!(to.len(), from.len());
     // SAFETY: `to` is `from.len()` writable bytes (WriteOnly's invariant, lengths checked),
     // written and never read; `from` is initialised and cannot overlap it (`to` is exclusive).
-    unsafe { crate::cpu::copy_raw(to.as_raw_element_ptr().as_ptr(), from.as_ptr(), from.len()) }
+    unsafe { crate::copy::copy_raw(to.as_raw_element_ptr().as_ptr(), from.as_ptr(), from.len()) }
 }
 
 /// What a pooled buffer is for (its usages).

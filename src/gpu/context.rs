@@ -411,7 +411,7 @@ pub(crate) async fn read_buffer(
             .slice(mapped)
             .get_mapped_range()
             .map_err(|e| PadError::Gpu { reason: format!("reading the output back: {e}") })?;
-        crate::cpu::copy_to_new_vec(&view[..len as usize], "the output read back from the GPU", arena)?
+        crate::copy::copy_to_new_vec(&view[..len as usize], "the output read back from the GPU", arena)?
     };
     buffer.unmap();
     Ok(bytes)

@@ -1,0 +1,117 @@
+//! Each mode's pads of one axis, filled from its kept blocks already written: constant
+//! fills, edge repeats, wrap's period repeated, a mirror's period walked then repeated.
+
+use super::walk::Store;
+use crate::plan::{AxisMap, Mode};
+
+/// Fills axis `a`'s pads (blocks of `block` chunks) from its kept blocks, already written.
+pub(super) fn extend_axis<S: Store>(store: &mut S, a: &AxisMap, block: usize, base: usize, mode: Mode) {
+    let kept_end = a.pad_before + a.kept;
+    if mode == Mode::Constant || a.kept == 0 {
+        store.fill(base, a.pad_before * block);
+        store.fill(base + kept_end * block, a.pad_after * block);
+        return;
+    }
+    for (start, end) in [(0, a.pad_before), (kept_end, kept_end + a.pad_after)] {
+        if start == end {
+            continue;
+        }
+        let before = start == 0;
+        if mode == Mode::Edge || (mode == Mode::Reflect && a.kept == 1) {
+            let src = if before { a.pad_before } else { kept_end - 1 };
+            store.repeat(base + start * block, base + src * block, end - start, block);
+            continue;
+        }
+        // Wrap's pads are the kept blocks repeated, a mirror's a period of 2n-2 (reflect) or
+        // 2n (symmetric) blocks walked next to the kept blocks, then repeated.
+        if mode == Mode::Wrap {
+            repeat_period(store, block, base, (start, end), a.kept, a.pad_before, before);
+            continue;
+        }
+        let period = if mode == Mode::Reflect { 2 * a.kept - 2 } else { 2 * a.kept };
+        let walked = if before { (end.saturating_sub(period), end) } else { (start, end.min(start + period)) };
+        walk_mirror(store, a, block, base, mode, walked.0, walked.1);
+        let rest = if before { (start, walked.0) } else { (walked.1, end) };
+        repeat_period(store, block, base, rest, period, walked.0, before);
+    }
+}
+
+/// Fills blocks `lo..hi` from a period of `period` blocks written at `src`, outside them:
+/// whole periods by one `repeat` (doubling copies, or a pattern where a period is a few
+/// bytes), the part of a period at the far end from `src` by one copy. Before `src`
+/// (`part_first`) the whole periods end at `hi`; after it they start at `lo`.
+fn repeat_period<S: Store>(
+    store: &mut S,
+    block: usize,
+    base: usize,
+    (lo, hi): (usize, usize),
+    period: usize,
+    src: usize,
+    part_first: bool,
+) {
+    let (periods, rest) = ((hi - lo) / period, (hi - lo) % period);
+    let (whole, part, part_src) =
+        if part_first { (lo + rest, lo, src + period - rest) } else { (lo, lo + periods * period, src) };
+    if periods > 0 {
+        store.repeat(base + whole * block, base + src * block, periods, period * block);
+    }
+    if rest > 0 {
+        store.copy_out(base + part * block, base + part_src * block, rest * block);
+    }
+}
+
+/// Writes blocks `start..end` of axis `a`'s mirrored pads (reflect or symmetric, kept ≥ 2 for
+/// reflect) in runs: ascending runs are one copy; descending runs (mirrors) a reversed copy.
+fn walk_mirror<S: Store>(store: &mut S, a: &AxisMap, block: usize, base: usize, mode: Mode, start: usize, end: usize) {
+    let n = a.kept;
+    let j = start as i64 - a.pad_before as i64;
+    let mut k = crate::plan::source_index(mode, j, n as u64).unwrap_or(0) as usize;
+    let next = crate::plan::source_index(mode, j + 1, n as u64).unwrap_or(0) as usize;
+    // Symmetric repeats the top (n-1, n-1): the first of the two ends an ascending run.
+    let mut ascending = next == k + 1 || (mode == Mode::Symmetric && next == k && k == n - 1);
+    let mut o = start;
+    let src = |k: usize| base + (a.pad_before + k) * block;
+    while o < end {
+        let dst = base + o * block;
+        if ascending {
+            let run = (n - k).min(end - o);
+            store.copy_out(dst, src(k), run * block);
+            o += run;
+            // After the top: reflect turns at n-2, symmetric at n-1.
+            match mode {
+                _ if n == 1 => k = 0,
+                Mode::Reflect => (k, ascending) = (n - 2, false),
+                _ => (k, ascending) = (n - 1, false),
+            }
+        } else {
+            let run = (k + 1).min(end - o);
+            // Positions o.. take sources k, k-1, …, k-run+1.
+            let low = k + 1 - run;
+            if block == 1 {
+                store.copy_reversed(dst, src(low), run);
+            } else {
+                for i in 0..run {
+                    store.copy_out(dst + i * block, src(k - i), block);
+                }
+            }
+            o += run;
+            // After the bottom: reflect turns at 1, symmetric at 0.
+            (k, ascending) = if mode == Mode::Reflect { (1, true) } else { (0, true) };
+        }
+    }
+}
+
+/// [`Store::repeat`] by copies doubling each time.
+pub(super) fn replicate<S: Store>(store: &mut S, dst: usize, src: usize, count: usize, block: usize) {
+    if count == 0 {
+        return;
+    }
+    store.copy_out(dst, src, block);
+    let total = count * block;
+    let mut done = block;
+    while done < total {
+        let n = done.min(total - done);
+        store.copy_out(dst + done, dst, n);
+        done += n;
+    }
+}

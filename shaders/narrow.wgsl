@@ -57,11 +57,11 @@ fn row_above(first: u32, z: u32) -> Row {
 
 // Rows that end mid-word, or a window that starts mid-word: words run on into the next row,
 // or keep the bytes outside the window. Rows of whole words compile without that code.
-const MID_WORD: bool = ROW_FIRST == 3u;
+const MID_WORD: bool = ROW_WALK == ROWS_MID_WORD;
 
 // `first` is 1 (rows along axis 0) or 2 (axis 0 a whole unpadded run of channels, rows along
-// axes 0 and 1): the pipeline constant ROW_FIRST, so the compiler folds the uniform indices,
-// except for rows ending mid-word.
+// axes 0 and 1): the pipeline constant ROW_WALK (ROWS_AXIS0 is 1, ROWS_AXES01 2), so the
+// compiler folds the uniform indices, except for rows ending mid-word.
 fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
     let sub = divide(gid.x, P.lanes_magic, P.lanes_shift);
     let row = (gid.y + gid.z * nwg.y) * P.pack + sub;
@@ -202,12 +202,12 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
 
 @compute @workgroup_size(WORKGROUP)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    // ROW_FIRST is a pipeline constant: llvmpipe runs both sides of a runtime branch. Rows
-    // ending mid-word (ROW_FIRST 3) are rare enough to share one pipeline for both row
+    // ROW_WALK is a pipeline constant: llvmpipe runs both sides of a runtime branch. Rows
+    // ending mid-word (ROWS_MID_WORD) are rare enough to share one pipeline for both row
     // shapes: their `first` is the uniform's, read through the invocation so that lavapipe
     // cannot inline it and recompile the shader at every dispatch (BENCHMARKS.md, section 17).
-    if (ROW_FIRST != 0u) {
-        narrow_rows(gid, nwg, select(ROW_FIRST, select(P.row_first, 1u, gid.x == 0xffffffffu), MID_WORD));
+    if (ROW_WALK != ROWS_PER_WORD) {
+        narrow_rows(gid, nwg, select(ROW_WALK, select(P.row_first, 1u, gid.x == NONE), MID_WORD));
         return;
     }
     // NARROW_WORD_RUN consecutive words an invocation: the row of the first is found once (a

@@ -2,6 +2,8 @@
 
 use thiserror::Error;
 
+use crate::plan::Mode;
+
 /// Why a pad was refused. Every bad request comes back as one of these, never a panic.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[non_exhaustive]
@@ -57,10 +59,10 @@ pub enum PadError {
         out: i128,
     },
     /// A non-constant mode asked to extend an axis with nothing left after cropping.
-    #[error("{mode} pad on axis {axis}: nothing left to {verb} after cropping {cropped} of {len} elements (output length {out})", verb = match *mode { "edge" => "repeat", "wrap" => "wrap", "symmetric" => "mirror", m => m })]
+    #[error("{mode} pad on axis {axis}: nothing left to {verb} after cropping {cropped} of {len} elements (output length {out})", verb = mode.verb())]
     EmptyAxis {
-        /// The mode's name.
-        mode: &'static str,
+        /// The mode.
+        mode: Mode,
         /// The axis.
         axis: usize,
         /// Input length on that axis.
@@ -129,8 +131,8 @@ pub enum PadError {
     /// A caller's GPU buffer is too small for the range it must hold.
     #[error("{which} buffer too small: needs {needed} bytes from offset {offset}, buffer has {size}")]
     BufferTooSmall {
-        /// `input` or `output`.
-        which: &'static str,
+        /// The input's or the output's.
+        which: Side,
         /// Bytes needed.
         needed: u64,
         /// Offset into the buffer.
@@ -141,8 +143,8 @@ pub enum PadError {
     /// A caller's GPU buffer offset that is not a multiple of the element's size.
     #[error("{which} buffer offset {offset} is not a multiple of {alignment}, the element's size in bytes")]
     MisalignedOffset {
-        /// `input` or `output`.
-        which: &'static str,
+        /// The input's or the output's.
+        which: Side,
         /// The offset.
         offset: u64,
         /// The required alignment.
@@ -151,8 +153,8 @@ pub enum PadError {
     /// A caller's GPU buffer lacks a usage the pad needs.
     #[error("{which} buffer lacks usage {usage} (it has {has})")]
     BufferUsage {
-        /// `input` or `output`.
-        which: &'static str,
+        /// The input's or the output's.
+        which: Side,
         /// The missing usage.
         usage: &'static str,
         /// The usages it has.
@@ -182,8 +184,8 @@ pub enum PadError {
     /// A buffer view the pad cannot read or write (strides, overlap, alignment).
     #[error("{which} view: {reason}")]
     InvalidView {
-        /// `input` or `output`.
-        which: &'static str,
+        /// The input's or the output's.
+        which: Side,
         /// What is wrong, naming the axis and the values.
         reason: String,
     },
@@ -223,6 +225,24 @@ pub enum PadError {
         /// wgpu's message.
         reason: String,
     },
+}
+
+/// Which of a pad's two buffers or views an error is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Side {
+    /// The input's.
+    Input,
+    /// The output's.
+    Output,
+}
+
+impl std::fmt::Display for Side {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Side::Input => "input",
+            Side::Output => "output",
+        })
+    }
 }
 
 /// Why the GPU path refuses a plan that the CPU path can run.

@@ -48,7 +48,7 @@ mod threads;
 
 pub use arena::{OutputArena, DEFAULT_OUTPUT_ARENA_BYTES};
 pub use dtype::{DataType, ElementWidth};
-pub use error::{GpuLimit, PadError, Result};
+pub use error::{GpuLimit, PadError, Result, Side};
 pub use forms::FormOptions;
 pub use plan::{source_index, AxisMap, Constant, Mode, PadPlan, PadRequest, DEFAULT_MAX_OUTPUT_BYTES};
 pub use tensor::{element_count, pack_nibbles, unpack_nibbles, Tensor, TensorData};

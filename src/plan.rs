@@ -42,6 +42,55 @@ impl Mode {
             Mode::Symmetric => "symmetric",
         }
     }
+
+    /// Whether pads longer than one period repeat the period (reflect, wrap, symmetric);
+    /// constant and edge pads are the same however long.
+    pub fn is_periodic(self) -> bool {
+        matches!(self, Mode::Reflect | Mode::Wrap | Mode::Symmetric)
+    }
+
+    /// The period of this mode's pads along an axis of `kept` elements: `n` for wrap,
+    /// `2n - 2` for reflect (1 where `n` is 1), `2n` for symmetric; 1 for constant and edge,
+    /// and for an axis with nothing kept.
+    pub fn period(self, kept: u64) -> u64 {
+        period(self, kept).max(1)
+    }
+
+    /// The longest pad one pass over the kept elements gives without repeating the period:
+    /// `n - 1` for reflect (the edge is not repeated), `n` otherwise. Longer pads take
+    /// several periods (the GPU path's `multi_period` shaders).
+    pub fn one_bounce_limit(self, kept: u64) -> u64 {
+        match self {
+            Mode::Reflect => kept.saturating_sub(1),
+            _ => kept,
+        }
+    }
+
+    /// What the mode does with the kept elements, for messages.
+    pub(crate) fn verb(self) -> &'static str {
+        match self {
+            Mode::Constant => "pad",
+            Mode::Reflect => "reflect",
+            Mode::Edge => "repeat",
+            Mode::Wrap => "wrap",
+            Mode::Symmetric => "mirror",
+        }
+    }
+}
+
+/// [`Mode::period`] in any wide enough integer (`source_index` works in i64 and i128), for
+/// `n >= 1`.
+fn period<T>(mode: Mode, n: T) -> T
+where
+    T: Copy + Ord + From<u8> + std::ops::Sub<Output = T> + std::ops::Mul<Output = T>,
+{
+    let (one, two) = (T::from(1), T::from(2));
+    match mode {
+        Mode::Wrap => n,
+        Mode::Reflect if n > one => two * (n - one),
+        Mode::Symmetric => two * n,
+        _ => one,
+    }
 }
 
 impl fmt::Display for Mode {
@@ -75,7 +124,7 @@ fn extend<T>(mode: Mode, j: T, n: T) -> Option<T>
 where
     T: Copy + Ord + From<u8> + std::ops::Sub<Output = T> + std::ops::Mul<Output = T> + RemEuclid,
 {
-    let (zero, one, two) = (T::from(0), T::from(1), T::from(2));
+    let (zero, one) = (T::from(0), T::from(1));
     if zero <= j && j < n {
         return Some(j);
     }
@@ -88,7 +137,7 @@ where
         Mode::Wrap => j.rem_euclid_(n),
         Mode::Reflect if n == one => zero,
         Mode::Reflect => {
-            let period = two * (n - one);
+            let period = period(mode, n);
             let k = j.rem_euclid_(period);
             if k < n {
                 k
@@ -97,7 +146,7 @@ where
             }
         }
         Mode::Symmetric => {
-            let period = two * n;
+            let period = period(mode, n);
             let k = j.rem_euclid_(period);
             if k < n {
                 k
@@ -388,7 +437,7 @@ impl PadPlan {
             }
             if !empty_output && request.mode != Mode::Constant && map.kept == 0 {
                 return Err(PadError::EmptyAxis {
-                    mode: request.mode.name(),
+                    mode: request.mode,
                     axis,
                     len: n as u64,
                     cropped: (n - kept) as u64,
@@ -552,6 +601,33 @@ mod tests {
 
     fn plan(shape: &[usize], pads: &[i64], mode: Mode) -> Result<PadPlan> {
         PadPlan::new(DataType::Float32, shape, &PadRequest::new(pads.to_vec()).mode(mode))
+    }
+
+    #[test]
+    fn periods_and_bounces_match_the_index_function() {
+        for mode in Mode::ALL {
+            for n in 1..8u64 {
+                let (p, b) = (mode.period(n) as i64, mode.one_bounce_limit(n) as i64);
+                let source = |j: i64| source_index(mode, j, n);
+                if mode.is_periodic() {
+                    assert!((-40..40).all(|j| source(j) == source(j + p)), "{mode} n={n}: period {p}");
+                    if n >= 2 {
+                        let shorter = (1..p).find(|q| (-40..40).all(|j| source(j) == source(j + q)));
+                        assert_eq!(shorter, None, "{mode} n={n}: a period shorter than {p}");
+                    }
+                    // Pads up to the bounce limit walk the kept elements one way (a mirror
+                    // away from the edge, wrap towards it); the next step turns or jumps.
+                    let step = if mode == Mode::Wrap { -1 } else { 1 };
+                    let diff = |k: i64| source(-(k + 1)).unwrap() as i64 - source(-k).unwrap() as i64;
+                    assert!((1..b).all(|k| diff(k) == step), "{mode} n={n}: bounce limit {b}");
+                    if b > 0 {
+                        assert_ne!(diff(b), step, "{mode} n={n}: bounce limit {b} not tight");
+                    }
+                } else {
+                    assert_eq!(p, 1, "{mode}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -7,7 +7,7 @@ mod common;
 use common::{plan, storage};
 
 use wgpu_pad::gpu::{BufferRange, ExecPath, GpuContext, PadKernel};
-use wgpu_pad::{cpu, DataType, GpuLimit, Mode, PadError, PadPlan, PadRequest, Tensor};
+use wgpu_pad::{cpu, DataType, GpuLimit, Mode, PadError, PadPlan, PadRequest, Side, Tensor};
 
 fn pattern(dtype: DataType, shape: &[usize], seed: u8) -> Tensor {
     let n: usize = shape.iter().product::<usize>() * dtype.width().bytes().unwrap();
@@ -110,7 +110,7 @@ fn pads_into_an_inner_axis_slice_of_a_concat() {
         if dtype == DataType::Uint8 {
             // The left half's padded 8-bit rows cannot be written word by word: refused.
             let err = k.encode(&mut enc, &left, BufferRange::whole(&il), out(0)).unwrap_err();
-            assert!(matches!(err, PadError::InvalidView { which: "output", .. }), "{err}");
+            assert!(matches!(err, PadError::InvalidView { which: Side::Output, .. }), "{err}");
             assert!(err.to_string().contains("must be dense"), "{err}");
         } else {
             k.encode(&mut enc, &left, BufferRange::whole(&il), out(0)).unwrap();
@@ -295,7 +295,7 @@ fn refused_views_say_why() {
         BufferRange::whole(&other),
         BufferRange::whole(&buf).with_strides(&[0, 1]),
         &p,
-        |e| matches!(e, PadError::InvalidView { which: "output", .. }),
+        |e| matches!(e, PadError::InvalidView { which: Side::Output, .. }),
         &["axis 0", "stride 0"],
     );
     refuse(
@@ -310,7 +310,7 @@ fn refused_views_say_why() {
         BufferRange::whole(&other).with_strides(&[4]),
         BufferRange::whole(&buf),
         &p,
-        |e| matches!(e, PadError::InvalidView { which: "input", .. }),
+        |e| matches!(e, PadError::InvalidView { which: Side::Input, .. }),
         &["1 strides", "2 axes"],
     );
     // A view reaching past its buffer.
@@ -318,7 +318,7 @@ fn refused_views_say_why() {
         BufferRange::whole(&other).with_strides(&[1000, 1]),
         BufferRange::whole(&buf),
         &p,
-        |e| matches!(e, PadError::BufferTooSmall { which: "input", .. }),
+        |e| matches!(e, PadError::BufferTooSmall { which: Side::Input, .. }),
         &["input"],
     );
     // Strided 16-bit output rows that are padded: word stores cannot write them safely.
@@ -327,7 +327,7 @@ fn refused_views_say_why() {
         BufferRange::whole(&other),
         BufferRange::whole(&buf).with_strides(&[8, 1]),
         &h,
-        |e| matches!(e, PadError::InvalidView { which: "output", .. }),
+        |e| matches!(e, PadError::InvalidView { which: Side::Output, .. }),
         &["16-bit", "dense"],
     );
     // Input and output views overlapping in one buffer, at unaligned offsets.

@@ -6,7 +6,7 @@ mod common;
 use common::{plan, read, storage};
 
 use wgpu_pad::gpu::{BufferRange, GpuContext, PadKernel};
-use wgpu_pad::{cpu, DataType, Mode, PadError, PadPlan, PadRequest, Tensor};
+use wgpu_pad::{cpu, DataType, Mode, PadError, PadPlan, PadRequest, Side, Tensor};
 
 fn ctx() -> Option<&'static GpuContext> {
     common::gpu()
@@ -121,7 +121,7 @@ fn misuse_is_an_error_not_a_panic() {
         let ok = match want {
             "usage" => matches!(e, PadError::BufferUsage { usage: "STORAGE", .. }),
             "align" => matches!(e, PadError::MisalignedOffset { offset: 2, alignment: 4, .. }),
-            "small" => matches!(e, PadError::BufferTooSmall { which: "output", .. }),
+            "small" => matches!(e, PadError::BufferTooSmall { which: Side::Output, .. }),
             "overlap" => matches!(e, PadError::Overlap { .. }),
             "unsupported" => matches!(e, PadError::Unsupported { .. }),
             _ => false,

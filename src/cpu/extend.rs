@@ -28,7 +28,7 @@ pub(super) fn extend_axis<S: Store>(store: &mut S, a: &AxisMap, block: usize, ba
             repeat_period(store, block, base, (start, end), a.kept, a.pad_before, before);
             continue;
         }
-        let period = if mode == Mode::Reflect { 2 * a.kept - 2 } else { 2 * a.kept };
+        let period = mode.period(a.kept as u64) as usize;
         let walked = if before { (end.saturating_sub(period), end) } else { (start, end.min(start + period)) };
         walk_mirror(store, a, block, base, mode, walked.0, walked.1);
         let rest = if before { (start, walked.0) } else { (walked.1, end) };

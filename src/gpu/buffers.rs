@@ -2,7 +2,7 @@
 
 use std::sync::Mutex;
 
-use crate::error::{PadError, Result};
+use crate::error::{PadError, Result, Side};
 use crate::pool::{Bytes, Kept};
 
 /// Where a pad reads its input or writes its output in a caller's buffer: element 0 at
@@ -49,7 +49,7 @@ impl<'a> BufferRange<'a> {
     }
 
     /// The byte just past what this range may touch, checked against the buffer.
-    pub(crate) fn end(&self, which: &'static str) -> Result<u64> {
+    pub(crate) fn end(&self, which: Side) -> Result<u64> {
         let size = self.buffer.size();
         match self.size {
             Some(s) if self.offset.checked_add(s).is_some_and(|end| end <= size) => Ok(self.offset + s),

@@ -19,7 +19,7 @@ use super::layout::{layout, DeviceLimits, Layout, View, Window};
 use super::params::{params_stride, AxisParams, Params, WORKGROUP};
 use super::shader::PipelineKey;
 use crate::dtype::DataType;
-use crate::error::{PadError, Result};
+use crate::error::{PadError, Result, Side};
 use crate::plan::{Mode, PadPlan};
 
 #[cfg(not(target_arch = "wasm32"))]
@@ -325,20 +325,20 @@ impl PadKernel {
     /// types) says why not.
     pub fn check_plan(&self, plan: &PadPlan) -> Result<()> {
         let dense = |which| View { which, offset: 0, strides: None, end: u64::MAX, buffer_size: u64::MAX };
-        layout(plan, &dense("input"), &dense("output"), &self.limits).map(drop)
+        layout(plan, &dense(Side::Input), &dense(Side::Output), &self.limits).map(drop)
     }
 
     fn layout(&self, plan: &PadPlan, input: &BufferRange<'_>, output: &BufferRange<'_>) -> Result<Layout> {
-        for (which, r) in [("input", input), ("output", output)] {
+        for (which, r) in [(Side::Input, input), (Side::Output, output)] {
             let usage = r.buffer.usage();
             if !usage.contains(wgpu::BufferUsages::STORAGE) {
                 return Err(PadError::BufferUsage { which, usage: "STORAGE", has: format!("{usage:?}") });
             }
         }
-        fn view<'a>(which: &'static str, r: &BufferRange<'a>) -> Result<View<'a>> {
+        fn view<'a>(which: Side, r: &BufferRange<'a>) -> Result<View<'a>> {
             Ok(View { which, offset: r.offset, strides: r.strides, end: r.end(which)?, buffer_size: r.buffer.size() })
         }
-        let l = layout(plan, &view("input", input)?, &view("output", output)?, &self.limits)?;
+        let l = layout(plan, &view(Side::Input, input)?, &view(Side::Output, output)?, &self.limits)?;
         if let (true, Some((a0, a1)), Some((b0, b1))) = (input.buffer == output.buffer, l.in_span, l.out_span) {
             if a0 < b1 && b0 < a1 {
                 return Err(PadError::Overlap { input_start: a0, input_end: a1, output_start: b0, output_end: b1 });
@@ -346,7 +346,7 @@ impl PadKernel {
         }
         // Bindings round up to whole words; they must stay inside the buffers.
         for w in &l.windows {
-            for (which, r, bind) in [("input", input, w.input), ("output", output, Some(w.output))] {
+            for (which, r, bind) in [(Side::Input, input, w.input), (Side::Output, output, Some(w.output))] {
                 if let Some((offset, size)) = bind {
                     if offset + size > r.buffer.size() {
                         return Err(PadError::BufferTooSmall {

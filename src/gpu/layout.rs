@@ -2,13 +2,13 @@
 //! and views allow, words widened, and the output split into windows whose input and
 //! output each fit one storage binding. Pure host code, tested without a device.
 
-use crate::error::{GpuLimit, PadError, Result};
+use crate::error::{GpuLimit, PadError, Result, Side};
 use crate::plan::{AxisMap, Constant, Mode, PadPlan};
 
 use super::params::{
     magic_divisor, AxisParams, Params, INDEX_LIMIT, MAX_RANK, NARROW_ROW_WORDS, NARROW_WORD_RUN, WIDE_ELEMS, WORKGROUP,
 };
-use super::shader::PipelineKey;
+use super::shader::{PipelineKey, RowWalk};
 
 /// Windows one pad may split into before the GPU path refuses it.
 const MAX_WINDOWS: usize = 1 << 16;
@@ -37,7 +37,7 @@ impl DeviceLimits {
 /// (`None`: dense, row-major), nothing read or written at or past byte `end`.
 #[derive(Debug, Clone)]
 pub(crate) struct View<'a> {
-    pub which: &'static str,
+    pub which: Side,
     pub offset: u64,
     pub strides: Option<&'a [u64]>,
     pub end: u64,
@@ -82,7 +82,7 @@ fn dense_strides(shape: &[usize]) -> Vec<u64> {
     strides
 }
 
-fn invalid(which: &'static str, reason: String) -> PadError {
+fn invalid(which: Side, reason: String) -> PadError {
     PadError::InvalidView { which, reason }
 }
 
@@ -143,7 +143,7 @@ fn check_no_self_overlap(shape: &[usize], strides: &[u64]) -> Result<()> {
     for (s, n, axis) in axes {
         if (s as u128) < covered {
             return Err(invalid(
-                "output",
+                Side::Output,
                 format!(
                     "axis {axis} (length {n}) has stride {s}, which overlaps the {covered} elements the axes inside it span: each output element must have its own place"
                 ),
@@ -191,17 +191,6 @@ fn source_range(mode: Mode, m: &AxisMap, s: usize, e: usize) -> Option<(usize, u
     range
 }
 
-/// The mode's period on an axis of kept length `n` (1 for modes without one).
-fn period(mode: Mode, n: u64) -> u64 {
-    match mode {
-        Mode::Wrap => n,
-        Mode::Reflect if n > 1 => 2 * (n - 1),
-        Mode::Symmetric => 2 * n,
-        _ => 1,
-    }
-    .max(1)
-}
-
 /// Lays out `plan` reading `input` and writing `output` on a device with `limits`.
 /// Everything is checked here, before anything is created.
 pub(crate) fn layout(plan: &PadPlan, input: &View, output: &View, limits: &DeviceLimits) -> Result<Layout> {
@@ -225,8 +214,12 @@ pub(crate) fn layout(plan: &PadPlan, input: &View, output: &View, limits: &Devic
             ),
         ));
     }
-    let mut layout =
-        Layout { key: PipelineKey::new(mode, elem as u8, false, 0), windows: Vec::new(), in_span, out_span };
+    let mut layout = Layout {
+        key: PipelineKey::new(mode, elem as u8, false, RowWalk::PerWord),
+        windows: Vec::new(),
+        in_span,
+        out_span,
+    };
     let Some(out_span) = out_span else { return Ok(layout) };
 
     // Merge adjacent axes where plan and both views allow it.
@@ -285,7 +278,7 @@ pub(crate) fn layout(plan: &PadPlan, input: &View, output: &View, limits: &Devic
         let dense = dense_strides(plan.out_shape());
         if let Some(axis) = (0..dense.len()).find(|&i| plan.out_shape()[i] > 1 && out_strides[i] != dense[i]) {
             return Err(invalid(
-                "output",
+                Side::Output,
                 format!(
                     "axis {axis} has stride {}, but {}-bit outputs must be dense (stride {} there) unless their rows move in whole 4-byte words: the GPU writes them in 32-bit words",
                     out_strides[axis],
@@ -306,7 +299,7 @@ pub(crate) fn layout(plan: &PadPlan, input: &View, output: &View, limits: &Devic
     let mut multi_period = false;
     for (i, a) in axes.iter().enumerate() {
         let m = &a.map;
-        let p = period(mode, m.kept as u64);
+        let p = mode.period(m.kept as u64);
         if m.out_len as u64 + p >= INDEX_LIMIT {
             return Err(limit(
                 GpuLimit::IndexRange,
@@ -316,13 +309,10 @@ pub(crate) fn layout(plan: &PadPlan, input: &View, output: &View, limits: &Devic
                 ),
             ));
         }
-        let one = match mode {
-            Mode::Reflect => m.kept.saturating_sub(1),
-            _ => m.kept,
-        };
-        multi_period |= m.pad_before > one || m.pad_after > one;
+        let one = mode.one_bounce_limit(m.kept as u64);
+        multi_period |= m.pad_before as u64 > one || m.pad_after as u64 > one;
     }
-    layout.key = PipelineKey::new(mode, word as u8, multi_period, 0);
+    layout.key = PipelineKey::new(mode, word as u8, multi_period, RowWalk::PerWord);
 
     let constant = match plan.constant() {
         Constant::Bytes(b) => {
@@ -368,7 +358,11 @@ pub(crate) fn layout(plan: &PadPlan, input: &View, output: &View, limits: &Devic
         if layout.windows.iter().all(|w| w.params.row_first == first) {
             // Rows ending mid-word in any window: the pipeline for those (it runs rows of
             // whole words correctly too).
-            layout.key.row_first = if layout.windows.iter().any(|w| w.mid_word) { 3 } else { first as u8 };
+            layout.key.row_walk = match first {
+                0 => RowWalk::PerWord,
+                _ if layout.windows.iter().any(|w| w.mid_word) => RowWalk::MidWord,
+                _ => RowWalk::whole_words(first),
+            };
         } else {
             for w in &mut layout.windows {
                 splitter.to_words(w);
@@ -479,7 +473,7 @@ impl Splitter<'_> {
         params.out_base = wrap(self.out_off, output.0);
         for (i, (a, &(start, len))) in self.axes.iter().rev().zip(b.iter().rev()).enumerate() {
             let m = &a.map;
-            let p = period(self.mode, m.kept as u64);
+            let p = self.mode.period(m.kept as u64);
             let (len_magic, len_shift) = magic_divisor(len as u32);
             let (period_magic, period_shift) = magic_divisor(p as u32);
             params.axes[i] = AxisParams {
@@ -496,7 +490,7 @@ impl Splitter<'_> {
                 period_offset: ((p - m.pad_before as u64 % p) % p) as u32,
                 period_magic,
                 period_shift,
-                _pad: [0; 3],
+                ..AxisParams::default()
             };
         }
         let mut mid_word = false;
@@ -585,12 +579,12 @@ mod tests {
         PadPlan::new(dtype, shape, &PadRequest::new(pads.to_vec()).mode(mode)).unwrap()
     }
 
-    fn dense<'a>(which: &'static str) -> View<'a> {
+    fn dense<'a>(which: Side) -> View<'a> {
         View { which, offset: 0, strides: None, end: u64::MAX, buffer_size: u64::MAX }
     }
 
     fn lay(p: &PadPlan, limits: &DeviceLimits) -> Layout {
-        layout(p, &dense("input"), &dense("output"), limits).unwrap()
+        layout(p, &dense(Side::Input), &dense(Side::Output), limits).unwrap()
     }
 
     #[test]
@@ -852,16 +846,16 @@ mod tests {
     fn views_are_checked() {
         let p = plan(DataType::Float32, &[4, 4], &[1, 1, 1, 1], Mode::Edge);
         let strides = [1u64, 6];
-        let out = View { strides: Some(&strides), ..dense("output") };
-        assert!(layout(&p, &dense("input"), &out, &LIMITS).is_ok());
+        let out = View { strides: Some(&strides), ..dense(Side::Output) };
+        assert!(layout(&p, &dense(Side::Input), &out, &LIMITS).is_ok());
         let overlapping = [6u64, 2];
-        let out = View { strides: Some(&overlapping), ..dense("output") };
-        let e = layout(&p, &dense("input"), &out, &LIMITS).unwrap_err();
-        assert!(matches!(e, PadError::InvalidView { which: "output", .. }), "{e}");
+        let out = View { strides: Some(&overlapping), ..dense(Side::Output) };
+        let e = layout(&p, &dense(Side::Input), &out, &LIMITS).unwrap_err();
+        assert!(matches!(e, PadError::InvalidView { which: Side::Output, .. }), "{e}");
         let q = plan(DataType::Uint8, &[4, 4], &[1, 1, 1, 1], Mode::Edge);
         let strided = [12u64, 1];
-        let out = View { strides: Some(&strided), ..dense("output") };
-        let e = layout(&q, &dense("input"), &out, &LIMITS).unwrap_err();
+        let out = View { strides: Some(&strided), ..dense(Side::Output) };
+        let e = layout(&q, &dense(Side::Input), &out, &LIMITS).unwrap_err();
         assert!(e.to_string().contains("axis 0 has stride 12"), "{e}");
     }
 

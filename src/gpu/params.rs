@@ -49,7 +49,9 @@ pub(crate) struct AxisParams {
     pub period_offset: u32,
     pub period_magic: u32,
     pub period_shift: u32,
-    pub _pad: [u32; 3],
+    pub _pad0: u32,
+    pub _pad1: u32,
+    pub _pad2: u32,
 }
 
 /// The uniform buffer's contents.
@@ -148,10 +150,36 @@ mod tests {
         }
     }
 
+    /// Every member of `Params` and `Axis` in the generated WGSL has the name, offset and
+    /// size of the Rust struct's field at the same place: a field moved, renamed or resized
+    /// on one side only fails here.
     #[test]
     fn layout_matches_the_wgsl_struct() {
-        // common.wgsl: 12 u32, a vec4, then MAX_RANK axes of 16 u32.
-        assert_eq!(std::mem::size_of::<AxisParams>(), 64);
-        assert_eq!(std::mem::size_of::<Params>(), 64 + 64 * MAX_RANK);
+        use std::mem::{offset_of, size_of};
+        let key =
+            super::super::shader::PipelineKey::new(crate::Mode::Wrap, 1, true, super::super::shader::RowWalk::PerWord);
+        let module = naga::front::wgsl::parse_str(&key.wgsl()).expect("the shader parses");
+        let members = |name: &str| {
+            let (_, ty) = module.types.iter().find(|(_, t)| t.name.as_deref() == Some(name)).expect(name);
+            let naga::TypeInner::Struct { members, span } = &ty.inner else { panic!("{name} is not a struct") };
+            let mut layouter = naga::proc::Layouter::default();
+            layouter.update(module.to_ctx()).unwrap();
+            let list: Vec<(String, u32, u32)> =
+                members.iter().map(|m| (m.name.clone().unwrap(), m.offset, layouter[m.ty].size)).collect();
+            (list, *span)
+        };
+        macro_rules! fields {
+            ($t:ty: $($f:ident: $s:ty),* $(,)?) => {
+                vec![$((stringify!($f).to_string(), offset_of!($t, $f) as u32, size_of::<$s>() as u32)),*]
+            };
+        }
+        let axis = fields!(AxisParams: pad_before: u32, kept: u32, crop_start: u32, start: u32, len: u32,
+            len_magic: u32, len_shift: u32, in_stride: u32, out_stride: u32, period: u32, period_offset: u32,
+            period_magic: u32, period_shift: u32, _pad0: u32, _pad1: u32, _pad2: u32);
+        let params = fields!(Params: rank: u32, count: u32, first: u32, elems: u32, in_base: u32, out_base: u32,
+            row_first: u32, row_words: u32, pack: u32, row_lanes: u32, lanes_magic: u32, lanes_shift: u32,
+            constant: [u32; 4], axes: [AxisParams; MAX_RANK]);
+        assert_eq!(members("Axis"), (axis, size_of::<AxisParams>() as u32));
+        assert_eq!(members("Params"), (params, size_of::<Params>() as u32));
     }
 }

@@ -15,6 +15,51 @@ use super::params::wgsl_constants;
 /// innermost run splits evenly into 4-, 8- or 16-byte words.
 pub(crate) const WORD_BYTES: [u8; 5] = [1, 2, 4, 8, 16];
 
+/// How the narrow kernel (8- and 16-bit words) walks its output: a pipeline constant
+/// (`ROW_WALK` in narrow.wgsl, compared with the names [`RowWalk::wgsl_constants`] emits).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub(crate) enum RowWalk {
+    /// One invocation per run of output words, its row found by division (rows too short
+    /// to walk, or windows whose rows differ); also what wide words always take.
+    PerWord = 0,
+    /// Rows of whole words along axis 0.
+    Axis0 = 1,
+    /// Rows of whole words along axes 0 and 1 (axis 0 an unpadded run of channels).
+    Axes01 = 2,
+    /// Rows along either that end mid-word (odd image widths, RGB rows): each row owns the
+    /// words that start in it; the axes come from the uniform's `row_first`.
+    MidWord = 3,
+}
+
+impl RowWalk {
+    /// Every variant.
+    pub const ALL: [RowWalk; 4] = [RowWalk::PerWord, RowWalk::Axis0, RowWalk::Axes01, RowWalk::MidWord];
+
+    /// Rows of whole words along the axes below `first` (1 or 2).
+    pub fn whole_words(first: u32) -> RowWalk {
+        match first {
+            1 => RowWalk::Axis0,
+            2 => RowWalk::Axes01,
+            _ => unreachable!("rows span one or two axes, not {first}"),
+        }
+    }
+
+    /// The variants' names as WGSL constants.
+    pub fn wgsl_constants() -> String {
+        RowWalk::ALL.iter().map(|w| format!("const ROWS_{}: u32 = {}u;\n", w.wgsl_name(), *w as u32)).collect()
+    }
+
+    fn wgsl_name(self) -> &'static str {
+        match self {
+            RowWalk::PerWord => "PER_WORD",
+            RowWalk::Axis0 => "AXIS0",
+            RowWalk::Axes01 => "AXES01",
+            RowWalk::MidWord => "MID_WORD",
+        }
+    }
+}
+
 /// What one pipeline is specialised for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct PipelineKey {
@@ -24,18 +69,16 @@ pub(crate) struct PipelineKey {
     /// Some pad reaches past one period of the mode's extension, so the shader needs the
     /// modulo; false for constant and edge, which have no period.
     pub multi_period: bool,
-    /// Narrow kernel: 0 for one invocation per output word, 1 or 2 for rows of whole words
-    /// along axis 0, or along axes 0 and 1, 3 for rows along either that end mid-word
-    /// (`ROW_FIRST` in narrow.wgsl); 0 for wide words.
-    pub row_first: u8,
+    /// Narrow kernel: how it walks the output; [`RowWalk::PerWord`] for wide words.
+    pub row_walk: RowWalk,
 }
 
 impl PipelineKey {
     /// The key, with `multi_period` dropped for modes without a period.
-    pub fn new(mode: Mode, word_bytes: u8, multi_period: bool, row_first: u8) -> PipelineKey {
-        let periodic = matches!(mode, Mode::Reflect | Mode::Wrap | Mode::Symmetric);
-        let row_first = if word_bytes < 4 { row_first } else { 0 };
-        PipelineKey { mode, word_bytes, multi_period: multi_period && periodic, row_first }
+    pub fn new(mode: Mode, word_bytes: u8, multi_period: bool, row_walk: RowWalk) -> PipelineKey {
+        let periodic = mode.is_periodic();
+        let row_walk = if word_bytes < 4 { row_walk } else { RowWalk::PerWord };
+        PipelineKey { mode, word_bytes, multi_period: multi_period && periodic, row_walk }
     }
 
     /// Every key a type of `elem_bytes` bytes can need in `mode`.
@@ -43,7 +86,7 @@ impl PipelineKey {
         let mut keys = Vec::new();
         for &w in WORD_BYTES.iter().filter(|&&w| w >= elem_bytes) {
             for multi in [false, true] {
-                for rows in 0..4 {
+                for rows in RowWalk::ALL {
                     let k = PipelineKey::new(mode, w, multi, rows);
                     if !keys.contains(&k) {
                         keys.push(k);
@@ -83,10 +126,11 @@ impl PipelineKey {
         };
         let common = include_str!("../../shaders/common.wgsl");
         format!(
-            "{}const MULTI_PERIOD: bool = {};\nconst ROW_FIRST: u32 = {}u;\n{defs}\n{common}\n{mode_src}\n{main}",
+            "{}{}const MULTI_PERIOD: bool = {};\nconst ROW_WALK: u32 = ROWS_{};\n{defs}\n{common}\n{mode_src}\n{main}",
             wgsl_constants(),
+            RowWalk::wgsl_constants(),
             self.multi_period,
-            self.row_first
+            self.row_walk.wgsl_name()
         )
     }
 
@@ -113,8 +157,12 @@ mod tests {
         all.dedup();
         assert_eq!(all.len(), 88);
         // Constant and edge never take the modulo variant, wide words no row variant.
-        assert_eq!(PipelineKey::new(Mode::Edge, 4, true, 0), PipelineKey::new(Mode::Edge, 4, false, 0));
-        assert_eq!(PipelineKey::new(Mode::Wrap, 8, true, 2), PipelineKey::new(Mode::Wrap, 8, true, 0));
+        let per_word = RowWalk::PerWord;
+        assert_eq!(PipelineKey::new(Mode::Edge, 4, true, per_word), PipelineKey::new(Mode::Edge, 4, false, per_word));
+        assert_eq!(
+            PipelineKey::new(Mode::Wrap, 8, true, RowWalk::Axes01),
+            PipelineKey::new(Mode::Wrap, 8, true, per_word)
+        );
     }
 
     #[test]

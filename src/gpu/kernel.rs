@@ -15,8 +15,9 @@ use std::sync::Mutex;
 use std::task::{Context, Poll, Waker};
 
 use super::buffers::{describe, BufferRange};
-use super::layout::{layout, DeviceLimits, Layout, View, Window};
+use super::layout::layout;
 use super::params::{params_stride, AxisParams, Params, WORKGROUP};
+use super::program::{DeviceLimits, Dispatch, Program, View};
 use super::shader::PipelineKey;
 use crate::dtype::DataType;
 use crate::error::{PadError, Result, Side};
@@ -73,6 +74,16 @@ pub struct PadKernel {
     pending: Mutex<Vec<ErrorFuture>>,
     /// Uniform buffers of recent pads, keyed by their contents (see `uniform_buffer`).
     uniforms: Mutex<HashMap<Vec<u8>, wgpu::Buffer>>,
+}
+
+/// What a [`Program`] needs of a device's limits, read from wgpu's.
+pub fn device_limits(limits: &wgpu::Limits) -> DeviceLimits {
+    DeviceLimits {
+        max_binding: limits.max_storage_buffer_binding_size.min(limits.max_buffer_size),
+        max_buffer: limits.max_buffer_size,
+        storage_alignment: limits.min_storage_buffer_offset_alignment as u64,
+        max_groups: limits.max_compute_workgroups_per_dimension,
+    }
 }
 
 /// Uniform buffers a kernel keeps (a few KiB each at most); past this many it drops them all.
@@ -194,7 +205,7 @@ impl PadKernel {
             compiles: AtomicUsize::new(0),
             cache,
             empty_input,
-            limits: DeviceLimits::of(&limits),
+            limits: device_limits(&limits),
             uniform_alignment: limits.min_uniform_buffer_offset_alignment,
             pending: Mutex::new(Vec::new()),
             uniforms: Mutex::new(HashMap::new()),
@@ -328,7 +339,9 @@ impl PadKernel {
         layout(plan, &dense(Side::Input), &dense(Side::Output), &self.limits).map(drop)
     }
 
-    fn layout(&self, plan: &PadPlan, input: &BufferRange<'_>, output: &BufferRange<'_>) -> Result<Layout> {
+    /// The program of `plan` on these buffers, with the checks only buffers allow (usages,
+    /// overlap, bindings inside the buffers).
+    fn program(&self, plan: &PadPlan, input: &BufferRange<'_>, output: &BufferRange<'_>) -> Result<Program> {
         for (which, r) in [(Side::Input, input), (Side::Output, output)] {
             let usage = r.buffer.usage();
             if !usage.contains(wgpu::BufferUsages::STORAGE) {
@@ -345,7 +358,7 @@ impl PadKernel {
             }
         }
         // Bindings round up to whole words; they must stay inside the buffers.
-        for w in &l.windows {
+        for w in &l.dispatches {
             for (which, r, bind) in [(Side::Input, input, w.input), (Side::Output, output, Some(w.output))] {
                 if let Some((offset, size)) = bind {
                     if offset + size > r.buffer.size() {
@@ -367,16 +380,16 @@ impl PadKernel {
     /// finds or makes the uniform buffer, and makes the bind groups. Record the result with
     /// [`PreparedPad::record`] as often as you like while the buffers stay the same.
     pub fn prepare(&self, plan: &PadPlan, input: BufferRange<'_>, output: BufferRange<'_>) -> Result<PreparedPad> {
-        let l = self.layout(plan, &input, &output)?;
+        let l = self.program(plan, &input, &output)?;
         let out_bytes = plan.byte_sizes().map_or(0, |b| b.1);
-        if l.windows.is_empty() {
+        if l.dispatches.is_empty() {
             return Ok(PreparedPad { pipeline: None, dispatches: Vec::new(), out_bytes });
         }
         let pipeline = self.pipeline(l.key)?;
         let stride = params_stride(self.uniform_alignment);
-        let uniform = self.uniform_buffer(&l.windows, stride)?;
+        let uniform = self.uniform_buffer(&l.dispatches, stride)?;
         let dispatches = l
-            .windows
+            .dispatches
             .iter()
             .enumerate()
             .map(|(i, w)| {
@@ -421,7 +434,7 @@ impl PadKernel {
     /// the same: they are kept by content, and a pad repeated on the same shapes (an engine's
     /// steady state, whatever buffers it binds) makes no buffer. The cache holds only this
     /// kernel's own small buffers, never a caller's.
-    fn uniform_buffer(&self, windows: &[Window], stride: u64) -> Result<wgpu::Buffer> {
+    fn uniform_buffer(&self, windows: &[Dispatch], stride: u64) -> Result<wgpu::Buffer> {
         // Parameters past `rank` axes are zero, so the used prefix of each window is the key.
         fn used(p: &Params) -> &[u8] {
             let len = std::mem::offset_of!(Params, axes) + p.rank as usize * std::mem::size_of::<AxisParams>();

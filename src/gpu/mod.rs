@@ -18,10 +18,14 @@ mod buffers;
 mod context;
 mod kernel;
 mod layout;
+mod narrow;
 mod params;
+mod program;
 mod shader;
+mod wide;
 
 pub use buffers::BufferRange;
 pub use context::{ExecPath, GpuContext, Padded, DEFAULT_BUFFER_POOL_BYTES};
-pub use kernel::{Encoded, PadKernel, PreparedPad};
+pub use kernel::{device_limits, Encoded, PadKernel, PreparedPad};
 pub use params::MAX_RANK;
+pub use program::{BufferView, DeviceLimits, Dispatch, Program};

@@ -6,21 +6,17 @@
 pub const MAX_RANK: usize = 16;
 /// Invocations per workgroup (`@workgroup_size` in the shaders).
 pub(crate) const WORKGROUP: u32 = 64;
-/// Elements of a row per invocation in the wide kernel, a grid width apart. Many per
-/// invocation amortise the row's offsets; the loop leaves at the row's end, so short rows
-/// cost no more. 16 against 2 took f32 [1,64,512,512] from about 2.0 to 0.9-1.1 x the copy
-/// shader on lavapipe (BENCHMARKS.md).
+/// Elements of a row per invocation in the wide kernel, a grid width apart (so a SIMD
+/// group's lanes stay on neighbouring words). Many per invocation amortise the row's
+/// offsets; the loop leaves at the row's end, so short rows cost no more.
 pub(crate) const WIDE_ELEMS: u32 = 16;
-/// Words of a row per invocation in the narrow kernel's rows, in pairs a grid width apart
-/// (2 to 16: u8 [1,1024,1024,3] from 4.0-4.8 to 2.2-2.9 x the copy shader on lavapipe;
-/// pairs took it on to 1.50-1.55 on a quiet machine; 32, with rows packed by it and each
-/// row's kept words found once, from 1.90-2.84 to 1.07-1.36 on a faster one, BENCHMARKS.md
-/// section 23).
+/// Words of a row per invocation in the narrow kernel's rows, in pairs a grid width apart:
+/// finding a row (its offsets, the mode on the axes above, its kept words) is paid once for
+/// this many words, and a pair of shifted words reads three input words, not four.
 pub(crate) const NARROW_ROW_WORDS: u32 = 32;
-/// Consecutive words per invocation in the narrow kernel's per-word path (rows that are not
-/// whole words): the row is found once for them all. 16 against 1 took u8 [1,3,1023,1023]
-/// padded by 1 from 6.5-6.9 to 4.4-4.7 x the copy shader on lavapipe (BENCHMARKS.md, section
-/// 24); 8 and 4 did less.
+/// Consecutive words per invocation in the narrow kernel's per-word path (rows too short to
+/// walk): the row is found once for them all, by one division, and then followed. On a real
+/// GPU this puts lanes 64 bytes apart; measure there before keeping it.
 pub(crate) const NARROW_WORD_RUN: u32 = 16;
 /// Largest index the shaders divide (magic division is exact below 2^31).
 pub(crate) const INDEX_LIMIT: u64 = (1 << 31) - 8;

@@ -1,0 +1,251 @@
+//! The host half of `shaders/narrow.wgsl` (8- and 16-bit elements in u32 words; one
+//! invocation owns each output word it writes). Two walks, a pipeline constant each
+//! ([`RowWalk`]): rows on a grid (along axis 0, or axes 0 and 1 where axis 0 is a whole
+//! unpadded run), up to [`NARROW_ROW_WORDS`] words of a row an invocation, short rows
+//! sharing a workgroup; or, where rows are too short or windows disagree, runs of
+//! [`NARROW_WORD_RUN`] consecutive words an invocation, each finding its row by division.
+
+use super::layout::WindowShape;
+use super::params::{magic_divisor, Params, INDEX_LIMIT, NARROW_ROW_WORDS, NARROW_WORD_RUN, WORKGROUP};
+use super::program::{DeviceLimits, Dispatch};
+use super::shader::RowWalk;
+
+/// Invocations a row owning `row_words` words takes: each writes up to NARROW_ROW_WORDS of
+/// it, so that finding the row (its offsets, the mode on the axes above, its kept words) is
+/// paid once for many words rather than by every invocation. On a real GPU this puts a SIMD
+/// group's lanes a row apart; measure there before keeping it.
+pub(super) fn lanes(row_words: u64) -> u64 {
+    row_words.div_ceil(NARROW_ROW_WORDS as u64).max(1)
+}
+
+/// Rows owning `row_words` words one workgroup takes: as many as fit, else 1.
+pub(super) fn pack(row_words: u64) -> u64 {
+    (WORKGROUP as u64 / lanes(row_words)).max(1)
+}
+
+/// Whether a window of this shape fits the per-word grid (which every window can fall back on).
+pub(super) fn fits(s: &WindowShape, word: u64) -> bool {
+    let elems = s.elems();
+    elems <= INDEX_LIMIT && elems.div_ceil(4 / word).div_ceil(WORKGROUP as u64) <= s.max_groups * s.max_groups
+}
+
+/// Rows on a row grid where the window allows it: along axis 0, or along axes 0 and 1 where
+/// axis 0 is a whole unpadded run (RGB pixels, say). Each row owns the words that start in
+/// it: rows of whole words own their own; rows that end mid-word must follow each other in
+/// the output and be two words long at least, so that a word runs on into the next row at
+/// most. Sets the grid's parameters and returns its workgroup counts and whether rows end
+/// mid-word; `None` where no row grid fits (the per-word path then). `params.first` is set.
+pub(super) fn row_grid(s: &WindowShape, params: &mut Params, word: u64) -> Option<([u32; 3], bool)> {
+    let (epw, maxg, rank) = (4 / word, s.max_groups, s.rank());
+    let first = params.first as u64;
+    let rows_from = |f: usize, mid_word: bool| {
+        let row = (0..f).map(|d| s.len(d)).product::<u64>();
+        let aligned = first.is_multiple_of(epw)
+            && row.is_multiple_of(epw)
+            && (f..rank).all(|d| s.out_stride(d).is_multiple_of(epw));
+        // (Rows under two words: the per-word path is faster, as finding a row costs more
+        // than the one word it gives.)
+        let adjacent = row >= 2 * epw
+            && (f..rank).all(|d| s.len(d) == 1 || s.out_stride(d) == (0..d).map(|a| s.len(a)).product::<u64>());
+        let fits = if mid_word { !aligned && adjacent } else { aligned };
+        // Words a row owns at most (the first row also the word the window starts in).
+        let words = if aligned { row / epw } else { row.div_ceil(epw) + 1 };
+        let rows = s.len(f) * s.above(f);
+        let grid = words.div_ceil((WORKGROUP * NARROW_ROW_WORDS) as u64) <= maxg
+            && rows <= INDEX_LIMIT
+            && rows.div_ceil(pack(words)) <= maxg * maxg;
+        (fits && grid).then_some((f as u32, words, rows, mid_word))
+    };
+    let whole_run = s.inner_is_whole_run();
+    // Rows of whole words first; else rows ending mid-word, the longest first.
+    let (f, words, rows, mid_word) = rows_from(1, false)
+        .or_else(|| if whole_run { rows_from(2, false) } else { None })
+        .or_else(|| if whole_run { rows_from(2, true) } else { None })
+        .or_else(|| rows_from(1, true))?;
+    params.row_first = f;
+    params.row_words = words as u32;
+    params.count = rows as u32;
+    // Rows of up to half a workgroup's words share a workgroup; a longer row takes x
+    // workgroups. Each invocation writes up to NARROW_ROW_WORDS of a row.
+    let pack = pack(words);
+    params.pack = pack as u32;
+    let x = if pack > 1 { 1 } else { words.div_ceil((WORKGROUP * NARROW_ROW_WORDS) as u64) };
+    params.row_lanes = if pack > 1 { lanes(words) } else { x * WORKGROUP as u64 } as u32;
+    (params.lanes_magic, params.lanes_shift) = magic_divisor(params.row_lanes);
+    let groups = rows.div_ceil(pack);
+    let y = groups.min(maxg);
+    Some(([x as u32, y as u32, groups.div_ceil(y) as u32], mid_word))
+}
+
+/// Gives a window the per-word path: [`NARROW_WORD_RUN`] consecutive words an invocation
+/// (`row_words` 0, `count` the words it covers).
+pub(super) fn per_word(d: &mut Dispatch, word: u64, limits: &DeviceLimits) {
+    let epw = 4 / word as u32;
+    d.mid_word = false;
+    let p = &mut d.params;
+    p.row_first = 0;
+    p.row_words = 0;
+    p.pack = 0;
+    let words = (p.first % epw + p.elems).div_ceil(epw);
+    p.count = words;
+    let groups = (words as u64).div_ceil((WORKGROUP * NARROW_WORD_RUN) as u64);
+    let x = groups.min(limits.max_groups as u64);
+    d.workgroups = [x as u32, groups.div_ceil(x) as u32, 1];
+}
+
+/// The pad's walk, one pipeline for all its windows: rows where every window has them, along
+/// the same axes (rows ending mid-word in any window: that pipeline, which runs rows of whole
+/// words correctly too); else every window goes per word.
+pub(super) fn row_walk(dispatches: &mut [Dispatch], word: u64, limits: &DeviceLimits) -> RowWalk {
+    let Some(first) = dispatches.first().map(|d| d.params.row_first) else { return RowWalk::PerWord };
+    if dispatches.iter().all(|d| d.params.row_first == first) {
+        match first {
+            0 => RowWalk::PerWord,
+            _ if dispatches.iter().any(|d| d.mid_word) => RowWalk::MidWord,
+            _ => RowWalk::whole_words(first),
+        }
+    } else {
+        for d in dispatches {
+            per_word(d, word, limits);
+        }
+        RowWalk::PerWord
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::layout::tests::{lay, plan, LIMITS};
+    use super::*;
+    use crate::{DataType, Mode};
+
+    /// narrow.wgsl's row grid, run on the host: every word the window touches is written
+    /// exactly once and no other, rows of whole words and rows ending mid-word (each row owns
+    /// the words that start in it, the first row also the word the window starts in), short
+    /// rows packed several to a workgroup, long rows over several workgroups, on grids past
+    /// `max_groups`, in windows of small bindings, rows along axis 0 and along axes 0 and 1,
+    /// and wherever a row's run of kept words [f0, f1) lies (the shader writes it in pairs, the
+    /// row's other words one by one).
+    #[test]
+    fn the_narrow_row_grid_covers_every_word_once() {
+        // The words one invocation writes: its pairs of kept words, then the row's others.
+        fn lane_words(lane: u64, lanes: u64, (wa, wb): (u64, u64), (f0, f1): (u64, u64)) -> Vec<u64> {
+            let mut out = Vec::new();
+            for n in 0..NARROW_ROW_WORDS as u64 / 2 {
+                let w = f0 + 2 * (lane + n * lanes);
+                if w >= f1 {
+                    break;
+                }
+                out.extend([w, w + 1]);
+            }
+            let kept = f1 - f0;
+            let mut j = lane;
+            while wa + j + kept < wb {
+                out.push(if wa + j < f0 { wa + j } else { wa + j + kept });
+                j += lanes;
+            }
+            out
+        }
+        let few_groups = DeviceLimits { max_groups: 7, ..LIMITS };
+        let small = DeviceLimits { max_binding: 1024, ..LIMITS };
+        let cases: [(DataType, &[usize], &[i64]); 14] = [
+            (DataType::Float16, &[32, 256, 6, 6], &[0, 0, 1, 1, 0, 0, 1, 1]), // rows of 4 words
+            (DataType::Uint8, &[4, 6, 8], &[0, 0, 2, 0, 0, 2]),               // 3 words, odd
+            (DataType::Uint8, &[2, 5, 6, 3], &[0, 1, 1, 0, 0, 1, 1, 0]),      // along axes 0 and 1
+            (DataType::Uint8, &[3, 244], &[0, 4, 0, 4]),                      // 63 words, 2 invocations
+            (DataType::Uint8, &[3, 256], &[0, 4, 0, 4]),                      // 66 words, 3 invocations
+            (DataType::Uint8, &[2, 6000], &[0, 4, 0, 4]),                     // a workgroup each
+            (DataType::Uint8, &[2, 9000], &[0, 4, 0, 4]),                     // several workgroups each
+            (DataType::Uint8, &[1, 1024, 1024, 3], &[0, 2, 2, 0, 0, 2, 2, 0]), // long rows of pixels
+            (DataType::Uint8, &[20], &[2, 2]),                                // rank 1
+            (DataType::Uint8, &[4, 6, 7], &[0, 0, 1, 0, 0, 2]),               // rows of 10 bytes
+            (DataType::Uint8, &[2, 5, 7, 3], &[0, 1, 1, 0, 0, 1, 1, 0]),      // 27 bytes, axes 0 and 1
+            (DataType::Float16, &[3, 9], &[0, 1, 0, 1]),                      // 11 halves
+            (DataType::Uint8, &[3, 300, 301], &[0, 0, 1, 0, 0, 2]),           // 304 bytes, many windows
+            (DataType::Uint8, &[3, 1, 5], &[1, 0, 0, 1, 0, 0]),               // 5 bytes, unpadded rows
+        ];
+        let (mut packed, mut mid_word) = (0, 0);
+        for (dtype, shape, pads) in cases {
+            for limits in [&LIMITS, &few_groups, &small] {
+                let l = lay(&plan(dtype, shape, pads, Mode::Reflect), limits);
+                let row_windows = l.dispatches.iter().filter(|w| w.params.row_words != 0).collect::<Vec<_>>();
+                assert!(limits.max_groups < 100 || !row_windows.is_empty(), "{shape:?}: no row windows");
+                for w in row_windows {
+                    let p = &w.params;
+                    let epw = 4 / dtype.width().bytes().unwrap() as u64;
+                    let (rows, pack, lanes) = (p.count as u64, p.pack as u64, p.row_lanes as u64);
+                    let first = p.row_first as usize;
+                    let window_rows = (first..p.rank as usize).map(|d| p.axes[d].len as u64).product::<u64>();
+                    assert_eq!(rows, window_rows, "{shape:?}: rows of the window");
+                    assert_eq!(pack, super::pack(p.row_words as u64));
+                    packed += usize::from(pack > 1);
+                    let len = (0..first).map(|d| p.axes[d].len).product::<u32>();
+                    mid_word += usize::from(!(len as u64).is_multiple_of(epw) || !(p.first as u64).is_multiple_of(epw));
+                    let [gx, gy, gz] = w.workgroups.map(u64::from);
+                    assert!(gx.max(gy).max(gz) <= limits.max_groups as u64, "{shape:?}: {:?}", w.workgroups);
+                    // The row's first element in the binding, as the shader works it out.
+                    let base = |row: u64| {
+                        let mut dst = p.out_base;
+                        let mut lin = row;
+                        for d in first..p.rank as usize {
+                            let a = p.axes[d];
+                            let c = if d + 1 < p.rank as usize { lin % a.len as u64 } else { lin };
+                            lin /= a.len as u64;
+                            dst = dst.wrapping_add((c as u32 + a.start).wrapping_mul(a.out_stride));
+                        }
+                        for d in 0..first {
+                            dst = dst.wrapping_add(p.axes[d].start.wrapping_mul(p.axes[d].out_stride));
+                        }
+                        dst as u64
+                    };
+                    let touched = p.first as u64 / epw..(p.first as u64 + p.elems as u64).div_ceil(epw);
+                    let owned = |row: u64| {
+                        let b = base(row);
+                        let wa = if row == 0 { b / epw } else { b.div_ceil(epw) };
+                        (wa, (b + len as u64).div_ceil(epw))
+                    };
+                    // Kept runs: none, all, from either end, inside, of one pair.
+                    let even = |n: u64| n & !1;
+                    for run in 0..6 {
+                        let mut seen = vec![0u8; touched.end as usize + 2];
+                        for (x, y, z) in
+                            (0..gz).flat_map(|z| (0..gy).flat_map(move |y| (0..gx).map(move |x| (x, y, z))))
+                        {
+                            for l in 0..WORKGROUP as u64 {
+                                let gid_x = x * WORKGROUP as u64 + l;
+                                // The shader's division by row_lanes (magic 0: by 1).
+                                let (m, sh) = (p.lanes_magic as u64, p.lanes_shift);
+                                let sub = if m == 0 { gid_x } else { ((gid_x * m) >> 32) >> sh };
+                                assert_eq!(sub, gid_x / lanes);
+                                let row = (y + z * gy) * pack + sub;
+                                if sub >= pack || row >= rows {
+                                    continue;
+                                }
+                                let (wa, wb) = owned(row);
+                                let n = wb - wa;
+                                let (f0, f1) = match run {
+                                    0 => (wa, wa),
+                                    1 => (wa, wa + even(n)),
+                                    2 => (wa + n % 2, wb),
+                                    3 => (wa + 1.min(n), wa + 1.min(n) + even(n.saturating_sub(1))),
+                                    4 => (wa + n / 3, wa + n / 3 + even(n / 3)),
+                                    _ => (wa + n / 2, wa + n / 2 + even((n - n / 2).min(2))),
+                                };
+                                for word in lane_words(gid_x - sub * lanes, lanes, (wa, wb), (f0, f1)) {
+                                    assert!(touched.contains(&word), "{shape:?}: word {word} outside {touched:?}");
+                                    seen[word as usize] += 1;
+                                }
+                            }
+                        }
+                        let wrong = touched.clone().filter(|&w| seen[w as usize] != 1).collect::<Vec<_>>();
+                        assert!(
+                            wrong.is_empty(),
+                            "{shape:?} pads {pads:?}, run {run}: words {wrong:?} not written once"
+                        );
+                    }
+                }
+            }
+        }
+        assert!(mid_word >= 8, "only {mid_word} windows of rows ending mid-word");
+        assert!(packed >= 4, "only {packed} windows packed rows");
+    }
+}

@@ -1,0 +1,298 @@
+//! The GPU program of one pad: plain data, no wgpu in it. From a plan, two buffer views and
+//! a device's limits, [`Program::new`] lists the dispatches; [`PadKernel`](super::PadKernel)
+//! turns them into wgpu calls, and any other WebGPU host (another wgpu major, Dawn, a
+//! JavaScript engine) can run them the same way (`examples/program.rs` does, in plain wgpu).
+
+use super::layout::layout;
+use super::params::{Params, WORKGROUP};
+use super::shader::PipelineKey;
+use crate::error::{PadError, Result, Side};
+use crate::plan::PadPlan;
+
+/// What a program needs to know of a device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeviceLimits {
+    /// The largest storage binding, in bytes: `max_storage_buffer_binding_size` (capped by
+    /// `max_buffer_size`).
+    pub max_binding: u64,
+    /// `max_buffer_size`.
+    pub max_buffer: u64,
+    /// `min_storage_buffer_offset_alignment`.
+    pub storage_alignment: u64,
+    /// `max_compute_workgroups_per_dimension`.
+    pub max_groups: u32,
+}
+
+impl DeviceLimits {
+    /// WebGPU's default limits (128 MiB bindings, 256 MiB buffers), which every WebGPU
+    /// device offers.
+    pub const WEBGPU_DEFAULT: DeviceLimits =
+        DeviceLimits { max_binding: 128 << 20, max_buffer: 256 << 20, storage_alignment: 256, max_groups: 65535 };
+}
+
+/// Where a tensor lies in a buffer: element 0 at byte `offset`, per-axis element strides
+/// (`None`: dense, row-major), nothing read or written at or past byte `end` of a buffer of
+/// `buffer_size` bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct BufferView<'a> {
+    /// Byte offset of element 0.
+    pub offset: u64,
+    /// Element strides per axis, outermost first; `None` for dense.
+    pub strides: Option<&'a [u64]>,
+    /// The view's bytes end here (the buffer's size, or less).
+    pub end: u64,
+    /// The buffer's size: bindings round up to whole words and may reach past `end`.
+    pub buffer_size: u64,
+}
+
+impl BufferView<'_> {
+    /// A dense tensor filling a buffer of `buffer_size` bytes from `offset`.
+    pub fn dense(offset: u64, buffer_size: u64) -> BufferView<'static> {
+        BufferView { offset, strides: None, end: buffer_size, buffer_size }
+    }
+}
+
+/// A view with the side it is, for messages.
+#[derive(Debug, Clone)]
+pub(crate) struct View<'a> {
+    pub which: Side,
+    pub offset: u64,
+    pub strides: Option<&'a [u64]>,
+    pub end: u64,
+    pub buffer_size: u64,
+}
+
+impl<'a> View<'a> {
+    pub(crate) fn new(which: Side, v: &BufferView<'a>) -> View<'a> {
+        View { which, offset: v.offset, strides: v.strides, end: v.end, buffer_size: v.buffer_size }
+    }
+}
+
+/// A byte range `[start, end)` of a buffer.
+pub(crate) type Span = (u64, u64);
+
+/// The dispatches of one pad, all with one pipeline.
+///
+/// How a host runs it (what [`PadKernel`](super::PadKernel) does):
+/// 1. A compute pipeline from [`wgsl`](Self::wgsl), entry point `main`, bind group 0:
+///    binding 0 a uniform buffer of [`Program::PARAMS_BYTES`], bindings 1 (input) and 2
+///    (output) storage buffers, both declared `read_write` in the WGSL. The pipeline
+///    depends only on [`pipeline_key`](Self::pipeline_key): cache it by that.
+/// 2. Per [`Dispatch`]: its [`params`](Dispatch::params) in a uniform buffer (at an offset
+///    aligned to `min_uniform_buffer_offset_alignment`), the input bound at
+///    [`input`](Dispatch::input) (offset, size; where `None`, any storage buffer of at
+///    least 4 bytes: the window reads nothing), the output at [`output`](Dispatch::output),
+///    and `dispatch_workgroups` with [`workgroups`](Dispatch::workgroups).
+///
+/// Dispatches write disjoint outputs and may run in one pass in any order.
+#[derive(Debug, Clone)]
+pub struct Program {
+    pub(crate) key: PipelineKey,
+    pub(crate) dispatches: Vec<Dispatch>,
+    /// Byte ranges the views cover (`None` for an empty tensor).
+    pub(crate) in_span: Option<Span>,
+    pub(crate) out_span: Option<Span>,
+}
+
+/// One dispatch of a [`Program`]: its uniform parameters, workgroup counts and the byte
+/// ranges it binds.
+#[derive(Debug, Clone)]
+pub struct Dispatch {
+    pub(crate) params: Params,
+    /// Narrow rows: the window starts mid-word or its rows end mid-word.
+    pub(crate) mid_word: bool,
+    pub(crate) workgroups: [u32; 3],
+    /// Input binding (offset, size in bytes); `None` when the window reads nothing.
+    pub(crate) input: Option<Span>,
+    pub(crate) output: Span,
+}
+
+impl Program {
+    /// Bytes of one dispatch's uniform parameters (binding 0).
+    pub const PARAMS_BYTES: u64 = std::mem::size_of::<Params>() as u64;
+
+    /// Invocations per workgroup, as the WGSL declares (`@workgroup_size`).
+    pub const WORKGROUP_SIZE: u32 = WORKGROUP;
+
+    /// The program of `plan` reading `input` and writing `output` on a device with
+    /// `limits`. Everything is checked here, before anything is created: views (strides,
+    /// alignment, bounds, an output writing an element twice) and the device's limits
+    /// (`PadError::GpuLimit` names which). Strings and 4-bit types have no program.
+    pub fn new(plan: &PadPlan, input: &BufferView, output: &BufferView, limits: &DeviceLimits) -> Result<Program> {
+        layout(plan, &View::new(Side::Input, input), &View::new(Side::Output, output), limits)
+    }
+
+    /// The pipeline's WGSL (entry point `main`).
+    pub fn wgsl(&self) -> String {
+        self.key.wgsl()
+    }
+
+    /// A label for the pipeline.
+    pub fn label(&self) -> String {
+        self.key.label()
+    }
+
+    /// What the pipeline depends on, to cache compiled pipelines by: two programs with equal
+    /// keys have the same WGSL.
+    pub fn pipeline_key(&self) -> impl std::hash::Hash + Eq + Copy + std::fmt::Debug {
+        self.key
+    }
+
+    /// The dispatches, in any order (none for an empty output).
+    pub fn dispatches(&self) -> &[Dispatch] {
+        &self.dispatches
+    }
+
+    /// The byte range `[start, end)` of the input buffer the input view covers (`None` for
+    /// an empty tensor): a host checks it against [`output_span`](Self::output_span) for
+    /// overlap where both are one buffer.
+    pub fn input_span(&self) -> Option<(u64, u64)> {
+        self.in_span
+    }
+
+    /// The byte range `[start, end)` of the output buffer the output view covers.
+    pub fn output_span(&self) -> Option<(u64, u64)> {
+        self.out_span
+    }
+}
+
+impl Dispatch {
+    /// The uniform parameters, [`Program::PARAMS_BYTES`] long.
+    pub fn params(&self) -> &[u8] {
+        bytemuck::bytes_of(&self.params)
+    }
+
+    /// Workgroup counts (x, y, z).
+    pub fn workgroups(&self) -> [u32; 3] {
+        self.workgroups
+    }
+
+    /// The input binding, (offset, size) in bytes; `None` where this dispatch reads nothing.
+    pub fn input(&self) -> Option<(u64, u64)> {
+        self.input
+    }
+
+    /// The output binding, (offset, size) in bytes.
+    pub fn output(&self) -> (u64, u64) {
+        self.output
+    }
+}
+
+// View checks, before any layout.
+
+pub(crate) fn dense_strides(shape: &[usize]) -> Vec<u64> {
+    let mut strides = vec![1u64; shape.len()];
+    for i in (0..shape.len().saturating_sub(1)).rev() {
+        strides[i] = strides[i + 1].saturating_mul(shape[i + 1] as u64);
+    }
+    strides
+}
+
+pub(crate) fn invalid(which: Side, reason: String) -> PadError {
+    PadError::InvalidView { which, reason }
+}
+
+/// The view's strides, checked against the shape, and the byte range it covers.
+pub(crate) fn view_strides(v: &View, shape: &[usize], elem: u64) -> Result<(Vec<u64>, Option<Span>)> {
+    let strides = match v.strides {
+        Some(s) if s.len() != shape.len() => {
+            return Err(invalid(
+                v.which,
+                format!("{} strides given for {} axes (shape {shape:?})", s.len(), shape.len()),
+            ))
+        }
+        Some(s) => s.to_vec(),
+        None => dense_strides(shape),
+    };
+    if !v.offset.is_multiple_of(elem) {
+        return Err(PadError::MisalignedOffset { which: v.which, offset: v.offset, alignment: elem });
+    }
+    if shape.contains(&0) {
+        return Ok((strides, None));
+    }
+    let mut last = 0u128;
+    for (axis, (&n, &s)) in shape.iter().zip(&strides).enumerate() {
+        last += (n as u128 - 1) * s as u128;
+        if last >= 1 << 62 {
+            return Err(invalid(
+                v.which,
+                format!("axis {axis}: length {n} with stride {s} reaches past 2^62 elements"),
+            ));
+        }
+    }
+    let end = v.offset as u128 + (last + 1) * elem as u128;
+    if end > v.end as u128 {
+        return Err(PadError::BufferTooSmall {
+            which: v.which,
+            needed: (end - v.offset as u128) as u64,
+            offset: v.offset,
+            size: v.buffer_size,
+        });
+    }
+    Ok((strides, Some((v.offset, end as u64))))
+}
+
+/// Refuses an output view that writes some element twice: ordered by stride, each axis
+/// must step past everything the axes inside it cover.
+pub(crate) fn check_no_self_overlap(shape: &[usize], strides: &[u64]) -> Result<()> {
+    let mut axes: Vec<(u64, usize, usize)> =
+        shape.iter().zip(strides).enumerate().filter(|(_, (&n, _))| n > 1).map(|(i, (&n, &s))| (s, n, i)).collect();
+    axes.sort();
+    let mut covered = 1u128; // elements spanned by the axes so far, plus one
+    for (s, n, axis) in axes {
+        if (s as u128) < covered {
+            return Err(invalid(
+                Side::Output,
+                format!(
+                    "axis {axis} (length {n}) has stride {s}, which overlaps the {covered} elements the axes inside it span: each output element must have its own place"
+                ),
+            ));
+        }
+        covered += s as u128 * (n as u128 - 1);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{DataType, Mode, PadRequest};
+
+    /// Programs are made and checked with no device: windows within the limits and
+    /// alignment, inside the buffers, disjoint outputs covering every output byte.
+    #[test]
+    fn programs_stay_within_limits_and_cover_the_output() {
+        let small = DeviceLimits { max_binding: 4096, max_buffer: 1 << 30, storage_alignment: 256, max_groups: 65535 };
+        let cases: [(DataType, &[usize], &[i64]); 4] = [
+            (DataType::Float32, &[40, 50], &[1, 2, 3, 4]),
+            (DataType::Uint8, &[60, 130], &[0, 1, 2, 1]),
+            (DataType::Float16, &[17, 19, 21], &[1, 0, 2, 0, 3, 1]),
+            (DataType::Int64, &[700], &[5, 7]),
+        ];
+        for (dtype, shape, pads) in cases {
+            for mode in Mode::ALL {
+                let plan = PadPlan::new(dtype, shape, &PadRequest::new(pads.to_vec()).mode(mode)).unwrap();
+                let (in_bytes, out_bytes) = plan.byte_sizes().unwrap();
+                let (in_size, out_size) = (in_bytes.next_multiple_of(4), out_bytes.next_multiple_of(4));
+                let (input, output) = (BufferView::dense(0, in_size), BufferView::dense(0, out_size));
+                let p = Program::new(&plan, &input, &output, &small).unwrap();
+                assert!(p.dispatches().len() > 1, "{dtype} {mode} {shape:?}: small bindings split it");
+                let mut written = vec![0u32; out_size as usize];
+                for d in p.dispatches() {
+                    assert_eq!(d.params().len() as u64, Program::PARAMS_BYTES);
+                    for (bind, size) in [(d.input(), in_size), (Some(d.output()), out_size)] {
+                        let (offset, len) = bind.unwrap_or((0, 0));
+                        assert!(len <= small.max_binding && offset % small.storage_alignment == 0);
+                        assert!(offset + len <= size, "{dtype} {mode}: binding past the buffer");
+                    }
+                    let (offset, len) = d.output();
+                    written[offset as usize..(offset + len) as usize].iter_mut().for_each(|w| *w += 1);
+                }
+                assert!(
+                    written[..out_bytes as usize].iter().all(|&n| n >= 1),
+                    "{dtype} {mode}: a byte no binding covers"
+                );
+            }
+        }
+    }
+}

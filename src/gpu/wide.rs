@@ -1,0 +1,99 @@
+//! The host half of `shaders/wide.wgsl` (32-, 64- and 128-bit words): its grid of rows,
+//! x the position in a row, y and z (linear) the row over the axes above. Rows longer than
+//! half a workgroup take one or more workgroups each, [`WIDE_ELEMS`] elements an
+//! invocation a grid width apart; shorter rows share a workgroup, one element an
+//! invocation.
+
+use super::layout::WindowShape;
+use super::params::{Params, INDEX_LIMIT, WIDE_ELEMS, WORKGROUP};
+
+/// Rows of `row_len` elements one workgroup takes (`Params::pack`): as many as fit, so that
+/// short rows do not leave most of a workgroup idle (a 7 x 7 feature map padded by 1 has
+/// rows of 9: a row a workgroup would leave 55 of 64 invocations idle).
+pub(super) fn pack(row_len: u64) -> u64 {
+    (WORKGROUP as u64 / row_len).max(1)
+}
+
+/// Whether a window of this shape fits the grid's dimensions and index range.
+pub(super) fn fits(s: &WindowShape) -> bool {
+    let maxg = s.max_groups;
+    let rows = s.above(0);
+    let grid = match pack(s.len(0)) {
+        1 => s.len(1) <= maxg && s.above(1) <= maxg,
+        pack => rows.div_ceil(pack) <= maxg * maxg,
+    };
+    s.len(0).div_ceil((WORKGROUP * WIDE_ELEMS) as u64) <= maxg && rows <= INDEX_LIMIT && grid
+}
+
+/// Sets the grid's parameters (`count` rows, `pack` a workgroup) and returns its workgroup
+/// counts.
+pub(super) fn grid(s: &WindowShape, params: &mut Params) -> [u32; 3] {
+    let (rows, pack) = (s.above(0), pack(s.len(0)));
+    params.count = rows as u32;
+    params.pack = pack as u32;
+    match pack {
+        1 => [s.len(0).div_ceil((WORKGROUP * WIDE_ELEMS) as u64) as u32, s.len(1) as u32, s.above(1) as u32],
+        _ => {
+            let groups = rows.div_ceil(pack);
+            let y = groups.min(s.max_groups);
+            [1, y as u32, groups.div_ceil(y) as u32]
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::layout::tests::{lay, plan, LIMITS};
+    use super::super::program::DeviceLimits;
+    use super::*;
+    use crate::{DataType, Mode};
+
+    /// wide.wgsl's grid, run on the host: every (row, element) of each window is written
+    /// exactly once, short rows packed several to a workgroup, on grids past `max_groups`.
+    #[test]
+    fn the_wide_grid_covers_every_element_once() {
+        let few_groups = DeviceLimits { max_groups: 7, ..LIMITS };
+        let cases: [(&[usize], &[i64]); 5] = [
+            (&[50, 7], &[0, 1, 0, 1]),          // rows of 9, 7 to a workgroup, a 2-D grid
+            (&[4, 5, 30], &[0, 0, 1, 0, 0, 1]), // rows of 32, 2 to a workgroup
+            (&[3, 40], &[1, 0, 1, 1]),          // rows of 41, one each
+            (&[2, 3000], &[0, 5, 0, 2]),        // long rows, several workgroups each
+            (&[21], &[2, 3]),                   // rank 1
+        ];
+        for (shape, pads) in cases {
+            for limits in [&LIMITS, &few_groups] {
+                let l = lay(&plan(DataType::Float32, shape, pads, Mode::Reflect), limits);
+                for w in &l.dispatches {
+                    let (len, rows) = (w.params.axes[0].len as u64, w.params.count as u64);
+                    let pack = w.params.pack as u64;
+                    assert_eq!(pack, super::pack(len));
+                    let [gx, gy, gz] = w.workgroups.map(u64::from);
+                    assert!(gx.max(gy).max(gz) <= limits.max_groups as u64, "{shape:?}: {:?}", w.workgroups);
+                    let mut seen = vec![0u8; (rows * len) as usize];
+                    for (x, y, z) in (0..gz).flat_map(|z| (0..gy).flat_map(move |y| (0..gx).map(move |x| (x, y, z)))) {
+                        for lane in 0..WORKGROUP as u64 {
+                            let gid_x = x * WORKGROUP as u64 + lane;
+                            let sub = gid_x / len;
+                            let row = (y + z * gy) * pack + sub;
+                            if sub >= pack || row >= rows {
+                                continue;
+                            }
+                            for e in 0..WIDE_ELEMS as u64 {
+                                let i = gid_x - sub * len + e * gx * WORKGROUP as u64;
+                                if i >= len {
+                                    break;
+                                }
+                                seen[(row * len + i) as usize] += 1;
+                            }
+                        }
+                    }
+                    assert!(
+                        seen.iter().all(|&n| n == 1),
+                        "{shape:?} pads {pads:?}: some element written {:?} times",
+                        { seen.iter().copied().filter(|&n| n != 1).collect::<std::collections::BTreeSet<_>>() }
+                    );
+                }
+            }
+        }
+    }
+}

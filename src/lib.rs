@@ -47,6 +47,11 @@ mod tensor;
 mod threads;
 
 pub use arena::{OutputArena, DEFAULT_OUTPUT_ARENA_BYTES};
+/// Under Miri, CI's run (`.ci/miri`) takes a sample of the larger unit tests' cases; built
+/// with `WGPU_PAD_MIRI_FULL` set (read at compile time: Miri hides the environment), all.
+#[cfg(test)]
+pub(crate) const MIRI_SAMPLE: bool = cfg!(miri) && option_env!("WGPU_PAD_MIRI_FULL").is_none();
+
 pub use dtype::{DataType, ElementWidth};
 pub use error::{GpuLimit, PadError, Result, Side};
 pub use forms::FormOptions;

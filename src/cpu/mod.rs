@@ -322,7 +322,8 @@ mod tests {
     #[test]
     fn pads_at_unlucky_distances_are_whole() {
         let shape = [6usize, 5, 16, 16];
-        for mode in Mode::ALL {
+        // Miri's sample: the copies are the same in every mode.
+        for mode in Mode::ALL.into_iter().filter(|&m| !crate::MIRI_SAMPLE || m == Mode::Reflect) {
             let plan =
                 PadPlan::new(DataType::Float32, &shape, &PadRequest::new(vec![0, 2, 0, 0, 0, 2, 0, 0]).mode(mode))
                     .unwrap();
@@ -344,8 +345,14 @@ mod tests {
     /// it back) still equal the reference, constant-0 regions included.
     #[test]
     fn outputs_on_reused_memory_are_fully_written() {
-        for dtype in [DataType::Uint8, DataType::Float16, DataType::Float32, DataType::Complex128, DataType::Int4] {
-            for mode in Mode::ALL {
+        for (d, dtype) in [DataType::Uint8, DataType::Float16, DataType::Float32, DataType::Complex128, DataType::Int4]
+            .into_iter()
+            .enumerate()
+        {
+            for (m, mode) in Mode::ALL.into_iter().enumerate() {
+                if crate::MIRI_SAMPLE && (d + m) % 3 != 0 {
+                    continue; // Miri's sample: every type and every mode, not every pair
+                }
                 let shape = [3usize, 5, 7];
                 let count: usize = shape.iter().product();
                 let bytes = dtype.storage_bytes(count as u64).unwrap() as usize;
@@ -367,7 +374,8 @@ mod tests {
     fn long_string_pads_equal_the_reference() {
         let strings = (0..14).map(|i| format!("s{i}")).collect();
         let x = Tensor::from_strings(vec![2, 7], strings).unwrap();
-        for mode in Mode::ALL {
+        // Miri's sample: a mirror and a repeat.
+        for mode in Mode::ALL.into_iter().filter(|&m| !crate::MIRI_SAMPLE || matches!(m, Mode::Reflect | Mode::Wrap)) {
             let plan = PadPlan::new(x.dtype(), x.shape(), &PadRequest::new(vec![1, 70, 0, 75]).mode(mode)).unwrap();
             assert!(pad(&plan, &x).unwrap() == crate::reference::pad(&plan, &x), "{mode}");
         }

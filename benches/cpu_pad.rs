@@ -1,7 +1,8 @@
 //! CPU path against a memcpy of the output's bytes (the CPU's limit), for the harness's
 //! large f32, u8 and f16 tensors and a CNN's last feature maps (f32 [32,256,7,7] padded by 1:
-//! many rows of 28 bytes) in every mode: into a preallocated output (`pad_into`) and
-//! allocating it (`pad`, as most callers do). Runs back to back, as `benchmarks/ort_pad.py`
+//! many rows of 28 bytes) in every mode: into a preallocated output (`pad_into`),
+//! allocating it (`pad`, as most callers do: fresh pages every call), and from an
+//! `OutputArena` each output is given back to (`pad_in_arena`: memory reused). Runs back to back, as `benchmarks/ort_pad.py`
 //! times ONNX Runtime. Throughput is the output's bytes.
 //!
 //! `unlucky_distance` pads an input that sits at an offset inside a larger buffer (as an
@@ -14,7 +15,7 @@
 //! ```
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use wgpu_pad::{cpu, DataType, Mode, PadPlan, PadRequest};
+use wgpu_pad::{cpu, DataType, Mode, OutputArena, PadPlan, PadRequest};
 
 struct Case {
     name: &'static str,
@@ -61,6 +62,11 @@ fn bench(c: &mut Criterion) {
             });
             group.bench_with_input(BenchmarkId::new("pad", mode), &plan, |b, plan| {
                 b.iter(|| drop(black_box(cpu::pad(plan, &tensor).unwrap())))
+            });
+            // Each output given back to an arena the caller owns: the next reuses its memory.
+            let arena = OutputArena::default();
+            group.bench_with_input(BenchmarkId::new("pad_in_arena", mode), &plan, |b, plan| {
+                b.iter(|| arena.recycle(black_box(cpu::pad_in(plan, &tensor, &arena).unwrap())))
             });
         }
         group.finish();

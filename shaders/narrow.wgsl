@@ -80,7 +80,7 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
     // block's last, its last word runs on into the first row of block z + 1: that block's
     // offsets come from the same call, in a loop whose count depends on the invocation. (A
     // second call would let lavapipe inline P.rank and recompile the shader at every
-    // dispatch, about 8 ms: BENCHMARKS.md, sections 17 and 25.)
+    // dispatch; harmless elsewhere, where the loop runs once or twice.)
     let af = P.axes[first];
     let z = divide(row, af.len_magic, af.len_shift);
     let y = row - z * af.len;
@@ -125,10 +125,9 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
     }
     // Words [f0, f1) of a dense row hold kept elements only, so they need no mode function
     // (every mode maps a kept position to itself). Found once a row, they leave the pair loop
-    // below no test but its end (a test a pair, with an element loop beside it for the others,
-    // took u8 [1,1024,1024,3] 1.03-1.56 x as long in 18 of 20 pairs on lavapipe; BENCHMARKS.md,
-    // section 23). f1 - f0 is even, so they go in pairs; the row's other words (pads, row ends)
-    // go after, one by one.
+    // below no test but its end, rather than a test a pair (fewer branches, which any SIMD
+    // machine pays for). f1 - f0 is even, so they go in pairs; the row's other words (pads,
+    // row ends) go after, one by one.
     var f0 = wa;
     var f1 = wa;
     if (dense && r.inside && live) {
@@ -141,8 +140,7 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
         f1 = f0 + ((f1 - f0) & ~1u);
     }
     // Invocations take pairs of words, a grid width apart: a shifted pair reads three input
-    // words where two single words read four (lavapipe, u8 [1,1024,1024,3]: 25 % faster on a
-    // quiet machine, 2-23 % in most pairs on a loaded one; BENCHMARKS.md, section 9). Lanes
+    // words where two single words read four (fewer bytes moved, on any GPU). Lanes
     // still read and write neighbouring memory, as a real GPU wants. Word w reads from input
     // word i0 + w on, `shift` bits into it; an aligned row reads two input words a pair only
     // (the next may be past the input). i0 comes from word f0's first element, a real input
@@ -205,7 +203,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     // ROW_WALK is a pipeline constant: llvmpipe runs both sides of a runtime branch. Rows
     // ending mid-word (ROWS_MID_WORD) are rare enough to share one pipeline for both row
     // shapes: their `first` is the uniform's, read through the invocation so that lavapipe
-    // cannot inline it and recompile the shader at every dispatch (BENCHMARKS.md, section 17).
+    // cannot inline it and recompile the shader at every dispatch (harmless elsewhere: one
+    // comparison with a value no invocation has).
     if (ROW_WALK != ROWS_PER_WORD) {
         narrow_rows(gid, nwg, select(ROW_WALK, select(P.row_first, 1u, gid.x == NONE), MID_WORD));
         return;

@@ -2,10 +2,10 @@
 //! innermost axes' block of a pad, when it is small (a CNN's late feature maps: f32 7 × 7
 //! padded by 1 to 9 × 9, 324 bytes), is written 16 output bytes at a time, each 16 the
 //! shuffle of one to three 16-byte loads of the input block (or'd with the constant where
-//! any of its bytes is not zero), worked out once per pad. Row by row, such a plane costs a
-//! dispatch, a copy and pad calls per row of a few pixels: 2.5-3 ns a row against 0.6-0.8 ns
-//! per 16 bytes here (BENCHMARKS.md section 26). Planes are taken only where an estimate
-//! (`Costs`) says they are the cheaper way, the tables' making included.
+//! any of its bytes is not zero), worked out once per pad. Why: row by row, such a plane
+//! costs a dispatch, a copy and pad calls per row of a few pixels, several times what a
+//! 16-byte shuffled store costs. Planes are taken only where an estimate (`Costs`) says
+//! they are the cheaper way, the tables' making included.
 
 use std::mem::MaybeUninit;
 
@@ -234,8 +234,8 @@ struct Constants {
 }
 
 /// Estimated costs of a pad's planes, in halves of what writing one window of one load
-/// costs (about 0.35 ns on this machine), from pads of planes from 3 × 3 to 30 × 30
-/// measured row by row and whole (BENCHMARKS.md section 26): a window of two or three
+/// costs, fitted to pads of planes from 3 × 3 to 30 × 30 measured row by row and whole on
+/// the CI machine (an x86-64 server core): a window of two or three
 /// loads 4; a row with shuffled ends and a middle of at most 32 bytes 7, a longer one
 /// (its middle copied) 16 and one more per 32 bytes, a row without shuffled ends 16, and 14
 /// more per plane for its pads' calls; making the tables about 170 per window.

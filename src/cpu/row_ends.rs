@@ -1,12 +1,10 @@
 //! Innermost rows written whole where the CPU shuffles bytes (x86-64 with SSSE3): a row's
 //! first and last 16 output bytes, its pads among them, are byte shuffles of its kept
 //! input's first and last 16 bytes (or the constant), one store each, and the bytes between
-//! are one copy, or one or two 16-byte moves where they are 32 or fewer. Written after the
-//! copy, byte by byte (`Walk::row_pads`) or by a fill per run, a row's pads queue behind the
-//! copy's stores: u8 [1,1024,1024,3] padded by 2 took 1.19-1.38 times a memcpy so, and
-//! 0.79-0.89 of that time with the shuffles (BENCHMARKS.md section 13). Rows of a few pixels
-//! (f32 rows of 7 padded by 1) took half the time with moves as with a library copy
-//! (section 19).
+//! are one copy, or one or two 16-byte moves where they are 32 or fewer. Why: written after
+//! the copy, byte by byte (`Walk::row_pads`) or by a fill per run, a row's pads queue behind
+//! the copy's stores, which made an image padded by a pixel or two slower than a memcpy of
+//! its output; and for rows of a few pixels a library copy's call costs more than the copy.
 
 use std::mem::MaybeUninit;
 

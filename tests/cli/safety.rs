@@ -114,6 +114,114 @@ fn fifos_and_standard_streams_are_written_into_not_replaced() {
     small_output_ok(&out.stdout);
 }
 
+/// Runs `cmd` as user and group `nobody` (65534) where the tests run as root, so that
+/// permission checks apply as they do to a user; as it is otherwise.
+#[cfg(unix)]
+fn as_user(cmd: &mut Command) -> &mut Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        // SAFETY: setgroups, setgid and setuid are async-signal-safe and touch only the child.
+        unsafe {
+            cmd.pre_exec(|| {
+                if libc::setgroups(0, std::ptr::null()) != 0 || libc::setgid(65534) != 0 || libc::setuid(65534) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+    cmd
+}
+
+/// A scratch directory anyone may use (`nobody` included), with the small input in it.
+#[cfg(unix)]
+fn open_scratch() -> (tempfile::TempDir, PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch();
+    fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o777)).unwrap();
+    let input = small_input(dir.path());
+    fs::set_permissions(&input, fs::Permissions::from_mode(0o644)).unwrap();
+    (dir, input)
+}
+
+/// Round three: a write-protected output (0444, the user's own or root's, in a directory
+/// anyone may write) is not replaced, as `cp` and `>` refuse it: the error names it, and
+/// it is left as it was; `--force` replaces it.
+#[cfg(unix)]
+#[test]
+fn write_protected_outputs_are_refused_unless_forced() {
+    use std::os::unix::fs::PermissionsExt;
+    let (dir, input) = open_scratch();
+    let keep = dir.path().join("keep.npy");
+    for owner in ["the user", "root"] {
+        fs::write(&keep, b"precious").unwrap();
+        // SAFETY: geteuid has no preconditions.
+        if owner == "the user" && unsafe { libc::geteuid() } == 0 {
+            // SAFETY: chown on a path we made, to nobody.
+            let path = std::ffi::CString::new(s(&keep)).unwrap();
+            assert_eq!(unsafe { libc::chown(path.as_ptr(), 65534, 65534) }, 0);
+        }
+        fs::set_permissions(&keep, fs::Permissions::from_mode(0o444)).unwrap();
+        let args = [s(&input), s(&keep), "--pads=1,1", "--mode", "edge", "--device", "cpu"];
+        let out = as_user(Command::new(pad_exe()).args(args)).output().unwrap();
+        assert_clean_error(&out, owner);
+        let line = stderr_lines(&out).pop().unwrap();
+        assert!(line.contains(s(&keep)) && line.contains("permission denied") && line.contains("--force"), "{line}");
+        assert_eq!(fs::read(&keep).unwrap(), b"precious", "{owner}'s protected file was changed");
+        let forced = as_user(Command::new(pad_exe()).args(args).arg("--force")).output().unwrap();
+        assert!(forced.status.success(), "{owner}: {:?}", stderr_lines(&forced));
+        small_output_ok(&fs::read(&keep).unwrap());
+        fs::remove_file(&keep).unwrap();
+    }
+}
+
+/// Round three: an output that is a link is written through, as redirection writes
+/// through it: the link stays and the file it names gets the output (atomically, keeping
+/// its permissions); `/dev/stdout`, `/dev/fd/1` and `/proc/self/fd/1` write into standard
+/// output whether it is a file or a pipe, as the user and as root.
+#[cfg(target_os = "linux")]
+#[test]
+fn links_and_standard_output_paths_are_written_through() {
+    let (dir, input) = open_scratch();
+    let real = dir.path().join("real.npy");
+    fs::write(&real, b"old").unwrap();
+    let link = dir.path().join("link.npy");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let out = run(&[s(&input), s(&link), "--pads=1,1", "--mode", "edge", "--device", "cpu"]);
+    assert!(out.status.success(), "{:?}", stderr_lines(&out));
+    assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link was replaced");
+    small_output_ok(&fs::read(&real).unwrap());
+
+    for target in ["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"] {
+        for user in [false, true] {
+            let args = [s(&input), target, "--pads=1,1", "--mode", "edge", "--device", "cpu"];
+            // Standard output a file the user may write.
+            let file = dir.path().join("stdout.npy");
+            let handle = fs::File::create(&file).unwrap();
+            let mut cmd = Command::new(pad_exe());
+            cmd.args(args).stdout(handle).stderr(Stdio::piped());
+            if user {
+                as_user(&mut cmd);
+            }
+            let out = cmd.output().unwrap();
+            assert!(out.status.success(), "{target}, user {user}, into a file: {:?}", stderr_lines(&out));
+            small_output_ok(&fs::read(&file).unwrap());
+            assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 4, "{target}: something was left beside");
+            fs::remove_file(&file).unwrap();
+            // Standard output a pipe.
+            let mut cmd = Command::new(pad_exe());
+            cmd.args(args);
+            if user {
+                as_user(&mut cmd);
+            }
+            let out = cmd.output().unwrap();
+            assert!(out.status.success(), "{target}, user {user}, into a pipe: {:?}", stderr_lines(&out));
+            small_output_ok(&out.stdout);
+        }
+    }
+}
+
 /// The process's umask, from `/proc` (reading it with umask(2) would change it for every thread).
 #[cfg(target_os = "linux")]
 fn umask() -> u32 {
@@ -164,9 +272,10 @@ fn writing_into(pid: u32, dir: &Path, input: &Path) -> bool {
     }
 }
 
-/// Finding 3: a run killed while writing left its partial temporary file. SIGINT and
-/// SIGTERM, sent while the output is being written, must leave nothing behind; on Linux,
-/// where that file has no name until it is complete, SIGKILL (the OOM killer's) too.
+/// Finding 3: a run killed while writing left its partial temporary file. SIGINT, SIGTERM
+/// and SIGHUP, sent while the output is being written, must leave nothing behind and exit
+/// 128 + the signal's number, as a shell reports it; on Linux, where that file has no name
+/// until it is complete, SIGKILL (the OOM killer's) too.
 #[cfg(unix)]
 #[test]
 fn an_interrupted_run_leaves_nothing_behind() {
@@ -174,7 +283,7 @@ fn an_interrupted_run_leaves_nothing_behind() {
     let dir = scratch();
     let input = dir.path().join("big.npy");
     zeros_npy(&input, "<f4", &[64, 1 << 20]);
-    let mut signals = vec![("SIGINT", libc::SIGINT), ("SIGTERM", libc::SIGTERM)];
+    let mut signals = vec![("SIGINT", libc::SIGINT), ("SIGTERM", libc::SIGTERM), ("SIGHUP", libc::SIGHUP)];
     if cfg!(target_os = "linux") {
         signals.push(("SIGKILL", libc::SIGKILL));
     }
@@ -197,11 +306,48 @@ fn an_interrupted_run_leaves_nothing_behind() {
         if signal == libc::SIGKILL {
             assert_eq!(status.signal(), Some(libc::SIGKILL), "{status:?}");
         } else {
-            assert_eq!(status.code(), Some(130), "{name}: {status:?}");
+            assert_eq!(status.code(), Some(128 + signal), "{name}: {status:?}");
         }
         let mut left: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
         left.retain(|n| n != "big.npy");
         assert!(left.is_empty(), "{name}: left {left:?}");
+    }
+}
+
+/// Round three: signals the caller ignored (`nohup`, `trap '' INT`) stay ignored: sent while
+/// the output is being written, the run goes on and succeeds, its output whole.
+#[cfg(unix)]
+#[test]
+fn ignored_signals_stay_ignored() {
+    use std::os::unix::process::CommandExt;
+    let dir = scratch();
+    let input = dir.path().join("big.npy");
+    zeros_npy(&input, "<f4", &[64, 1 << 20]);
+    for (name, signal) in [("SIGHUP", libc::SIGHUP), ("SIGINT", libc::SIGINT)] {
+        let output = dir.path().join("out.npy");
+        let mut cmd = Command::new(pad_exe());
+        cmd.args([s(&input), s(&output), "--pads=0,0,64,0", "--device", "cpu"]).stderr(Stdio::piped());
+        // SAFETY: signal(2) is async-signal-safe; it only sets this child's disposition.
+        unsafe {
+            cmd.pre_exec(move || {
+                libc::signal(signal, libc::SIG_IGN);
+                Ok(())
+            });
+        }
+        let mut child = cmd.spawn().unwrap();
+        let started = std::time::Instant::now();
+        while !writing_into(child.id(), dir.path(), &input) {
+            assert!(child.try_wait().unwrap().is_none(), "{name}: the run ended before its output was seen open");
+            assert!(started.elapsed().as_secs() < 120, "{name}: no output open after 120 s");
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        // SAFETY: kill(2) on our own child's pid.
+        assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, signal) }, 0);
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(0), "{name} ignored by the caller, yet: {status:?}");
+        let expected = 64 * (1u64 << 20) * 4 * 2; // [128, 2^20] f32
+        assert!(fs::metadata(&output).unwrap().len() > expected, "{name}: the output is not whole");
+        fs::remove_file(&output).unwrap();
     }
 }
 

@@ -79,6 +79,9 @@ struct Args {
     /// The most bytes the output may hold in memory, and the most its .npy file may take.
     #[arg(long, default_value_t = DEFAULT_MAX_OUTPUT_BYTES)]
     max_output_bytes: u64,
+    /// Replace an output file even where you could not write to it (its directory permitting).
+    #[arg(long)]
+    force: bool,
     /// Print what ran (path=gpu|cpu, adapter, backend) on standard error.
     #[arg(short, long)]
     verbose: bool,
@@ -99,7 +102,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    output::remove_partial_output_on_signals();
+    output::handle_signals();
     match run(&args) {
         Ok(path) => {
             if args.verbose {
@@ -208,6 +211,6 @@ fn run(args: &Args) -> Result<String, String> {
             args.max_output_bytes
         ));
     }
-    output::write_output(&args.output, |w| npy::write(w, &padded, &descr).map_err(|e| e.to_string()))?;
+    output::write_output(&args.output, args.force, |w| npy::write(w, &padded, &descr).map_err(|e| e.to_string()))?;
     Ok(path)
 }

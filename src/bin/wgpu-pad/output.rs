@@ -2,65 +2,221 @@
 //!
 //! - A regular file (or a path that does not exist yet) is replaced atomically: the data go
 //!   to a new file in the same directory, fsynced, given the old file's permissions, and
-//!   renamed over the target. A link at the target is replaced, not followed.
+//!   renamed over the target. A file the user could not write to is refused (as `cp`
+//!   refuses it) unless `--force`. A link at the target is followed, as a shell's
+//!   redirection follows it: the link stays, and the file it names is replaced.
 //! - On Linux that new file has no name while it is written (`O_TMPFILE`), so a run killed
 //!   by anything, SIGKILL and the OOM killer included, leaves nothing behind; it is linked in
 //!   only when complete. Elsewhere, and on filesystems without `O_TMPFILE`, it is created
 //!   exclusively under an unpredictable name (never following a link planted there), removed
 //!   on every error and on SIGINT, SIGTERM and SIGHUP.
-//! - Anything else that exists (a FIFO, `/dev/null`, a terminal) is written into directly,
-//!   never replaced; `-` is standard output.
+//! - Anything else that exists (a FIFO, `/dev/null`, a terminal), and `/dev/stdout`,
+//!   `/dev/fd/N` and `/proc/self/fd/N` whatever they name, is written into directly, never
+//!   replaced; `-` is standard output.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-/// The temporary file being written, for the signal handler to remove.
-static PENDING: Mutex<Option<PathBuf>> = Mutex::new(None);
+/// The temporary file being written, for the signal handler to remove, and whether the
+/// output is in place (then a signal no longer undoes anything: the run has succeeded).
+static PENDING: Mutex<Pending> = Mutex::new(Pending { file: None, placed: false });
+
+struct Pending {
+    file: Option<PathBuf>,
+    placed: bool,
+}
 
 /// The lock on [`PENDING`]; a panic while it was held leaves nothing half-done in it.
-fn pending() -> std::sync::MutexGuard<'static, Option<PathBuf>> {
+fn pending() -> std::sync::MutexGuard<'static, Pending> {
     PENDING.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Installs the handler that removes a pending temporary file when the run is interrupted,
-/// then exits as the shell expects of an interrupted command.
-pub fn remove_partial_output_on_signals() {
-    let installed = ctrlc::set_handler(|| {
-        // ctrlc runs this on its own thread, not in signal context, so it may wait for the lock;
-        // it exits holding it, so no file is made or renamed into place after the removal.
-        let mut pending = pending();
-        if let Some(path) = pending.take() {
-            let _ = fs::remove_file(path);
+/// What a run interrupted by `signal` exits with: 0 once the output is in place (the work
+/// is done; a script may rely on the file), else 128 + the signal's number, as a shell
+/// reports a command the signal ended; a pending temporary file is removed first.
+fn interrupted(pending: &mut Pending, signal: i32) -> i32 {
+    if let Some(path) = pending.file.take() {
+        let _ = fs::remove_file(path);
+    }
+    if pending.placed {
+        0
+    } else {
+        128 + signal
+    }
+}
+
+/// Exits as [`interrupted`] says, holding the lock, so that no file is made or put in place
+/// after the decision.
+fn exit_interrupted(signal: i32) -> ! {
+    let mut pending = pending();
+    let code = interrupted(&mut pending, signal);
+    std::process::exit(code)
+}
+
+/// Marks the output as in place: from now on the run has succeeded, whatever arrives.
+fn placed() {
+    pending().placed = true;
+}
+
+/// Handles SIGINT, SIGTERM and SIGHUP, each unless the caller ignored it (under `nohup`,
+/// after `trap '' INT`: those stay ignored), on a thread of its own: a pending temporary file
+/// is removed and the process exits as [`interrupted`] says.
+#[cfg(unix)]
+pub fn handle_signals() {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let ignored = |signal: i32| {
+        // SAFETY: sigaction with no new action only reads the current one into `old`.
+        let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+        unsafe { libc::sigaction(signal, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN }
+    };
+    let signals: Vec<i32> = [SIGINT, SIGTERM, SIGHUP].into_iter().filter(|&s| !ignored(s)).collect();
+    match signal_hook::iterator::Signals::new(&signals) {
+        Ok(mut signals) => {
+            let spawned = std::thread::Builder::new().name("signals".into()).spawn(move || {
+                if let Some(signal) = signals.forever().next() {
+                    exit_interrupted(signal);
+                }
+            });
+            if let Err(e) = spawned {
+                log::warn!("cannot start the signal thread ({e}); an interrupted run may leave a temporary file");
+            }
         }
-        std::process::exit(130);
-    });
-    if let Err(e) = installed {
+        Err(e) => log::warn!("cannot handle signals ({e}); an interrupted run may leave a temporary file"),
+    }
+}
+
+/// Elsewhere: Ctrl-C and the termination events, as SIGINT.
+#[cfg(not(unix))]
+pub fn handle_signals() {
+    if let Err(e) = ctrlc::set_handler(|| exit_interrupted(2)) {
         log::warn!("cannot install the signal handler ({e}); an interrupted run may leave a temporary file");
     }
 }
 
-/// Writes what `write` produces to `target` (see the module docs for how).
-pub fn write_output(target: &Path, write: impl FnOnce(&mut dyn Write) -> Result<(), String>) -> Result<(), String> {
-    let named = |e: std::io::Error| format!("{}: {e}", target.display());
+/// Writes what `write` produces to `target` (see the module docs for how). A regular file
+/// the user could not write to is refused unless `force`.
+pub fn write_output(
+    target: &Path,
+    force: bool,
+    write: impl FnOnce(&mut dyn Write) -> Result<(), String>,
+) -> Result<(), String> {
     if target.as_os_str() == "-" {
         let stdout = std::io::stdout();
         let mut out = BufWriter::new(stdout.lock());
         write(&mut out)?;
-        return out.flush().map_err(|e| format!("standard output: {e}"));
+        out.flush().map_err(|e| format!("writing standard output: {e}"))?;
+        placed();
+        return Ok(());
     }
-    match fs::metadata(target) {
-        Ok(m) if m.is_dir() => Err(format!("{}: is a directory", target.display())),
-        Ok(m) if !m.is_file() => {
-            // A FIFO, device or socket: write into it; replacing it would break it.
-            let file = OpenOptions::new().write(true).open(target).map_err(named)?;
-            let mut out = BufWriter::new(file);
-            write(&mut out)?;
-            out.flush().map_err(named)
+    // `/dev/stdout`, `/dev/fd/N` and `/proc/self/fd/N` are this process's open files: written
+    // through a duplicate of the descriptor, as a shell's redirection does (opening them anew
+    // would need permission on, say, a pipe another user made).
+    #[cfg(unix)]
+    if let Some(fd) = descriptor(target) {
+        use std::os::unix::io::FromRawFd;
+        // SAFETY: dup(2) on any number; a valid result is a new descriptor we own.
+        let copy = unsafe { libc::dup(fd) };
+        if copy < 0 {
+            return Err(format!("{}: writing: {}", target.display(), std::io::Error::last_os_error()));
         }
-        _ => replace(target, write),
+        // SAFETY: `copy` was just made and is owned by nothing else.
+        let file = unsafe { File::from_raw_fd(copy) };
+        let mut out = BufWriter::new(file);
+        write(&mut out)?;
+        out.flush().map_err(|e| format!("{}: writing: {e}", target.display()))?;
+        placed();
+        return Ok(());
     }
+    // Links are followed, as a shell's redirection follows them: the link stays, and what it
+    // names is written.
+    let resolved = resolve_links(target)?;
+    let path = resolved.as_path();
+    // `/dev/stdout`, `/dev/fd/N`, `/proc/self/fd/N` and devices name an open file or a device:
+    // written into, as a redirection does, never replaced beside it.
+    let special = [target, path].iter().any(|p| p.starts_with("/dev") || p.starts_with("/proc"));
+    match fs::metadata(path) {
+        Ok(m) if m.is_dir() => Err(format!("{}: is a directory", target.display())),
+        Ok(m) if special || !m.is_file() => write_into(target, path, write),
+        Ok(_) if !force && !may_write(path) => Err(format!(
+            "{}: not replaced: permission denied (you cannot write to it; --force replaces it anyway)",
+            target.display()
+        )),
+        _ if special => write_into(target, path, write),
+        _ => replace(path, write).map_err(|e| name_the_target(e, target, path)),
+    }
+}
+
+/// The descriptor a path names: `/dev/stdout` 1, `/dev/stderr` 2, `/dev/fd/N` and
+/// `/proc/self/fd/N` N.
+#[cfg(unix)]
+fn descriptor(path: &Path) -> Option<i32> {
+    match path.to_str()? {
+        "/dev/stdout" => Some(1),
+        "/dev/stderr" => Some(2),
+        p => p.strip_prefix("/dev/fd/").or_else(|| p.strip_prefix("/proc/self/fd/"))?.parse().ok(),
+    }
+}
+
+/// A FIFO, device, socket or open file: written into (truncated, as `>` does), never
+/// replaced, which would break it.
+fn write_into(
+    target: &Path,
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> Result<(), String>,
+) -> Result<(), String> {
+    let named = |e: std::io::Error| format!("{}: writing: {e}", target.display());
+    let file = OpenOptions::new().write(true).truncate(true).open(path).map_err(named)?;
+    let mut out = BufWriter::new(file);
+    write(&mut out)?;
+    out.flush().map_err(named)?;
+    placed();
+    Ok(())
+}
+
+/// Errors about the file a link names also say which path the user gave.
+fn name_the_target(e: String, target: &Path, path: &Path) -> String {
+    if target == path {
+        e
+    } else {
+        format!("{e} (the file {} links to)", target.display())
+    }
+}
+
+/// `path` with every symbolic link along its last component followed (relative links from
+/// their own directory), as opening it would; the path itself where it is no link. A link
+/// to nothing gives the path it names, which is then created.
+fn resolve_links(path: &Path) -> Result<PathBuf, String> {
+    let mut p = path.to_path_buf();
+    for _ in 0..40 {
+        match fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let to = fs::read_link(&p).map_err(|e| format!("{}: reading the link: {e}", path.display()))?;
+                p = match p.parent() {
+                    Some(dir) if to.is_relative() => dir.join(to),
+                    _ => to,
+                };
+            }
+            _ => return Ok(p),
+        }
+    }
+    Err(format!("{}: too many levels of symbolic links", path.display()))
+}
+
+/// Whether the user may write to the file at `path`: the check `cp` makes by opening it
+/// (root may, as with `cp`; nobody may on a read-only filesystem).
+#[cfg(unix)]
+fn may_write(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else { return false };
+    // SAFETY: `c` is a NUL-terminated path that outlives the call; faccessat only reads it.
+    unsafe { libc::faccessat(libc::AT_FDCWD, c.as_ptr(), libc::W_OK, libc::AT_EACCESS) == 0 }
+}
+
+#[cfg(not(unix))]
+fn may_write(path: &Path) -> bool {
+    fs::metadata(path).map_or(true, |m| !m.permissions().readonly())
 }
 
 /// Replaces the regular file (or nothing) at `target` with what `write` produces.
@@ -138,7 +294,7 @@ fn replace_through_named_file(
         let tmp = builder
             .tempfile_in(place.dir)
             .map_err(|e| format!("{}: creating a file beside {:?}: {e}", place.dir.display(), place.name))?;
-        *pending = Some(tmp.path().to_path_buf());
+        pending.file = Some(tmp.path().to_path_buf());
         tmp
     };
     let result = fill(tmp.as_file(), place, write);
@@ -147,8 +303,9 @@ fn replace_through_named_file(
     {
         let mut pending = pending();
         let result = result.and_then(|()| tmp.persist(place.target).map(drop).map_err(|e| place.error(e.error)));
-        *pending = None;
+        pending.file = None;
         result?;
+        pending.placed = true;
     }
     sync_directory(place.dir);
     Ok(())
@@ -223,7 +380,7 @@ mod unnamed {
         {
             // Held so that a signal handled now exits after the target is complete, not while
             // a temporary name exists.
-            let _pending = super::pending();
+            let mut pending = super::pending();
             // Nothing there: one link makes the target (a link never replaces anything).
             let linked = match link(&file, target) {
                 Ok(()) => true,
@@ -238,6 +395,7 @@ mod unnamed {
                     .map_err(|e| format!("{}: naming the finished file beside it: {e}", target.display()))?;
                 tmp.persist(target).map_err(|e| place.error(e.error))?;
             }
+            pending.placed = true;
         }
         super::sync_directory(place.dir);
         Ok(())
@@ -278,6 +436,75 @@ mod tests {
             fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
         names.sort();
         names
+    }
+
+    /// An interruption before the output is in place exits 128 + the signal and removes the
+    /// temporary file; after it, 0 (the run succeeded).
+    #[test]
+    fn interruptions_exit_by_whether_the_output_is_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let tmp = dir.path().join(".wgpu-pad-x.tmp");
+        fs::write(&tmp, b"partial").unwrap();
+        let mut before = Pending { file: Some(tmp.clone()), placed: false };
+        assert_eq!(interrupted(&mut before, 15), 143);
+        assert!(!tmp.exists(), "the temporary file was left");
+        let mut after = Pending { file: None, placed: true };
+        assert_eq!(interrupted(&mut after, 2), 0);
+    }
+
+    /// Every way of writing an output marks it in place once it is (so that a signal then
+    /// exits 0), and a failed write does not.
+    #[test]
+    fn outputs_are_marked_in_place_once_they_are() {
+        // The mark is the process's: these checks run one at a time and reset it.
+        static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("out.npy");
+        for (way, replace) in WAYS {
+            pending().placed = false;
+            assert!(replace(&target, None).is_err());
+            assert!(!pending().placed, "{way}: marked after a failed write");
+            replace(&target, Some(b"padded")).unwrap();
+            assert!(pending().placed, "{way}: not marked once in place");
+        }
+        #[cfg(unix)]
+        {
+            pending().placed = false;
+            write_output(Path::new("/dev/null"), false, writer(Some(b"padded"))).unwrap();
+            assert!(pending().placed, "a device: not marked once written");
+        }
+    }
+
+    /// Links are followed as redirection follows them: the link stays, the file it names is
+    /// replaced (its permissions kept), a link to nothing creates what it names, relative
+    /// links resolve from their own directory, and a loop is an error, not a hang.
+    #[cfg(unix)]
+    #[test]
+    fn outputs_through_links_write_what_they_name() {
+        use std::os::unix::fs::{symlink, PermissionsExt};
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real.npy");
+        fs::write(&real, b"old").unwrap();
+        fs::set_permissions(&real, fs::Permissions::from_mode(0o640)).unwrap();
+        let link = dir.path().join("link.npy");
+        symlink("real.npy", &link).unwrap();
+        write_output(&link, false, writer(Some(b"new"))).unwrap();
+        assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link was replaced");
+        assert_eq!(fs::read(&real).unwrap(), b"new");
+        assert_eq!(fs::metadata(&real).unwrap().permissions().mode() & 0o7777, 0o640);
+
+        let dangling = dir.path().join("dangling.npy");
+        symlink(dir.path().join("made.npy"), &dangling).unwrap();
+        write_output(&dangling, false, writer(Some(b"made"))).unwrap();
+        assert_eq!(fs::read(dir.path().join("made.npy")).unwrap(), b"made");
+
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        symlink(&b, &a).unwrap();
+        symlink(&a, &b).unwrap();
+        let e = write_output(&a, false, writer(Some(b"x"))).unwrap_err();
+        assert!(e.contains("too many levels of symbolic links"), "{e}");
+        assert_eq!(entries(dir.path()), ["a", "b", "dangling.npy", "link.npy", "made.npy", "real.npy"]);
     }
 
     #[cfg(target_os = "linux")]

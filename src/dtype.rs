@@ -102,13 +102,36 @@ data_types! {
 }
 
 impl DataType {
-    /// Looks a type up by name: this crate's names, plus ONNX's `float` and `double`.
+    /// Looks a type up by name: this crate's names (`float8e4m3fn`), ONNX's own spellings
+    /// (`FLOAT16`, `BFLOAT16`, `FLOAT8E4M3FN`, `float`, `double`) and ml_dtypes' and numpy's
+    /// (`float8_e4m3fn`, `float8_e8m0fnu`, `float4_e2m1fn`, `float16`): case and underscores
+    /// do not matter.
+    ///
+    /// ```
+    /// use wgpu_pad::DataType;
+    /// assert_eq!(DataType::from_name("BFLOAT16"), Some(DataType::Bfloat16));
+    /// assert_eq!(DataType::from_name("float8_e4m3fn"), Some(DataType::Float8e4m3fn));
+    /// assert_eq!(DataType::from_name("float4_e2m1fn"), Some(DataType::Float4e2m1));
+    /// ```
     pub fn from_name(name: &str) -> Option<DataType> {
-        match name {
+        let key: std::string::String = name.chars().filter(|&c| c != '_').flat_map(char::to_lowercase).collect();
+        match key.as_str() {
             "float" => Some(DataType::Float32),
             "double" => Some(DataType::Float64),
-            _ => DataType::ALL.into_iter().find(|t| t.name() == name),
+            // ml_dtypes' names where ONNX's differ by more than an underscore.
+            "float8e8m0fnu" => Some(DataType::Float8e8m0),
+            "float4e2m1fn" => Some(DataType::Float4e2m1),
+            key => DataType::ALL.into_iter().find(|t| t.name() == key),
         }
+    }
+
+    /// Every name [`from_name`](Self::from_name) accepts besides the types' own, for messages.
+    pub const ALIASES: &'static str =
+        "ONNX's upper-case names (FLOAT16, BFLOAT16, FLOAT8E4M3FN, ...), float and double, and ml_dtypes' (float8_e4m3fn, float8_e8m0fnu, float4_e2m1fn, ...)";
+
+    /// The types' names, comma-separated, for messages and help.
+    pub fn names() -> std::string::String {
+        DataType::ALL.iter().map(|t| t.name()).collect::<Vec<_>>().join(", ")
     }
 
     /// True for the types the GPU path runs (every fixed width of 8 bits or more); strings
@@ -156,6 +179,23 @@ mod tests {
         assert_eq!(names.len(), 24);
         assert_eq!("float".parse::<DataType>().unwrap(), DataType::Float32);
         assert!("float33".parse::<DataType>().is_err());
+        // ONNX's and ml_dtypes' spellings.
+        for (name, t) in [
+            ("FLOAT", DataType::Float32),
+            ("FLOAT16", DataType::Float16),
+            ("BFLOAT16", DataType::Bfloat16),
+            ("FLOAT8E4M3FN", DataType::Float8e4m3fn),
+            ("FLOAT8E5M2FNUZ", DataType::Float8e5m2fnuz),
+            ("FLOAT4E2M1", DataType::Float4e2m1),
+            ("UINT4", DataType::Uint4),
+            ("float8_e4m3fn", DataType::Float8e4m3fn),
+            ("float8_e5m2", DataType::Float8e5m2),
+            ("float8_e8m0fnu", DataType::Float8e8m0),
+            ("float4_e2m1fn", DataType::Float4e2m1),
+            ("complex128", DataType::Complex128),
+        ] {
+            assert_eq!(DataType::from_name(name), Some(t), "{name}");
+        }
     }
 
     #[test]

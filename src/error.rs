@@ -109,7 +109,11 @@ pub enum PadError {
         reason: String,
     },
     /// An unknown data type name.
-    #[error("unknown data type {name:?}")]
+    #[error(
+        "unknown data type {name:?}: the types are {}; also accepted: {}",
+        crate::DataType::names(),
+        crate::DataType::ALIASES
+    )]
     UnknownDataType {
         /// The name as given.
         name: String,

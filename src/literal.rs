@@ -69,13 +69,38 @@ pub fn parse_value(dtype: DataType, text: &str) -> Result<Tensor> {
     use DataType::*;
     let t = text.trim();
     let int = |min: i128, max: i128| -> Result<i128> {
-        let v: i128 = t.parse().map_err(|_| bad(dtype, text, "not an integer"))?;
+        let v: i128 =
+            t.parse().map_err(|_| match t.trim_start_matches(['-', '+']).bytes().all(|b| b.is_ascii_digit()) {
+                true if !t.is_empty() => bad(dtype, text, &format!("outside {min}..={max}")),
+                _ => bad(dtype, text, "not an integer"),
+            })?;
         if v < min || v > max {
             return Err(bad(dtype, text, &format!("outside {min}..={max}")));
         }
         Ok(v)
     };
     let f = || float(t).ok_or_else(|| bad(dtype, text, "not a number"));
+    // A finite literal must stay finite and, if not zero, not zero: silently padding with
+    // inf (70000 as float16) or 0 (1e-30 as float16) is not what was asked. `inf`, `-inf`
+    // and `nan` say so themselves.
+    let fits = |v: f64, got: f64, max: f64| -> Result<()> {
+        if v.is_finite() && !got.is_finite() {
+            return Err(bad(dtype, text, &format!("out of range: the largest finite {dtype} is {max:e}")));
+        }
+        if v != 0.0 && v.is_finite() && got == 0.0 {
+            return Err(bad(dtype, text, &format!("too small: it rounds to 0 in {dtype}")));
+        }
+        Ok(())
+    };
+    let f16 = |v: f64| -> Result<half::f16> {
+        let got = half::f16::from_f64(v);
+        fits(v, got.to_f64(), half::f16::MAX.to_f64()).map(|()| got)
+    };
+    let bf16 = |v: f64| -> Result<half::bf16> {
+        let got = half::bf16::from_f64(v);
+        fits(v, got.to_f64(), half::bf16::MAX.to_f64()).map(|()| got)
+    };
+    let f32_ = |v: f64| -> Result<f32> { fits(v, v as f32 as f64, f32::MAX as f64).map(|()| v as f32) };
     let bytes: Vec<u8> = match dtype {
         String => return Tensor::from_strings(vec![], vec![text.to_string()]),
         Bool => match t {
@@ -93,9 +118,9 @@ pub fn parse_value(dtype: DataType, text: &str) -> Result<Tensor> {
         Uint64 => (int(0, u64::MAX as i128)? as u64).to_le_bytes().to_vec(),
         Int4 => vec![(int(-8, 7)? as u8) & 0x0f],
         Uint4 => vec![int(0, 15)? as u8],
-        Float16 => half::f16::from_f64(f()?).to_le_bytes().to_vec(),
-        Bfloat16 => half::bf16::from_f64(f()?).to_le_bytes().to_vec(),
-        Float32 => (f()? as f32).to_le_bytes().to_vec(),
+        Float16 => f16(f()?)?.to_le_bytes().to_vec(),
+        Bfloat16 => bf16(f()?)?.to_le_bytes().to_vec(),
+        Float32 => f32_(f()?)?.to_le_bytes().to_vec(),
         Float64 => f()?.to_le_bytes().to_vec(),
         Complex64 | Complex128 => {
             let mut parts = t.trim_matches(|c| c == '(' || c == ')').split(',');
@@ -108,7 +133,7 @@ pub fn parse_value(dtype: DataType, text: &str) -> Result<Tensor> {
                 return Err(bad(dtype, text, "expected re,im"));
             }
             if dtype == Complex64 {
-                [(re as f32).to_le_bytes(), (im as f32).to_le_bytes()].concat()
+                [f32_(re)?.to_le_bytes(), f32_(im)?.to_le_bytes()].concat()
             } else {
                 [re.to_le_bytes(), im.to_le_bytes()].concat()
             }
@@ -156,6 +181,25 @@ mod tests {
         assert_eq!(bits(DataType::Float8e4m3fnuz, "0x80"), [0x80]);
         assert_eq!(bits(DataType::Float8e4m3fn, "448"), [0x7e]);
         assert!(parse_value(DataType::Float8e4m3fn, "0.3").is_err());
+        // Finite literals that would overflow to inf or round to 0 are refused; inf is said.
+        for (dtype, text, why) in [
+            (DataType::Float32, "1e40", "out of range"),
+            (DataType::Float16, "70000", "out of range"),
+            (DataType::Bfloat16, "-1e39", "out of range"),
+            (DataType::Float16, "1e-30", "rounds to 0"),
+            (DataType::Float32, "1e-50", "rounds to 0"),
+            (DataType::Complex64, "1,1e40", "out of range"),
+            (DataType::Uint8, "256", "outside 0..=255"),
+            (DataType::Int64, "99999999999999999999", "outside"),
+            (DataType::Int8, "1.5", "not an integer"),
+        ] {
+            let e = parse_value(dtype, text).unwrap_err().to_string();
+            assert!(e.contains(why), "{dtype} {text}: {e}");
+        }
+        assert_eq!(bits(DataType::Float16, "65504"), half::f16::MAX.to_le_bytes());
+        assert_eq!(bits(DataType::Float32, "inf"), f32::INFINITY.to_le_bytes());
+        assert_eq!(bits(DataType::Float16, "0"), [0, 0]);
+        assert_eq!(bits(DataType::Float16, "-0"), half::f16::NEG_ZERO.to_le_bytes());
         assert!(parse_value(DataType::Int64, "9223372036854775808").is_err());
         assert!(parse_value(DataType::Bool, "yes").is_err());
         assert_eq!(parse_value(DataType::String, "pad").unwrap().strings().unwrap(), &["pad".to_string()]);

@@ -110,12 +110,17 @@ pub fn stderr_lines(out: &Output) -> Vec<String> {
     String::from_utf8_lossy(&out.stderr).lines().map(str::to_string).collect()
 }
 
-/// Checks an error run: non-zero exit, one `error:` line, last.
+/// Checks an error run: non-zero exit, one `error:` line, last, or followed only by clap's
+/// usage line and tips for a command line it refused.
 pub fn assert_clean_error(out: &Output, what: &str) {
     let lines = stderr_lines(out);
     assert!(!out.status.success(), "{what}: exited 0");
-    assert!(lines.last().is_some_and(|l| l.starts_with("error: ")), "{what}: stderr {lines:?}");
     assert_eq!(lines.iter().filter(|l| l.starts_with("error:")).count(), 1, "{what}: {lines:?}");
+    let at = lines.iter().position(|l| l.starts_with("error: ")).unwrap();
+    let usage = |l: &&String| {
+        l.is_empty() || l.starts_with(' ') || l.starts_with("Usage:") || l.starts_with("For more information")
+    };
+    assert!(lines[at + 1..].iter().all(|l| usage(&l)), "{what}: after the error line: {lines:?}");
 }
 
 fn corpus_through_cli(device: &str) {
@@ -180,7 +185,7 @@ fn check_case(case: &common::Case, device: &str, tmp: &Path) -> Result<(), Strin
             let want = match device {
                 "cpu" => "path=cpu",
                 _ if case.dtype.gpu_capable() => "path=gpu adapter=",
-                _ => "path=cpu fallback=",
+                _ => "path=cpu reason=",
             };
             if !path_line.starts_with(want) {
                 return Err(format!("{name}: -v said {path_line:?}, expected {want}…"));
@@ -251,7 +256,12 @@ fn cli_errors_are_one_line_and_leave_output_untouched() {
         args.extend_from_slice(pads);
         let out = run(&args);
         assert!(out.status.success(), "{:?}", stderr_lines(&out));
-        assert_eq!(stderr_lines(&out), ["path=cpu"]);
+        let lines = stderr_lines(&out);
+        assert_eq!(lines[0], "path=cpu reason=\"--device cpu\"");
+        for (line, phase) in lines[1..].iter().zip(["read: ", "pad: ", "write: "]) {
+            assert!(line.starts_with(phase) && line.contains(" ms, ") && line.ends_with(" bytes)"), "{lines:?}");
+        }
+        assert_eq!(lines.len(), 4, "{lines:?}");
         let y = npy::to_tensor(&npy::parse(&std::fs::read(&o).unwrap()).unwrap(), None).unwrap();
         assert_eq!(y.as_slice::<f32>().unwrap(), &[2., 3., 3., 3.]);
     }
@@ -394,6 +404,65 @@ fn a_200_mib_output_runs_on_the_gpu() {
     std::fs::remove_dir_all(&tmp).ok();
     assert!(g.len() > 200 << 20, "{} bytes", g.len());
     assert!(g == c, "the GPU's output file differs from the CPU's");
+}
+
+/// Round three: `--device auto` does not take a CPU emulating a GPU (llvmpipe) over the CPU
+/// path unless it is asked for by name, and `-v` says which path ran and why.
+#[test]
+fn auto_prefers_the_cpu_path_over_an_emulated_gpu() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.npy");
+    let x = wgpu_pad::Tensor::from_slice(wgpu_pad::DataType::Float32, vec![3], &[1f32, 2., 3.]).unwrap();
+    std::fs::write(&input, npy::to_bytes(&x, &npy::Descr::parse("<f4").unwrap()).unwrap()).unwrap();
+    let out = dir.path().join("out.npy");
+    let args = [input.to_str().unwrap(), out.to_str().unwrap(), "--pads=1,1", "-v"];
+    let o = run(&args);
+    assert!(o.status.success(), "{:?}", stderr_lines(&o));
+    let path = stderr_lines(&o).into_iter().find(|l| l.starts_with("path=")).unwrap();
+    let emulated = ["llvmpipe", "SwiftShader", "WARP"];
+    if path.starts_with("path=gpu") {
+        assert!(!emulated.iter().any(|e| path.contains(e)), "auto took an emulated GPU: {path}");
+        return;
+    }
+    assert!(path.starts_with("path=cpu reason=\""), "{path}");
+    if path.contains("llvmpipe") {
+        assert!(path.contains("a CPU emulating a GPU"), "{path}");
+        // Named, it is taken.
+        let o = pad_command(&args).env("WGPU_ADAPTER_NAME", "llvmpipe").output().unwrap();
+        let path = stderr_lines(&o).into_iter().find(|l| l.starts_with("path=")).unwrap_or_default();
+        assert!(path.starts_with("path=gpu adapter=llvmpipe"), "{path}");
+    } else if std::env::var_os("WGPU_PAD_REQUIRE_GPU").is_some() {
+        // CI has lavapipe: auto must have seen it and said so.
+        panic!("auto went to the CPU without naming the emulated adapter: {path}");
+    }
+}
+
+/// Round three: clap's whole message, not its first line: which arguments are missing, the
+/// tip for a misspelt flag, the values a flag takes; every type name in the unknown-type
+/// error and in `--help`.
+#[test]
+fn usage_errors_say_what_to_do() {
+    let checks: [(&[&str], &[&str]); 4] = [
+        (&[], &["<INPUT>", "<OUTPUT>", "--pads", "Usage:"]),
+        (&["in.npy", "out.npy", "--pad=1,1"], &["--pads", "Usage:"]),
+        (&["in.npy", "out.npy", "--pads=1,1", "--device"], &["auto", "gpu", "cpu"]),
+        (
+            &["in.npy", "out.npy", "--pads=1,1", "--dtype", "float33"],
+            &["float8e4m3fn", "bfloat16", "float8_e4m3fn", "BFLOAT16"],
+        ),
+    ];
+    for (args, wanted) in checks {
+        let out = run(args);
+        assert_clean_error(&out, &format!("{args:?}"));
+        let text = String::from_utf8_lossy(&out.stderr);
+        for w in wanted {
+            assert!(text.contains(w), "{args:?}: no {w:?} in:\n{text}");
+        }
+    }
+    let help = String::from_utf8_lossy(&run(&["--help"]).stdout).into_owned();
+    for name in wgpu_pad::DataType::ALL.map(|t| t.name()) {
+        assert!(help.contains(name), "--help does not name {name}");
+    }
 }
 
 #[test]

@@ -17,7 +17,8 @@ use wgpu_pad::{cpu, literal, npy, DataType, Mode, PadError, PadPlan, PadRequest,
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum Device {
-    /// The GPU when there is an adapter and the type has a GPU kernel, else the CPU.
+    /// The GPU when there is a hardware adapter and the type has a GPU kernel, else the CPU
+    /// (a CPU-emulated adapter such as llvmpipe only when named by WGPU_ADAPTER_NAME).
     Auto,
     /// The GPU (an adapter is required; strings and 4-bit types fall back to the CPU, visibly).
     Gpu,
@@ -68,7 +69,7 @@ struct Args {
     #[arg(long, allow_hyphen_values = true)]
     axes: Option<String>,
     /// The ONNX type, where the descr cannot say it (V1, V2) or to reinterpret unsigned integers.
-    #[arg(long)]
+    #[arg(long, long_help = dtype_help())]
     dtype: Option<String>,
     /// Where to run.
     #[arg(long, value_enum, default_value_t = Device::Auto)]
@@ -82,9 +83,18 @@ struct Args {
     /// Replace an output file even where you could not write to it (its directory permitting).
     #[arg(long)]
     force: bool,
-    /// Print what ran (path=gpu|cpu, adapter, backend) on standard error.
+    /// Print what ran (path=gpu|cpu, the adapter or why not) and each phase's time on standard error.
     #[arg(short, long)]
     verbose: bool,
+}
+
+/// `--dtype`'s long help: every accepted name.
+fn dtype_help() -> String {
+    format!(
+        "The ONNX type, where the descr cannot say it (V1, V2) or to reinterpret unsigned integers: {}; also {}.",
+        DataType::names(),
+        DataType::ALIASES
+    )
 }
 
 fn main() -> ExitCode {
@@ -96,17 +106,17 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Err(e) => {
-            let text = e.to_string();
-            let first = text.lines().next().unwrap_or("bad arguments").trim_start_matches("error: ");
-            eprintln!("error: {first} (see --help)");
+            // clap's whole message: the error, the usage line and any tip ("a similar
+            // argument exists"), its first line `error: ...` as every error here.
+            eprint!("{e}");
             return ExitCode::FAILURE;
         }
     };
     output::handle_signals();
     match run(&args) {
-        Ok(path) => {
+        Ok(lines) => {
             if args.verbose {
-                eprintln!("{path}");
+                lines.iter().for_each(|l| eprintln!("{l}"));
             }
             ExitCode::SUCCESS
         }
@@ -121,7 +131,16 @@ fn int_list(name: &str, text: &str) -> Result<Vec<i64>, String> {
     if text.trim().is_empty() {
         return Ok(vec![]);
     }
-    text.split(',').map(|v| v.trim().parse::<i64>().map_err(|_| format!("--{name}: {v:?} is not an integer"))).collect()
+    text.split(',')
+        .map(|v| {
+            v.trim().parse::<i64>().map_err(|e| match e.kind() {
+                std::num::IntErrorKind::PosOverflow | std::num::IntErrorKind::NegOverflow => {
+                    format!("--{name}: {v:?} is out of range (a 64-bit integer: at most {})", i64::MAX)
+                }
+                _ => format!("--{name}: {v:?} is not an integer"),
+            })
+        })
+        .collect()
 }
 
 /// Reads a `.npy` from a file or, for `-`, standard input: the header first, checked
@@ -152,10 +171,19 @@ fn read_npy(path: &Path, dtype: Option<DataType>, max_bytes: u64) -> Result<(Ten
     Ok((tensor, header.descr))
 }
 
-/// Pads as asked and writes the output; returns the line `-v` prints.
-fn run(args: &Args) -> Result<String, String> {
+/// Milliseconds since `start`, and a throughput of `bytes` over them.
+fn phase(name: &str, start: std::time::Instant, bytes: u64) -> String {
+    let s = start.elapsed().as_secs_f64();
+    format!("{name}: {:.1} ms, {:.2} GB/s ({bytes} bytes)", s * 1e3, bytes as f64 / s.max(1e-9) / 1e9)
+}
+
+/// Pads as asked and writes the output; returns the lines `-v` prints: the path taken and
+/// why, then each phase's time and throughput.
+fn run(args: &Args) -> Result<Vec<String>, String> {
     let dtype = args.dtype.as_deref().map(str::parse::<DataType>).transpose().map_err(|e| e.to_string())?;
+    let started = std::time::Instant::now();
     let (input, descr) = read_npy(&args.input, dtype, args.max_input_bytes)?;
+    let read = phase("read", started, input.bytes().map_or(0, |b| b.len() as u64));
     let dtype = input.dtype();
     let mode: Mode = args.mode.parse().map_err(|e: PadError| e.to_string())?;
     let mut request = PadRequest::new(int_list("pads", &args.pads)?).mode(mode).max_output_bytes(args.max_output_bytes);
@@ -172,37 +200,25 @@ fn run(args: &Args) -> Result<String, String> {
         }
         request = request.constant(value);
     }
-    let plan = PadPlan::new(dtype, input.shape(), &request).map_err(|e| e.to_string())?;
+    // The library names its limit as the API does; here it is the flag.
+    let flag = |e: PadError| e.to_string().replace("(max_output_bytes)", "(--max-output-bytes)");
+    let plan = PadPlan::new(dtype, input.shape(), &request).map_err(flag)?;
 
-    let use_gpu = match args.device {
-        Device::Cpu => false,
-        Device::Gpu => true,
-        Device::Auto => dtype.gpu_capable(),
-    };
-    let gpu = if use_gpu {
-        match GpuContext::new_blocking() {
-            Ok(ctx) => Some(ctx),
-            Err(e) if args.device == Device::Gpu => return Err(e.to_string()),
-            Err(e) => {
-                log::info!("no GPU ({e}); using the CPU");
-                None
-            }
-        }
-    } else {
-        None
-    };
+    let (gpu, why_cpu) = choose_device(args.device, dtype)?;
+    let started = std::time::Instant::now();
     let (padded, path) = match &gpu {
         Some(ctx) => {
             let padded = ctx.pad_blocking(&plan, &input).map_err(|e| e.to_string())?;
             let info = ctx.adapter_info();
             let path = match padded.path {
                 ExecPath::Gpu => format!("path=gpu adapter={} backend={:?}", info.name, info.backend),
-                ExecPath::CpuFallback { reason } => format!("path=cpu fallback=\"{reason}\""),
+                ExecPath::CpuFallback { reason } => format!("path=cpu reason=\"{reason}\""),
             };
             (padded.tensor, path)
         }
-        None => (cpu::pad(&plan, &input).map_err(|e| e.to_string())?, "path=cpu".to_string()),
+        None => (cpu::pad(&plan, &input).map_err(flag)?, format!("path=cpu reason=\"{why_cpu}\"")),
     };
+    let pad = phase("pad", started, plan.byte_sizes().map_or(0, |b| b.1));
     drop(input);
     let file_bytes = npy::encoded_len(&padded, &descr).map_err(|e| e.to_string())?;
     if file_bytes > args.max_output_bytes {
@@ -211,6 +227,33 @@ fn run(args: &Args) -> Result<String, String> {
             args.max_output_bytes
         ));
     }
+    let started = std::time::Instant::now();
     output::write_output(&args.output, args.force, |w| npy::write(w, &padded, &descr).map_err(|e| e.to_string()))?;
-    Ok(path)
+    Ok(vec![path, read, pad, phase("write", started, file_bytes)])
+}
+
+/// The GPU context to pad on, or none and why. `auto` takes the CPU path where the type
+/// has no GPU kernel, where there is no adapter, and where the adapter is a CPU emulating a
+/// GPU (llvmpipe, SwiftShader, WARP: slower than the CPU path on the same cores, and
+/// twice the memory) unless it was asked for by name (`WGPU_ADAPTER_NAME`).
+fn choose_device(device: Device, dtype: DataType) -> Result<(Option<GpuContext>, String), String> {
+    match device {
+        Device::Cpu => return Ok((None, "--device cpu".into())),
+        Device::Auto if !dtype.gpu_capable() => return Ok((None, format!("{dtype} has no GPU kernel"))),
+        _ => {}
+    }
+    let ctx = match GpuContext::new_blocking() {
+        Ok(ctx) => ctx,
+        Err(e) if device == Device::Gpu => return Err(e.to_string()),
+        Err(e) => return Ok((None, format!("no GPU: {e}"))),
+    };
+    let info = ctx.adapter_info();
+    if device == Device::Auto
+        && info.device_type == wgpu::DeviceType::Cpu
+        && std::env::var_os("WGPU_ADAPTER_NAME").is_none()
+    {
+        let why = format!("the adapter, {}, is a CPU emulating a GPU; --device gpu uses it", info.name);
+        return Ok((None, why));
+    }
+    Ok((Some(ctx), String::new()))
 }

@@ -107,7 +107,10 @@ fn misuse_is_an_error_not_a_panic() {
     let device = ctx.device();
     let align = device.limits().min_storage_buffer_offset_alignment as u64;
     let p = plan(DataType::Float32, &[4], &[1, 1], Mode::Edge); // 16 bytes in, 24 out
-    let good = storage(ctx, &[0u8; 4096]);
+                                                                // Distinct input values, so that a pad that ran is told from one that did not.
+    let mut bytes = vec![0u8; 4096];
+    bytes[..16].copy_from_slice(bytemuck::cast_slice(&[1f32, 2., 3., 4.]));
+    let good = storage(ctx, &bytes);
     let uniform_only = device.create_buffer(&wgpu::BufferDescriptor {
         label: None,
         size: 256,
@@ -138,10 +141,61 @@ fn misuse_is_an_error_not_a_panic() {
     check(BufferRange::whole(&good), BufferRange::at(&good, align), &strings, "unsupported");
     let int4 = PadPlan::new(DataType::Int4, &[2], &PadRequest::new(vec![1, 1])).unwrap();
     check(BufferRange::whole(&good), BufferRange::at(&good, align), &int4, "unsupported");
-    // After all that, the same encoder still records a good pad.
-    kernel.encode(&mut enc, &p, BufferRange::whole(&good), BufferRange::at(&good, align)).unwrap();
+    // After all that, the same encoder still records a good pad, and it runs.
+    let input = BufferRange { size: Some(16), ..BufferRange::whole(&good) };
+    kernel.encode(&mut enc, &p, input, BufferRange::at(&good, align)).unwrap();
     ctx.queue().submit([enc.finish()]);
-    assert_eq!(read(ctx, &good, align, 24), vec![0u8; 24]);
+    let want: &[u8] = bytemuck::cast_slice(&[1f32, 1., 2., 3., 4., 4.]);
+    assert_eq!(read(ctx, &good, align, 24), want);
+}
+
+/// Round three: a destroyed buffer is a typed error from `prepare` and `encode`, never a
+/// panic, on a device whose uncaptured errors would panic (wgpu's default, an engine's
+/// device) as on the shared test context's.
+#[test]
+fn destroyed_buffers_are_errors_not_panics() {
+    let Some(ctx) = ctx() else { return };
+    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+    let adapter = pollster::block_on(instance.request_adapter(&Default::default())).unwrap();
+    let (engine_device, _queue) = pollster::block_on(adapter.request_device(&Default::default())).unwrap();
+    let p = plan(DataType::Float32, &[4], &[1, 1], Mode::Edge);
+    for (name, device) in [("a default device", &engine_device), ("the shared context's", ctx.device())] {
+        let kernel = PadKernel::new(device).unwrap();
+        let buffer = |bytes: u64| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: None,
+                size: bytes,
+                usage: wgpu::BufferUsages::STORAGE,
+                mapped_at_creation: false,
+            })
+        };
+        let (input, output) = (buffer(16), buffer(24));
+        input.destroy();
+        let e = kernel.prepare(&p, BufferRange::whole(&input), BufferRange::whole(&output)).unwrap_err();
+        assert!(matches!(&e, PadError::Gpu { reason } if reason.contains("destroyed")), "{name}: {e:?}");
+        let mut enc = device.create_command_encoder(&Default::default());
+        let e = kernel.encode(&mut enc, &p, BufferRange::whole(&input), BufferRange::whole(&output)).unwrap_err();
+        assert!(matches!(&e, PadError::Gpu { .. }), "{name}: {e:?}");
+        assert!(pollster::block_on(kernel.pop_errors()).is_ok(), "{name}: reported twice");
+    }
+    // Buffers of another device of the same instance: an error, not an overlap or a panic.
+    // (Of another instance, wgpu 30 itself panics looking the buffer up, and offers no way to
+    // ask a buffer for its device beforehand.)
+    let kernel = PadKernel::new(&engine_device).unwrap();
+    let (other, _) = pollster::block_on(adapter.request_device(&Default::default())).unwrap();
+    let buffer = |bytes: u64| {
+        other.create_buffer(&wgpu::BufferDescriptor {
+            label: None,
+            size: bytes,
+            usage: wgpu::BufferUsages::STORAGE,
+            mapped_at_creation: false,
+        })
+    };
+    let (input, output) = (buffer(16), buffer(24));
+    match kernel.prepare(&p, BufferRange::whole(&input), BufferRange::whole(&output)) {
+        Err(PadError::Gpu { reason }) => assert!(!reason.is_empty()),
+        other => panic!("buffers of another device: {other:?}"),
+    }
 }
 
 #[test]

@@ -388,6 +388,10 @@ impl PadKernel {
         let pipeline = self.pipeline(l.key)?;
         let stride = params_stride(self.uniform_alignment);
         let uniform = self.uniform_buffer(&l.dispatches, stride)?;
+        // What only wgpu can see of the caller's buffers (destroyed, from another device) is a
+        // validation error here: caught, not left to the device's handler (whose default
+        // panics), and returned, or kept for `pop_errors` where it arrives later.
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let dispatches = l
             .dispatches
             .iter()
@@ -425,6 +429,7 @@ impl PadKernel {
                 (bind_group, w.workgroups)
             })
             .collect();
+        self.settle(Box::pin(scope.pop()), "binding the pad's buffers")?;
         Ok(PreparedPad { pipeline: Some(pipeline), dispatches, out_bytes })
     }
 

@@ -406,6 +406,13 @@ mod unnamed {
 mod tests {
     use super::*;
 
+    /// The in-place mark is the process's: tests that write take turns, so that one's
+    /// write does not set the mark another checks.
+    fn serial() -> std::sync::MutexGuard<'static, ()> {
+        static TURN: Mutex<()> = Mutex::new(());
+        TURN.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// Replaces `target` with `bytes`, or fails in the middle of writing when `bytes` is None.
     type Way = fn(&Path, Option<&[u8]>) -> Result<(), String>;
 
@@ -442,6 +449,7 @@ mod tests {
     /// temporary file; after it, 0 (the run succeeded).
     #[test]
     fn interruptions_exit_by_whether_the_output_is_in_place() {
+        let _turn = serial();
         let dir = tempfile::tempdir().unwrap();
         let tmp = dir.path().join(".wgpu-pad-x.tmp");
         fs::write(&tmp, b"partial").unwrap();
@@ -456,9 +464,7 @@ mod tests {
     /// exits 0), and a failed write does not.
     #[test]
     fn outputs_are_marked_in_place_once_they_are() {
-        // The mark is the process's: these checks run one at a time and reset it.
-        static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        let _turn = serial();
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("out.npy");
         for (way, replace) in WAYS {
@@ -482,6 +488,7 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn outputs_through_links_write_what_they_name() {
+        let _turn = serial();
         use std::os::unix::fs::{symlink, PermissionsExt};
         let dir = tempfile::tempdir().unwrap();
         let real = dir.path().join("real.npy");
@@ -510,6 +517,7 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn this_filesystem_gives_unnamed_files() {
+        let _turn = serial();
         // Else `replace` would take the named way and the tests below would test it twice.
         let dir = tempfile::tempdir().unwrap();
         assert!(unnamed::create_in(dir.path()).is_some(), "no O_TMPFILE in {}", dir.path().display());
@@ -518,6 +526,7 @@ mod tests {
 
     #[test]
     fn new_files_are_made_whole_with_a_new_files_permissions() {
+        let _turn = serial();
         for (way, replace) in WAYS {
             let dir = tempfile::tempdir().unwrap();
             let target = dir.path().join("out.npy");
@@ -532,6 +541,7 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn old_files_are_replaced_keeping_their_permissions_and_links_are_not_followed() {
+        let _turn = serial();
         use std::os::unix::fs::PermissionsExt;
         for (way, replace) in WAYS {
             let dir = tempfile::tempdir().unwrap();
@@ -556,6 +566,7 @@ mod tests {
 
     #[test]
     fn a_failed_write_leaves_the_old_file_and_nothing_else() {
+        let _turn = serial();
         for (way, replace) in WAYS {
             let dir = tempfile::tempdir().unwrap();
             let target = dir.path().join("out.npy");

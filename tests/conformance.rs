@@ -10,7 +10,7 @@ use wgpu_pad::{cpu, reference};
 fn corpus_on_cpu_path() {
     let (total, failures) = common::run_corpus(|case, plan| cpu::pad(plan, &case.input));
     if common::corpus_dir().is_some() {
-        assert!(total >= 395, "corpus has only {total} cases");
+        common::check_count("corpus cases", total, 395, 1);
     }
     assert!(failures.is_empty(), "{} of {total} cases failed:\n{}", failures.len(), failures.join("\n"));
 }
@@ -55,7 +55,7 @@ fn corpus_on_gpu_with_small_bindings() {
         .filter(|&split| split)
         .count();
     if common::corpus_dir().is_some() {
-        assert!(split >= 20, "only {split} corpus cases split into binding windows");
+        common::check_count("corpus cases split into binding windows", split, 20, 0);
     }
 }
 
@@ -70,6 +70,6 @@ fn corpus_on(gpu: &wgpu_pad::gpu::GpuContext) {
     });
     assert!(failures.is_empty(), "{} of {total} cases failed:\n{}", failures.len(), failures.join("\n"));
     if total > 0 {
-        assert!(on_gpu > 250, "only {on_gpu} cases ran on the GPU");
+        common::check_count("corpus cases on the GPU", on_gpu, 251, 0);
     }
 }

@@ -29,6 +29,9 @@ fn main() {
         }
     };
     writeln!(out, "const CORPUS_DIR: &str = {:?};", dir.display().to_string()).unwrap();
+    // Only the bundled corpus's size is known: another is held to at least one case.
+    let bundled = std::env::var_os("WGPU_PAD_CONFORMANCE").is_none();
+    writeln!(out, "const CORPUS_BUNDLED: bool = {bundled};").unwrap();
     out.push_str("static CASES: &[CorpusCase] = &[\n");
     for case in &cases {
         println!("cargo:rerun-if-changed={}", case.display());

@@ -406,6 +406,55 @@ fn a_200_mib_output_runs_on_the_gpu() {
     assert!(g == c, "the GPU's output file differs from the CPU's");
 }
 
+/// Round three: I/O errors name the user's path (standard input and output by name) and say
+/// reading or writing, small outputs and large alike; bytes after the array are refused on
+/// standard input as in a file; an integer out of range is said to be.
+#[cfg(target_os = "linux")]
+#[test]
+fn io_errors_name_the_path_and_what_failed() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let write_npy = |name: &str, n: usize| {
+        let x = wgpu_pad::Tensor::from_bytes(wgpu_pad::DataType::Uint8, vec![n], vec![7; n]).unwrap();
+        let path = dir.path().join(name);
+        std::fs::write(&path, npy::to_bytes(&x, &npy::Descr::parse("|u1").unwrap()).unwrap()).unwrap();
+        path
+    };
+    let (small, large) = (write_npy("small.npy", 3), write_npy("large.npy", 1 << 20));
+    for input in [&small, &large] {
+        let out = run(&[input.to_str().unwrap(), "/dev/full", "--pads=1,1", "--device", "cpu"]);
+        assert_clean_error(&out, "/dev/full");
+        let line = stderr_lines(&out).pop().unwrap();
+        assert!(line.starts_with("error: /dev/full: writing: No space left on device"), "{line}");
+    }
+    // Standard input: named so, not "-"; a stray byte after the array refused, as in a file.
+    let mut bytes = std::fs::read(&small).unwrap();
+    for (what, extra, want) in
+        [("garbage", &b"NOTNPY"[..], "standard input: reading: npy"), ("trailing", &b"x"[..], "more bytes follow")]
+    {
+        let input = if what == "garbage" { extra.to_vec() } else { [&bytes[..], extra].concat() };
+        let mut child = pad_command(&["-", "-", "--pads=1,1", "--device", "cpu"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(&input).unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert_clean_error(&out, what);
+        let line = stderr_lines(&out).pop().unwrap();
+        assert!(line.contains(want), "{what}: {line}");
+    }
+    bytes.push(b'x');
+    let trailing = dir.path().join("trailing.npy");
+    std::fs::write(&trailing, &bytes).unwrap();
+    let out = run(&[trailing.to_str().unwrap(), "-", "--pads=1,1", "--device", "cpu"]);
+    assert_clean_error(&out, "trailing bytes in a file");
+    let out = run(&[small.to_str().unwrap(), "-", "--pads=99999999999999999999,1", "--device", "cpu"]);
+    let line = stderr_lines(&out).pop().unwrap();
+    assert!(line.contains("out of range") && !line.contains("not an integer"), "{line}");
+}
+
 /// Round three: `--device auto` does not take a CPU emulating a GPU (llvmpipe) over the CPU
 /// path unless it is asked for by name, and `-v` says which path ran and why.
 #[test]

@@ -24,6 +24,21 @@ pub fn corpus_dir() -> Option<PathBuf> {
     None
 }
 
+/// Whether the corpus is the repository's own (not `$WGPU_PAD_CONFORMANCE`): only its
+/// sizes are known, so only it is held to minimum counts; another corpus must have a case.
+pub fn bundled_corpus() -> bool {
+    std::env::var_os("WGPU_PAD_CONFORMANCE").is_none()
+}
+
+/// Checks a count from a corpus run, printing it: at least `bundled_min` in the bundled
+/// corpus, at least `other_min` in another.
+pub fn check_count(what: &str, count: usize, bundled_min: usize, other_min: usize) {
+    eprintln!("{what}: {count}");
+    let (min, corpus) =
+        if bundled_corpus() { (bundled_min, "the bundled corpus") } else { (other_min, "$WGPU_PAD_CONFORMANCE") };
+    assert!(count >= min, "{what}: only {count} in {corpus} (at least {min})");
+}
+
 /// One case of the corpus.
 pub struct Case {
     pub name: String,

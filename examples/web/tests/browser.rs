@@ -181,8 +181,9 @@ async fn corpus_on_webgpu_and_cpu_paths() {
     }
     console_log!("corpus: {passed} passed, {} failed ({on_gpu} of them on the GPU; {})", failures.len(), CORPUS_DIR);
     assert!(failures.is_empty(), "{} corpus cases failed", failures.len());
-    assert!(passed >= 395, "only {passed} corpus cases at {CORPUS_DIR}");
-    assert!(on_gpu > 250, "only {on_gpu} cases ran on the GPU");
+    let (min_cases, min_gpu) = if CORPUS_BUNDLED { (395, 251) } else { (1, 0) };
+    assert!(passed >= min_cases, "only {passed} corpus cases at {CORPUS_DIR} (at least {min_cases})");
+    assert!(on_gpu >= min_gpu, "only {on_gpu} cases ran on the GPU (at least {min_gpu})");
 }
 
 /// All 88 pipelines (5 modes, every moved width, both fixed variants) compile under Tint,

@@ -146,8 +146,10 @@ fn int_list(name: &str, text: &str) -> Result<Vec<i64>, String> {
 /// Reads a `.npy` from a file or, for `-`, standard input: the header first, checked
 /// (against the file's size where it has one) before any of the body is read.
 fn read_npy(path: &Path, dtype: Option<DataType>, max_bytes: u64) -> Result<(Tensor, npy::Descr), String> {
-    let named = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
-    let (mut reader, size): (Box<dyn Read>, Option<u64>) = if path.as_os_str() == "-" {
+    let stdin = path.as_os_str() == "-";
+    let shown = if stdin { "standard input".to_string() } else { path.display().to_string() };
+    let named = |e: &dyn std::fmt::Display| format!("{shown}: reading: {e}");
+    let (mut reader, size): (Box<dyn Read>, Option<u64>) = if stdin {
         (Box::new(std::io::stdin().lock()), None)
     } else {
         let file = File::open(path).map_err(|e| named(&e))?;
@@ -168,6 +170,16 @@ fn read_npy(path: &Path, dtype: Option<DataType>, max_bytes: u64) -> Result<(Ten
         }
     }
     let tensor = npy::read_body(&mut reader, &header, dtype, max_bytes).map_err(|e| named(&e))?;
+    // Bytes past the array are refused on a pipe as in a file (whose size was checked above).
+    if size.is_none() {
+        let mut more = [0u8; 1];
+        if reader.read(&mut more).map_err(|e| named(&e))? > 0 {
+            return Err(named(&format!(
+                "npy: more bytes follow the array (its header declares shape {:?} of {})",
+                header.shape, header.descr
+            )));
+        }
+    }
     Ok((tensor, header.descr))
 }
 
@@ -228,7 +240,14 @@ fn run(args: &Args) -> Result<Vec<String>, String> {
         ));
     }
     let started = std::time::Instant::now();
-    output::write_output(&args.output, args.force, |w| npy::write(w, &padded, &descr).map_err(|e| e.to_string()))?;
+    // The output's path is put before the writer's error ("out.npy: writing: No space left").
+    let write = |w: &mut dyn std::io::Write| {
+        npy::write(w, &padded, &descr).map_err(|e| match e {
+            PadError::Npy { reason } => reason,
+            e => e.to_string(),
+        })
+    };
+    output::write_output(&args.output, args.force, write)?;
     Ok(vec![path, read, pad, phase("write", started, file_bytes)])
 }
 

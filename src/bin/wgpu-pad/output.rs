@@ -105,8 +105,8 @@ pub fn write_output(
     if target.as_os_str() == "-" {
         let stdout = std::io::stdout();
         let mut out = BufWriter::new(stdout.lock());
-        write(&mut out)?;
-        out.flush().map_err(|e| format!("writing standard output: {e}"))?;
+        write(&mut out).map_err(|e| format!("standard output: {e}"))?;
+        out.flush().map_err(|e| format!("standard output: writing: {e}"))?;
         placed();
         return Ok(());
     }
@@ -124,7 +124,7 @@ pub fn write_output(
         // SAFETY: `copy` was just made and is owned by nothing else.
         let file = unsafe { File::from_raw_fd(copy) };
         let mut out = BufWriter::new(file);
-        write(&mut out)?;
+        write(&mut out).map_err(|e| format!("{}: {e}", target.display()))?;
         out.flush().map_err(|e| format!("{}: writing: {e}", target.display()))?;
         placed();
         return Ok(());
@@ -169,7 +169,7 @@ fn write_into(
     let named = |e: std::io::Error| format!("{}: writing: {e}", target.display());
     let file = OpenOptions::new().write(true).truncate(true).open(path).map_err(named)?;
     let mut out = BufWriter::new(file);
-    write(&mut out)?;
+    write(&mut out).map_err(|e| format!("{}: {e}", target.display()))?;
     out.flush().map_err(named)?;
     placed();
     Ok(())
@@ -252,15 +252,19 @@ impl<'a> Place<'a> {
     fn error(&self, e: std::io::Error) -> String {
         format!("{}: {e}", self.target.display())
     }
+
+    fn writing(&self, e: std::io::Error) -> String {
+        format!("{}: writing: {e}", self.target.display())
+    }
 }
 
 /// Fills `file` through `write`, makes it durable and gives it the old file's permissions.
 fn fill(file: &File, place: &Place, write: impl FnOnce(&mut dyn Write) -> Result<(), String>) -> Result<(), String> {
     let mut out = BufWriter::new(file);
-    write(&mut out)?;
-    out.flush().map_err(|e| place.error(e))?;
+    write(&mut out).map_err(|e| format!("{}: {e}", place.target.display()))?;
+    out.flush().map_err(|e| place.writing(e))?;
     drop(out);
-    file.sync_all().map_err(|e| place.error(e))?;
+    file.sync_all().map_err(|e| place.writing(e))?;
     if let Some(permissions) = &place.keep {
         file.set_permissions(permissions.clone()).map_err(|e| place.error(e))?;
     }
@@ -570,10 +574,12 @@ mod tests {
         for (way, replace) in WAYS {
             let dir = tempfile::tempdir().unwrap();
             let target = dir.path().join("out.npy");
-            assert_eq!(replace(&target, None), Err("failed half way".into()), "{way}");
+            // The writer's error, after the output's path.
+            let failed = Err(format!("{}: failed half way", target.display()));
+            assert_eq!(replace(&target, None), failed, "{way}");
             assert_eq!(entries(dir.path()), Vec::<String>::new(), "{way}: nothing there before");
             fs::write(&target, b"old").unwrap();
-            assert_eq!(replace(&target, None), Err("failed half way".into()), "{way}");
+            assert_eq!(replace(&target, None), failed, "{way}");
             assert_eq!(fs::read(&target).unwrap(), b"old", "{way}");
             assert_eq!(entries(dir.path()), ["out.npy"], "{way}");
         }

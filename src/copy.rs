@@ -166,7 +166,6 @@ pub(crate) fn uninit_ref(bytes: &[u8]) -> &[MaybeUninit<u8>] {
 mod tests {
     use super::*;
     use crate::threads::REFUSE_HELPERS;
-    use std::sync::atomic::Ordering;
 
     /// GPU readbacks are copied out whole, split across threads or not, helpers refused or
     /// not, for sizes around the split and its page-sized parts.
@@ -176,9 +175,9 @@ mod tests {
         let src: Vec<u8> = (0..2 * split + 4099).map(|i| (i % 251) as u8).collect();
         for len in [0, 1, 4095, split - 1, split, split + 4097, src.len()] {
             for refuse in [false, true] {
-                REFUSE_HELPERS.store(refuse, Ordering::Relaxed);
+                REFUSE_HELPERS.set(refuse);
                 let copy = copy_to_new_vec(&src[..len], "a test", None).unwrap();
-                REFUSE_HELPERS.store(false, Ordering::Relaxed);
+                REFUSE_HELPERS.set(false);
                 assert!(copy == src[..len], "{len} bytes, helpers refused: {refuse}");
             }
         }

@@ -17,7 +17,17 @@ static MAX_THREADS_SET: AtomicUsize = AtomicUsize::new(0);
 /// Sets how many threads a large CPU pad may use, for the whole process (overriding
 /// `WGPU_PAD_CPU_THREADS`); clamped to `1..=`[`MAX_THREADS`]. 1 pads on the calling thread.
 pub fn set_max_threads(threads: usize) {
-    MAX_THREADS_SET.store(threads.clamp(1, MAX_THREADS), Ordering::Relaxed);
+    MAX_THREADS_SET.store(clamped(threads), Ordering::Relaxed);
+}
+
+fn clamped(threads: usize) -> usize {
+    threads.clamp(1, MAX_THREADS)
+}
+
+/// The count `WGPU_PAD_CPU_THREADS` asks for (`text`), else the machine's (`available`).
+fn from_env(text: Option<&str>, available: usize) -> usize {
+    let asked = text.and_then(|v| v.trim().parse().ok()).filter(|&n| n > 0);
+    clamped(asked.unwrap_or(available))
 }
 
 /// Threads for large outputs: [`set_max_threads`], else `WGPU_PAD_CPU_THREADS`, else the
@@ -26,8 +36,8 @@ pub fn threads() -> usize {
     static FROM_ENV: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     match MAX_THREADS_SET.load(Ordering::Relaxed) {
         0 => *FROM_ENV.get_or_init(|| {
-            let asked = std::env::var("WGPU_PAD_CPU_THREADS").ok().and_then(|v| v.parse().ok()).filter(|&n| n > 0);
-            asked.unwrap_or_else(|| thread::available_parallelism().map_or(1, |n| n.get())).clamp(1, MAX_THREADS)
+            let available = thread::available_parallelism().map_or(1, |n| n.get());
+            from_env(std::env::var("WGPU_PAD_CPU_THREADS").ok().as_deref(), available)
         }),
         n => n,
     }
@@ -54,7 +64,12 @@ pub(crate) fn share_out<P: Send>(parts: Vec<P>, threads: usize, work: impl Fn(P)
 }
 
 #[cfg(test)]
-pub(crate) static REFUSE_HELPERS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+thread_local! {
+    /// Tests stand in for a system that refuses threads: per thread, so that one test's
+    /// refusal never reaches another running beside it (helpers are spawned by the thread
+    /// that shares the work out).
+    pub(crate) static REFUSE_HELPERS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
 
 fn spawn_helper<'scope, F: FnOnce() + Send + 'scope>(
     scope: &'scope thread::Scope<'scope, '_>,
@@ -62,7 +77,7 @@ fn spawn_helper<'scope, F: FnOnce() + Send + 'scope>(
 ) -> std::io::Result<()> {
     // Tests stand in for a system that refuses threads (a process limit).
     #[cfg(test)]
-    if REFUSE_HELPERS.load(Ordering::Relaxed) {
+    if REFUSE_HELPERS.get() {
         return Err(std::io::Error::new(std::io::ErrorKind::WouldBlock, "refused by the test"));
     }
     thread::Builder::new().name("wgpu-pad-cpu".into()).spawn_scoped(scope, f).map(drop)
@@ -72,13 +87,17 @@ fn spawn_helper<'scope, F: FnOnce() + Send + 'scope>(
 mod tests {
     use super::*;
 
+    /// Counts are clamped to 1..=MAX_THREADS, from the API or the environment (checked on
+    /// the functions, not the process-wide setting, which tests running beside use).
     #[test]
     fn thread_counts_are_clamped() {
-        set_max_threads(100_000);
-        assert_eq!(threads(), MAX_THREADS);
-        set_max_threads(0);
-        assert_eq!(threads(), 1);
-        MAX_THREADS_SET.store(0, Ordering::Relaxed);
+        assert_eq!((clamped(100_000), clamped(0), clamped(3)), (MAX_THREADS, 1, 3));
+        assert_eq!(from_env(Some("5"), 2), 5);
+        assert_eq!(from_env(Some(" 1000 "), 2), MAX_THREADS);
+        for bad in [Some("0"), Some("-3"), Some("many"), Some(""), None] {
+            assert_eq!(from_env(bad, 2), 2, "{bad:?}");
+        }
+        assert_eq!(from_env(None, 0), 1);
         assert!((1..=MAX_THREADS).contains(&threads()));
     }
 }

@@ -89,6 +89,7 @@ fn several_encodes_in_one_submission_at_offsets_in_one_pool() {
         kernel.encode(&mut encoder, p, BufferRange::at(&buffer, *in_at), BufferRange::at(&buffer, *out_at)).unwrap();
     }
     ctx.queue().submit([encoder.finish()]);
+    common::assert_no_gpu_errors();
     let after = read(ctx, &buffer, 0, next);
     let mut expected = pool.clone();
     for (((p, _), x), (_, out_at)) in jobs.iter().zip(&inputs).zip(&layout) {
@@ -145,6 +146,7 @@ fn misuse_is_an_error_not_a_panic() {
     let input = BufferRange { size: Some(16), ..BufferRange::whole(&good) };
     kernel.encode(&mut enc, &p, input, BufferRange::at(&good, align)).unwrap();
     ctx.queue().submit([enc.finish()]);
+    common::assert_no_gpu_errors();
     let want: &[u8] = bytemuck::cast_slice(&[1f32, 1., 2., 3., 4., 4.]);
     assert_eq!(read(ctx, &good, align, 24), want);
 }
@@ -222,6 +224,7 @@ fn warm_calls_compile_nothing() {
     }
     assert_eq!(kernel.compile_count(), 2);
     ctx.queue().submit([enc.finish()]);
+    common::assert_no_gpu_errors();
 }
 
 #[test]
@@ -393,6 +396,7 @@ fn repeated_and_many_distinct_pads_share_parameters_safely() {
             }
         }
         ctx.queue().submit([encoder.finish()]);
+        common::assert_no_gpu_errors();
         for (p, x, output) in jobs {
             let expected = cpu::pad(&p, &x).unwrap();
             let got = read(ctx, &output, 0, p.byte_sizes().unwrap().1);

@@ -289,7 +289,6 @@ mod tests {
     use super::*;
     use crate::threads::REFUSE_HELPERS;
     use crate::{DataType, Mode, PadRequest};
-    use std::sync::atomic::Ordering;
 
     /// A large pad split across threads, each refused, still pads every byte (on the
     /// calling thread) instead of panicking.
@@ -311,9 +310,9 @@ mod tests {
             row_ends: None,
             planes: None,
         };
-        REFUSE_HELPERS.store(true, Ordering::Relaxed);
+        REFUSE_HELPERS.set(true);
         pad_fixed_parallel(&walk, store, 4);
-        REFUSE_HELPERS.store(false, Ordering::Relaxed);
+        REFUSE_HELPERS.set(false);
         assert_eq!(out, expected.bytes().unwrap());
     }
 

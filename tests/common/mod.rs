@@ -152,7 +152,15 @@ pub fn run_corpus(mut pad: impl FnMut(&Case, &PadPlan) -> Result<Tensor, PadErro
 pub fn gpu() -> Option<&'static wgpu_pad::gpu::GpuContext> {
     use std::sync::OnceLock;
     static GPU: OnceLock<Result<wgpu_pad::gpu::GpuContext, String>> = OnceLock::new();
-    let ctx = GPU.get_or_init(|| wgpu_pad::gpu::GpuContext::new_blocking().map_err(|e| e.to_string()));
+    let ctx = GPU.get_or_init(|| {
+        let ctx = wgpu_pad::gpu::GpuContext::new_blocking().map_err(|e| e.to_string())?;
+        // The context's own handler only logs, which no test sees: record them instead, for
+        // `assert_no_gpu_errors` (and `PadPath::Gpu`) to fail on.
+        ctx.device().on_uncaptured_error(std::sync::Arc::new(|e| {
+            UNCAPTURED.lock().unwrap_or_else(|e| e.into_inner()).push(e.to_string())
+        }));
+        Ok(ctx)
+    });
     match ctx {
         Ok(ctx) => Some(ctx),
         Err(e) if std::env::var("WGPU_PAD_REQUIRE_GPU").is_ok_and(|v| v == "1") => {
@@ -163,6 +171,19 @@ pub fn gpu() -> Option<&'static wgpu_pad::gpu::GpuContext> {
             None
         }
     }
+}
+
+/// Uncaptured errors of the shared context's device, as they happened.
+static UNCAPTURED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// Fails if the shared context's device reported an error no scope caught (a test's own
+/// submit, say), after letting wgpu deliver what is pending.
+pub fn assert_no_gpu_errors() {
+    if let Some(ctx) = gpu() {
+        let _ = ctx.device().poll(wgpu::PollType::wait_indefinitely());
+    }
+    let errors = std::mem::take(&mut *UNCAPTURED.lock().unwrap_or_else(|e| e.into_inner()));
+    assert!(errors.is_empty(), "uncaptured GPU errors: {errors:#?}");
 }
 
 /// A plan over all axes with these pads and mode.
@@ -248,7 +269,15 @@ impl PadPath {
     pub fn pad(&self, plan: &PadPlan, input: &Tensor) -> Result<Tensor, PadError> {
         match self {
             PadPath::Cpu => wgpu_pad::cpu::pad(plan, input),
-            PadPath::Gpu(ctx) => ctx.pad_blocking(plan, input).map(|p| p.tensor),
+            PadPath::Gpu(ctx) => {
+                let padded = ctx.pad_blocking(plan, input)?;
+                // A plan the GPU path can run must have run there, not fallen back quietly.
+                if plan.dtype().gpu_capable() && ctx.kernel().check_plan(plan).is_ok() {
+                    assert_eq!(padded.path, wgpu_pad::gpu::ExecPath::Gpu, "{plan:?} fell back");
+                }
+                assert_no_gpu_errors();
+                Ok(padded.tensor)
+            }
         }
     }
 }

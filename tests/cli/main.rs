@@ -164,13 +164,17 @@ fn check_case(case: &common::Case, device: &str, tmp: &Path) -> Result<(), Strin
     let out = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
     let name = &case.name;
     match &case.expect {
-        Err(_) => {
+        Err(kind) => {
             if out.status.success() {
                 return Err(format!("{name}: expected an error, exited 0"));
             }
+            // One error line, last, and the error the corpus expects, not any error.
             let lines = stderr_lines(&out);
-            if !lines.last().is_some_and(|l| l.starts_with("error: ")) {
-                return Err(format!("{name}: last stderr line is not error: {lines:?}"));
+            let errors = lines.iter().filter(|l| l.starts_with("error")).count();
+            let last = lines.last().filter(|l| l.starts_with("error: ") && errors == 1);
+            let Some(last) = last else { return Err(format!("{name}: not one error line, last: {lines:?}")) };
+            if !last.contains(common::error_words(kind)) {
+                return Err(format!("{name}: expected a {kind:?} error, got {last:?}"));
             }
             if out_path.exists() {
                 return Err(format!("{name}: output file created on error"));

@@ -123,6 +123,20 @@ pub fn error_matches(err: &PadError, kind: &str) -> bool {
     )
 }
 
+/// What the message of the corpus's `error_kind` says, as the command line prints it (the
+/// error's own words, from `PadError`'s messages).
+pub fn error_words(kind: &str) -> &'static str {
+    match kind {
+        "mode" => "invalid mode",
+        "pads length" => "pads has ",
+        "axis out of range" => "is out of range for rank",
+        "repeated axis" => "is repeated",
+        "negative output dim" => "< 0",
+        "empty axis after cropping" => "nothing left to",
+        _ => panic!("an error kind the corpus format does not have: {kind:?}"),
+    }
+}
+
 /// Runs every case through `pad`, returning one line per failure.
 pub fn run_corpus(mut pad: impl FnMut(&Case, &PadPlan) -> Result<Tensor, PadError>) -> (usize, Vec<String>) {
     let cases = cases();

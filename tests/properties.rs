@@ -30,7 +30,8 @@ struct Case {
     axes: Option<Vec<i64>>,
     mode: Mode,
     seed: u64,
-    constant: u64,
+    /// The constant's bits; `None`: the request gives none (the type's default).
+    constant: Option<u64>,
 }
 
 fn case() -> impl Strategy<Value = Case> {
@@ -71,14 +72,26 @@ fn case() -> impl Strategy<Value = Case> {
                     Some(a) => pads[..2 * a.len()].to_vec(),
                     None => pads,
                 };
-                // Crop at most the axis's length in all, so most plans are valid.
+                // Crop at most the axis's length in all, so most plans are valid; but now and
+                // then crop one axis to nothing (valid for constant, refused otherwise) or past
+                // its length (refused), so that those plans are drawn too.
                 let k = pads.len() / 2;
                 for i in 0..k {
                     let axis = axes.as_ref().map_or(i, |a| a[i].rem_euclid(rank as i64) as usize);
                     let n = shape[axis] as i64;
                     pads[i] = pads[i].max(-(n / 2));
                     pads[k + i] = pads[k + i].max(-(n - n / 2));
+                    if i == 0 {
+                        match seed % 16 {
+                            0 => (pads[i], pads[k + i]) = (-(n / 2), -(n - n / 2)),
+                            1 => (pads[i], pads[k + i]) = (-(n / 2), -(n - n / 2) - 1),
+                            _ => {}
+                        }
+                    }
                 }
+                // One case in eight asks for no constant: the type's default (zero, or
+                // float8e8m0's 0xFF, "" for strings).
+                let constant = (constant % 8 != 0).then_some(constant);
                 Case { dtype, shape, pads, axes, mode, seed, constant }
             })
     })
@@ -108,6 +121,7 @@ fn long_rows() -> impl Strategy<Value = Case> {
                 pads.push(clamp(begin, row));
                 pads.extend((0..k).map(|i| clamp(outer_pads[k + i], shape[i])));
                 pads.push(clamp(end, row));
+                let constant = (constant % 8 != 0).then_some(constant);
                 Case { dtype, shape, pads, axes: None, mode, seed, constant }
             })
     })
@@ -141,34 +155,67 @@ fn input(c: &Case) -> Tensor {
     }
 }
 
-fn constant(c: &Case) -> Tensor {
-    match c.dtype {
-        DataType::String => Tensor::from_strings(vec![], vec![format!("c{}", c.constant % 10)]).unwrap(),
-        DataType::Bool => Tensor::from_bytes(c.dtype, vec![1], vec![(c.constant & 1) as u8]).unwrap(),
-        DataType::Int4 => Tensor::from_bytes(c.dtype, vec![], vec![(c.constant & 0x0f) as u8]).unwrap(),
+fn constant(c: &Case) -> Option<Tensor> {
+    let bits = c.constant?;
+    Some(match c.dtype {
+        DataType::String => Tensor::from_strings(vec![], vec![format!("c{}", bits % 10)]).unwrap(),
+        DataType::Bool => Tensor::from_bytes(c.dtype, vec![1], vec![(bits & 1) as u8]).unwrap(),
+        DataType::Int4 => Tensor::from_bytes(c.dtype, vec![], vec![(bits & 0x0f) as u8]).unwrap(),
         t => {
             let w = t.width().bytes().unwrap();
-            let bytes: Vec<u8> = c.constant.to_le_bytes().iter().cycle().take(w).copied().collect();
+            let bytes: Vec<u8> = bits.to_le_bytes().iter().cycle().take(w).copied().collect();
             Tensor::from_bytes(t, vec![1, 1], bytes).unwrap()
         }
-    }
+    })
+}
+
+/// The seed of this run's cases: `WGPU_PAD_PROPTEST_SEED` if set (to rerun a failure), else
+/// a new one, printed either way so that any failure can be rerun exactly.
+fn seed() -> u64 {
+    let seed = match std::env::var("WGPU_PAD_PROPTEST_SEED") {
+        Ok(s) => s.parse().expect("WGPU_PAD_PROPTEST_SEED: a number"),
+        Err(_) => std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64,
+    };
+    eprintln!("property cases from seed {seed}: WGPU_PAD_PROPTEST_SEED={seed} reruns them");
+    seed
 }
 
 fn check(path: common::PadPath, cases: impl Strategy<Value = Case>, count: u32) {
     use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
     let ran = AtomicU32::new(0);
     let nonempty = AtomicU32::new(0);
-    let mut runner = TestRunner::new(Config { cases: count, failure_persistence: None, ..Config::default() });
+    let (refused, defaults) = (AtomicU32::new(0), AtomicU32::new(0));
+    let rng = proptest::test_runner::TestRng::from_seed(
+        proptest::test_runner::RngAlgorithm::ChaCha,
+        &[seed().to_le_bytes(), [0; 8], [0; 8], [0; 8]].concat(),
+    );
+    let config = Config { cases: count, failure_persistence: None, ..Config::default() };
+    let mut runner = TestRunner::new_with_rng(config, rng);
     runner
         .run(&cases, |c| {
             let x = input(&c);
-            let mut req = PadRequest::new(c.pads.clone()).mode(c.mode).constant(constant(&c));
+            let mut req = PadRequest::new(c.pads.clone()).mode(c.mode);
+            if let Some(value) = constant(&c) {
+                req = req.constant(value);
+            } else {
+                defaults.fetch_add(1, Relaxed);
+            }
             if let Some(a) = &c.axes {
                 req = req.axes(a.clone());
             }
             let plan = PadPlan::new(c.dtype, &c.shape, &req);
             let Ok(plan) = plan else {
-                // Refusals are the plan's, shared by every path; the unit tests cover them.
+                // Refusals are the plan's, shared by every path (the unit tests cover their
+                // messages); those drawn here are the ones the generator aims at.
+                let e = plan.unwrap_err();
+                let expected = matches!(
+                    e,
+                    wgpu_pad::PadError::EmptyAxis { .. }
+                        | wgpu_pad::PadError::NegativeOutputDim { .. }
+                        | wgpu_pad::PadError::TooLarge { .. }
+                );
+                prop_assert!(expected, "an unexpected refusal: {e}");
+                refused.fetch_add(1, Relaxed);
                 return Ok(());
             };
             prop_assume!(plan.out_len() <= 300_000);
@@ -187,9 +234,11 @@ fn check(path: common::PadPath, cases: impl Strategy<Value = Case>, count: u32) 
         })
         .unwrap();
     let (ran, nonempty) = (ran.into_inner(), nonempty.into_inner());
-    eprintln!("{ran} of {count} cases padded, {nonempty} with non-empty outputs");
+    let (refused, defaults) = (refused.into_inner(), defaults.into_inner());
+    eprintln!("{ran} of {count} cases padded, {nonempty} with non-empty outputs, {refused} refused, {defaults} with the default constant");
+    assert!(defaults > 0, "no case took the default constant");
     // Guard against a generator whose cases the plan mostly refuses.
-    assert!(nonempty * 2 >= count, "only {nonempty} of {count} cases padded something");
+    assert!(nonempty * 3 >= count, "only {nonempty} of {count} cases padded something");
 }
 
 test_each_path!(random_pads_match_reference, |path| check(path, case(), 384));

@@ -164,6 +164,13 @@ pub enum PadError {
         /// The usages it has.
         has: String,
     },
+    /// A caller's buffer is mapped (`mapped_at_creation`, or a finished `map_async`): a
+    /// submission using it would fail, so the pad is refused before anything is recorded.
+    #[error("{which} buffer is mapped: unmap it (Buffer::unmap) before padding into or from it")]
+    BufferMapped {
+        /// The input's or the output's.
+        which: Side,
+    },
     /// Input and output ranges overlap in the same buffer.
     #[error("input bytes {input_start}..{input_end} and output bytes {output_start}..{output_end} overlap in the same buffer")]
     Overlap {

@@ -180,6 +180,25 @@ fn destroyed_buffers_are_errors_not_panics() {
         assert!(matches!(&e, PadError::Gpu { .. }), "{name}: {e:?}");
         assert!(pollster::block_on(kernel.pop_errors()).is_ok(), "{name}: reported twice");
     }
+    // A buffer still mapped (mapped_at_creation): refused before anything is recorded, where
+    // the engine's submit would otherwise fail; once unmapped, the pad runs.
+    let kernel = PadKernel::new(&engine_device).unwrap();
+    let mapped = engine_device.create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size: 24,
+        usage: wgpu::BufferUsages::STORAGE,
+        mapped_at_creation: true,
+    });
+    let input = engine_device.create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size: 16,
+        usage: wgpu::BufferUsages::STORAGE,
+        mapped_at_creation: false,
+    });
+    let e = kernel.prepare(&p, BufferRange::whole(&input), BufferRange::whole(&mapped)).unwrap_err();
+    assert!(matches!(e, PadError::BufferMapped { which: Side::Output }), "{e:?}");
+    mapped.unmap();
+    kernel.prepare(&p, BufferRange::whole(&input), BufferRange::whole(&mapped)).unwrap();
     // Buffers of another device of the same instance: an error, not an overlap or a panic.
     // (Of another instance, wgpu 30 itself panics looking the buffer up, and offers no way to
     // ask a buffer for its device beforehand.)

@@ -347,6 +347,11 @@ impl PadKernel {
             if !usage.contains(wgpu::BufferUsages::STORAGE) {
                 return Err(PadError::BufferUsage { which, usage: "STORAGE", has: format!("{usage:?}") });
             }
+            // wgpu 30 has no map state to ask; a view of the first word is had only while the
+            // buffer is mapped (and asking is no error where it is not).
+            if r.buffer.size() >= 4 && r.buffer.slice(0..4).get_mapped_range().is_ok() {
+                return Err(PadError::BufferMapped { which });
+            }
         }
         fn view<'a>(which: Side, r: &BufferRange<'a>) -> Result<View<'a>> {
             Ok(View { which, offset: r.offset, strides: r.strides, end: r.end(which)?, buffer_size: r.buffer.size() })

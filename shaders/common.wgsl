@@ -13,7 +13,7 @@ struct Axis {
     crop_start: u32,
     start: u32,
     len: u32,
-    // Magic multiplier and shift dividing by len (magic 0: len is 1).
+    // Magic multiplier and shift dividing by len (MAGIC_DIVIDE_BY_ONE: len is 1).
     len_magic: u32,
     len_shift: u32,
     // Strides of the input and output views, in moved words.
@@ -42,7 +42,7 @@ struct Params {
     // they wrap when a window's binding starts past the tensor's start.
     in_base: u32,
     out_base: u32,
-    // Narrow kernel: 0 for one invocation per output word anywhere in the window; else the
+    // Narrow kernel: ROW_WORDS_NONE (row_first 0) for runs of words anywhere in the window; else the
     // words of each row, where rows are runs of whole words along axis 0 (row_first 1) or
     // axes 0 and 1 (row_first 2, axis 0 an unpadded run of channels).
     row_first: u32,
@@ -80,7 +80,7 @@ fn mulhi(a: u32, b: u32) -> u32 {
 // n / d for n < 2^31, given d's magic multiplier and shift (magic 0 means d == 1). Integer
 // division by a runtime value is slow on many GPUs and scalarised on CPU-based ones.
 fn divide(n: u32, magic: u32, shift: u32) -> u32 {
-    return select(mulhi(n, magic) >> shift, n, magic == 0u);
+    return select(mulhi(n, magic) >> shift, n, magic == MAGIC_DIVIDE_BY_ONE);
 }
 
 // (o - pad before) mod period on axis d, for the periodic modes.

@@ -6,7 +6,7 @@
 //! [`NARROW_WORD_RUN`] consecutive words an invocation, each finding its row by division.
 
 use super::layout::WindowShape;
-use super::params::{magic_divisor, Params, INDEX_LIMIT, NARROW_ROW_WORDS, NARROW_WORD_RUN, WORKGROUP};
+use super::params::{magic_divisor, Params, INDEX_LIMIT, NARROW_ROW_WORDS, NARROW_WORD_RUN, ROW_WORDS_NONE, WORKGROUP};
 use super::program::{DeviceLimits, Dispatch};
 use super::shader::RowWalk;
 
@@ -83,8 +83,8 @@ pub(super) fn per_word(d: &mut Dispatch, word: u64, limits: &DeviceLimits) {
     let epw = 4 / word as u32;
     d.mid_word = false;
     let p = &mut d.params;
-    p.row_first = 0;
-    p.row_words = 0;
+    p.row_first = RowWalk::PerWord as u32;
+    p.row_words = ROW_WORDS_NONE;
     p.pack = 0;
     let words = (p.first % epw + p.elems).div_ceil(epw);
     p.count = words;
@@ -167,7 +167,8 @@ mod tests {
         for (dtype, shape, pads) in cases {
             for limits in [&LIMITS, &few_groups, &small] {
                 let l = lay(&plan(dtype, shape, pads, Mode::Reflect), limits);
-                let row_windows = l.dispatches.iter().filter(|w| w.params.row_words != 0).collect::<Vec<_>>();
+                let row_windows =
+                    l.dispatches.iter().filter(|w| w.params.row_words != ROW_WORDS_NONE).collect::<Vec<_>>();
                 assert!(limits.max_groups < 100 || !row_windows.is_empty(), "{shape:?}: no row windows");
                 for w in row_windows {
                     let p = &w.params;

@@ -67,7 +67,7 @@ pub(crate) struct Params {
     pub in_base: u32,
     pub out_base: u32,
     /// Narrow kernel: rows along axes below `row_first` (1 or 2), each owning at most
-    /// `row_words` words (the words that start in it); `row_words == 0` for the per-word path.
+    /// `row_words` words (the words that start in it); `row_words` [`ROW_WORDS_NONE`] for the per-word path.
     pub row_first: u32,
     pub row_words: u32,
     /// Rows one workgroup takes (1 where a row needs more than half a workgroup).
@@ -93,13 +93,19 @@ pub(crate) fn params_stride(uniform_alignment: u32) -> u64 {
     (std::mem::size_of::<Params>() as u64).next_multiple_of(uniform_alignment as u64)
 }
 
+/// The magic multiplier that means "divide by 1": no division (`MAGIC_DIVIDE_BY_ONE` in WGSL).
+pub(crate) const MAGIC_DIVIDE_BY_ONE: u32 = 0;
+
+/// The per-word walk's `row_words` (`Params::row_words`): no rows (`ROW_WORDS_NONE` in WGSL).
+pub(crate) const ROW_WORDS_NONE: u32 = 0;
+
 /// Magic multiplier and shift so that `n / d == mulhi(n, magic) >> shift` for every
 /// `n < 2^31` (Granlund and Montgomery: `magic = ceil(2^(31+l) / d)`, `l = ceil(log2 d)`).
-/// `d == 1` gives magic 0, which the shader reads as "no division".
+/// `d == 1` gives [`MAGIC_DIVIDE_BY_ONE`], which the shader reads as "no division".
 pub(crate) fn magic_divisor(d: u32) -> (u32, u32) {
     assert!(d > 0, "division by zero");
     if d == 1 {
-        return (0, 0);
+        return (MAGIC_DIVIDE_BY_ONE, 0);
     }
     let l = 32 - (d - 1).leading_zeros();
     let magic = (1u64 << (31 + l)).div_ceil(d as u64);
@@ -110,7 +116,7 @@ pub(crate) fn magic_divisor(d: u32) -> (u32, u32) {
 /// The WGSL constants shared with the host, for the shader prelude.
 pub(crate) fn wgsl_constants() -> String {
     format!(
-        "const MAX_RANK: u32 = {MAX_RANK}u;\nconst WORKGROUP: u32 = {WORKGROUP}u;\nconst WIDE_ELEMS: u32 = {WIDE_ELEMS}u;\nconst NARROW_ROW_WORDS: u32 = {NARROW_ROW_WORDS}u;\nconst NARROW_WORD_RUN: u32 = {NARROW_WORD_RUN}u;\n"
+        "const MAX_RANK: u32 = {MAX_RANK}u;\nconst WORKGROUP: u32 = {WORKGROUP}u;\nconst WIDE_ELEMS: u32 = {WIDE_ELEMS}u;\nconst NARROW_ROW_WORDS: u32 = {NARROW_ROW_WORDS}u;\nconst NARROW_WORD_RUN: u32 = {NARROW_WORD_RUN}u;\nconst MAGIC_DIVIDE_BY_ONE: u32 = {MAGIC_DIVIDE_BY_ONE}u;\nconst ROW_WORDS_NONE: u32 = {ROW_WORDS_NONE}u;\n"
     )
 }
 
@@ -120,7 +126,7 @@ mod tests {
 
     /// The shader's division, on the host.
     fn divide(n: u32, (magic, shift): (u32, u32)) -> u32 {
-        if magic == 0 {
+        if magic == MAGIC_DIVIDE_BY_ONE {
             n
         } else {
             (((n as u64 * magic as u64) >> 32) as u32) >> shift

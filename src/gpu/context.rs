@@ -112,6 +112,7 @@ impl GpuContext {
     pub async fn with_limits(limits: Option<wgpu::Limits>) -> Result<GpuContext> {
         // wgpu panics making an instance with no backend compiled in; the application picks them.
         check_backends(wgpu::Instance::enabled_backend_features())?;
+        check_environment()?;
         let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
         let adapter = match std::env::var("WGPU_ADAPTER_NAME") {
             Ok(name) => {
@@ -415,6 +416,17 @@ pub(crate) async fn read_buffer(
     };
     buffer.unmap();
     Ok(bytes)
+}
+
+/// wgpu ignores a `WGPU_POWER_PREF` it cannot read; a typo there would pick an adapter
+/// other than the one asked for, without a word. Refused instead, saying what it takes.
+fn check_environment() -> Result<()> {
+    match std::env::var("WGPU_POWER_PREF") {
+        Ok(v) if wgpu::PowerPreference::from_env().is_none() && !v.is_empty() => Err(PadError::NoGpu {
+            reason: format!("WGPU_POWER_PREF={v:?} is none of low, high or none (wgpu's spellings)"),
+        }),
+        _ => Ok(()),
+    }
 }
 
 #[cfg(test)]

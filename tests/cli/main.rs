@@ -472,6 +472,13 @@ fn auto_prefers_the_cpu_path_over_an_emulated_gpu() {
     let o = run(&args);
     assert!(o.status.success(), "{:?}", stderr_lines(&o));
     let path = stderr_lines(&o).into_iter().find(|l| l.starts_with("path=")).unwrap();
+    // A power preference wgpu cannot read is an error, not silently another adapter.
+    let bogus = pad_command(&[args[0], args[1], "--pads=1,1", "--device", "gpu"])
+        .env("WGPU_POWER_PREF", "bogus")
+        .output()
+        .unwrap();
+    assert_clean_error(&bogus, "WGPU_POWER_PREF=bogus");
+    assert!(stderr_lines(&bogus).pop().unwrap().contains("WGPU_POWER_PREF=\"bogus\" is none of low, high or none"));
     let emulated = ["llvmpipe", "SwiftShader", "WARP"];
     if path.starts_with("path=gpu") {
         assert!(!emulated.iter().any(|e| path.contains(e)), "auto took an emulated GPU: {path}");

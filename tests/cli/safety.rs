@@ -351,6 +351,37 @@ fn ignored_signals_stay_ignored() {
     }
 }
 
+/// Round three: a run past the spinner's delay shows each phase on a terminal (a
+/// pseudo-terminal from `script`), and nothing where standard error is not a terminal.
+#[cfg(target_os = "linux")]
+#[test]
+fn progress_shows_on_a_terminal_only() {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("no `script` (util-linux) to make a terminal with: not checked");
+        return;
+    }
+    let dir = scratch();
+    let input = dir.path().join("big.npy");
+    zeros_npy(&input, "<f4", &[16, 1 << 20]);
+    let output = dir.path().join("out.npy");
+    let cmd = format!("{} {} {} --pads=0,0,16,0 --device cpu", s(&pad_exe()), s(&input), s(&output));
+    let tty = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .env("WGPU_PAD_PROGRESS_AFTER_MS", "0")
+        .output()
+        .unwrap();
+    assert!(tty.status.success(), "{tty:?}");
+    let shown = String::from_utf8_lossy(&tty.stdout);
+    for phase in ["reading ", "padding [16, 1048576] to [32, 1048576] on the CPU", "writing "] {
+        assert!(shown.contains(phase), "no {phase:?} on the terminal: {shown:?}");
+    }
+    let piped = pad_command(&[s(&input), s(&output), "--pads=0,0,16,0", "--device", "cpu"])
+        .env("WGPU_PAD_PROGRESS_AFTER_MS", "0")
+        .output()
+        .unwrap();
+    assert!(piped.status.success() && piped.stderr.is_empty(), "{:?}", String::from_utf8_lossy(&piped.stderr));
+}
+
 /// `<U3` elements from code points (UTF-32LE).
 fn utf32(elements: &[&[u32]], chars: usize) -> Vec<u8> {
     let mut out = Vec::new();

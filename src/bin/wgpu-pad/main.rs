@@ -113,7 +113,10 @@ fn main() -> ExitCode {
         }
     };
     output::handle_signals();
-    match run(&args) {
+    let progress = Progress::start();
+    let result = run(&args, &progress);
+    progress.finish();
+    match result {
         Ok(lines) => {
             if args.verbose {
                 lines.iter().for_each(|l| eprintln!("{l}"));
@@ -183,6 +186,42 @@ fn read_npy(path: &Path, dtype: Option<DataType>, max_bytes: u64) -> Result<(Ten
     Ok((tensor, header.descr))
 }
 
+/// A spinner on standard error naming the phase, for runs past a second
+/// (`WGPU_PAD_PROGRESS_AFTER_MS`); nothing where
+/// standard error is not a terminal (indicatif's standard-error target hides itself there),
+/// and nothing for runs that end sooner.
+#[derive(Clone)]
+struct Progress(indicatif::ProgressBar);
+
+impl Progress {
+    fn start() -> Progress {
+        let bar = indicatif::ProgressBar::hidden();
+        if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} {msg} ({elapsed})") {
+            bar.set_style(style);
+        }
+        let shown = bar.clone();
+        // `WGPU_PAD_PROGRESS_AFTER_MS` moves the second (0: at once).
+        let after = std::env::var("WGPU_PAD_PROGRESS_AFTER_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(1000);
+        let _ = std::thread::Builder::new().name("progress".into()).spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(after));
+            if !shown.is_finished() {
+                shown.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+                shown.enable_steady_tick(std::time::Duration::from_millis(120));
+            }
+        });
+        Progress(bar)
+    }
+
+    fn phase(&self, what: String) {
+        self.0.set_message(what);
+    }
+
+    /// Clears the spinner, before anything else is printed.
+    fn finish(&self) {
+        self.0.finish_and_clear();
+    }
+}
+
 /// Milliseconds since `start`, and a throughput of `bytes` over them.
 fn phase(name: &str, start: std::time::Instant, bytes: u64) -> String {
     let s = start.elapsed().as_secs_f64();
@@ -191,8 +230,9 @@ fn phase(name: &str, start: std::time::Instant, bytes: u64) -> String {
 
 /// Pads as asked and writes the output; returns the lines `-v` prints: the path taken and
 /// why, then each phase's time and throughput.
-fn run(args: &Args) -> Result<Vec<String>, String> {
+fn run(args: &Args, progress: &Progress) -> Result<Vec<String>, String> {
     let dtype = args.dtype.as_deref().map(str::parse::<DataType>).transpose().map_err(|e| e.to_string())?;
+    progress.phase(format!("reading {}", args.input.display()));
     let started = std::time::Instant::now();
     let (input, descr) = read_npy(&args.input, dtype, args.max_input_bytes)?;
     let read = phase("read", started, input.bytes().map_or(0, |b| b.len() as u64));
@@ -217,6 +257,8 @@ fn run(args: &Args) -> Result<Vec<String>, String> {
     let plan = PadPlan::new(dtype, input.shape(), &request).map_err(flag)?;
 
     let (gpu, why_cpu) = choose_device(args.device, dtype)?;
+    let on = gpu.as_ref().map_or("the CPU".to_string(), |g| g.adapter_info().name.clone());
+    progress.phase(format!("padding {:?} to {:?} on {on}", plan.in_shape(), plan.out_shape()));
     let started = std::time::Instant::now();
     let (padded, path) = match &gpu {
         Some(ctx) => {
@@ -239,6 +281,7 @@ fn run(args: &Args) -> Result<Vec<String>, String> {
             args.max_output_bytes
         ));
     }
+    progress.phase(format!("writing {}", args.output.display()));
     let started = std::time::Instant::now();
     // The output's path is put before the writer's error ("out.npy: writing: No space left").
     let write = |w: &mut dyn std::io::Write| {

@@ -39,6 +39,12 @@ type ErrorFuture = Pin<Box<dyn Future<Output = Option<wgpu::Error>>>>;
 /// kernel keeps the last few hundred by content, so a pad repeated on the same shapes makes
 /// no buffer (it holds none of the caller's buffers).
 ///
+/// Bad buffers are errors, not panics: wrong usage, too small, misaligned, overlapping,
+/// still mapped ([`PadError::BufferMapped`]), destroyed or of another device of the same
+/// wgpu instance (a [`PadError::Gpu`] from a validation scope). One exception is wgpu's own:
+/// a buffer of another wgpu *instance* makes wgpu 30 panic looking it up, and it offers no
+/// way to ask a buffer for its device beforehand.
+///
 /// Two ways to record:
 /// - [`encode`](Self::encode): one call, its own compute pass in the caller's encoder.
 /// - [`prepare`](Self::prepare) once, then [`PreparedPad::record`] into any compute pass

@@ -408,6 +408,15 @@ fn a_200_mib_output_runs_on_the_gpu() {
     std::fs::remove_dir_all(&tmp).ok();
     assert!(g.len() > 200 << 20, "{} bytes", g.len());
     assert!(g == c, "the GPU's output file differs from the CPU's");
+    // On 128 MiB bindings (lavapipe's, WebGPU's default) that pad is several dispatches: the
+    // program says so without a device.
+    use wgpu_pad::gpu::{BufferView, DeviceLimits, Program};
+    let request = wgpu_pad::PadRequest::new(vec![0, 0, 2, 2, 0, 0, 2, 2]).mode(wgpu_pad::Mode::Reflect);
+    let plan = wgpu_pad::PadPlan::new(wgpu_pad::DataType::Float32, &[1, 50, 1024, 1024], &request).unwrap();
+    let (i, o) = plan.byte_sizes().unwrap();
+    let limits = DeviceLimits { max_buffer: 1 << 40, ..DeviceLimits::WEBGPU_DEFAULT };
+    let program = Program::new(&plan, &BufferView::dense(0, i), &BufferView::dense(0, o), &limits).unwrap();
+    assert!(program.dispatches().len() > 1, "one dispatch past 128 MiB bindings");
 }
 
 /// Round three: I/O errors name the user's path (standard input and output by name) and say

@@ -110,13 +110,16 @@ async fn execute_gpu_inner(device: &wgpu::Device, queue: &wgpu::Queue) -> Result
     });
     let range = |offset, size| wgpu::BufferBinding { buffer: &pool, offset, size: wgpu::BufferSize::new(size) };
 
-    // Once per model: the kernel; once per buffer assignment: the prepared pad.
+    // Once per model: the kernel; once per buffer assignment: the prepared pad. The prepared
+    // pad is tied to these two ranges, not just to the pool: should the engine hand either
+    // range to another tensor (a new buffer assignment), it must drop `pad` and prepare again,
+    // or the next recording writes into that tensor (see PreparedPad's docs).
     let kernel = PadKernel::new(device).map_err(|e| e.to_string())?;
     let cat_strides = [(h * cat_w) as u64, cat_w as u64, 1];
     let pad = kernel
         .prepare(
             &plan,
-            BufferRange { size: Some(in_bytes), ..BufferRange::at(&pool, x_at) },
+            BufferRange::new(&pool, x_at, in_bytes),
             BufferRange::at(&pool, cat_at).with_strides(&cat_strides),
         )
         .map_err(|e| e.to_string())?;
@@ -148,6 +151,7 @@ async fn execute_gpu_inner(device: &wgpu::Device, queue: &wgpu::Queue) -> Result
     encoder.copy_buffer_to_buffer(&pool, z_at, &readback, 0, cat_bytes);
     queue.submit([encoder.finish()]);
     kernel.pop_errors().await.map_err(|e| e.to_string())?;
+    // (Native code without an executor: `kernel.pop_errors_blocking()`.)
 
     let (tx, rx) = std::sync::mpsc::channel();
     readback.slice(..).map_async(wgpu::MapMode::Read, move |r| tx.send(r).unwrap());

@@ -42,6 +42,7 @@ pub mod literal;
 pub mod npy;
 mod plan;
 mod pool;
+mod scalar;
 pub mod reference;
 mod tensor;
 mod threads;
@@ -55,5 +56,6 @@ pub(crate) const MIRI_SAMPLE: bool = cfg!(miri) && option_env!("WGPU_PAD_MIRI_FU
 pub use dtype::{DataType, ElementWidth};
 pub use error::{GpuLimit, PadError, Result, Side};
 pub use forms::FormOptions;
-pub use plan::{source_index, AxisMap, Constant, Mode, PadPlan, PadRequest, DEFAULT_MAX_OUTPUT_BYTES};
+pub use plan::{source_index, AxisMap, Constant, ConstantValue, Mode, PadPlan, PadRequest, DEFAULT_MAX_OUTPUT_BYTES};
+pub use scalar::Scalar;
 pub use tensor::{element_count, pack_nibbles, unpack_nibbles, Tensor, TensorData};

@@ -10,6 +10,7 @@ use std::str::FromStr;
 
 use crate::dtype::{DataType, ElementWidth};
 use crate::error::{PadError, Result};
+use crate::scalar::Scalar;
 use crate::tensor::{element_count, Tensor, TensorData};
 
 /// How padded elements are filled.
@@ -219,6 +220,33 @@ impl Constant {
     }
 }
 
+/// A pad's constant as a request gives it: an element of the input's type, or a number
+/// to convert to it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ConstantValue {
+    /// A one-element tensor (any shape with one element) of exactly the input's type.
+    Tensor(Tensor),
+    /// A number, converted to the input's type when the plan is built (see [`Scalar`]).
+    Scalar(Scalar),
+}
+
+impl From<Tensor> for ConstantValue {
+    fn from(v: Tensor) -> ConstantValue {
+        ConstantValue::Tensor(v)
+    }
+}
+
+macro_rules! constant_from_number {
+    ($($t:ty),*) => {$(
+        impl From<$t> for ConstantValue {
+            fn from(v: $t) -> ConstantValue {
+                ConstantValue::Scalar(v.into())
+            }
+        }
+    )*};
+}
+constant_from_number!(Scalar, f64, f32, half::f16, half::bf16, i64, i32, i16, i8, u64, u32, u16, u8, bool);
+
 /// Default cap on a plan's output size: 8 GiB. Raise it with [`PadRequest::max_output_bytes`].
 pub const DEFAULT_MAX_OUTPUT_BYTES: u64 = 8 << 30;
 
@@ -239,8 +267,8 @@ pub struct PadRequest {
     pub axes: Option<Vec<i64>>,
     /// The mode.
     pub mode: Mode,
-    /// The constant value, a one-element tensor of the input's type; `None` for zero.
-    pub constant: Option<Tensor>,
+    /// The constant value; `None` for zero.
+    pub constant: Option<ConstantValue>,
     /// Refuse plans whose output would exceed this many bytes (strings count 24 bytes each).
     pub max_output_bytes: u64,
 }
@@ -269,9 +297,24 @@ impl PadRequest {
         self
     }
 
-    /// Sets the constant value.
-    pub fn constant(mut self, value: Tensor) -> Self {
-        self.constant = Some(value);
+    /// Pads from one `(before, after)` pair per axis, as Burn, PyTorch's `F.pad` (reversed)
+    /// and numpy's `pad_width` give them; negative values crop. Axes may still be narrowed
+    /// with [`axes`](Self::axes), one pair per axis named.
+    ///
+    /// ```
+    /// use wgpu_pad::PadRequest;
+    /// assert_eq!(PadRequest::from_pairs(&[(1, 2), (0, -1)]).pads, vec![1, 0, 2, -1]);
+    /// ```
+    pub fn from_pairs(pairs: &[(i64, i64)]) -> PadRequest {
+        let (begins, ends): (Vec<i64>, Vec<i64>) = pairs.iter().copied().unzip();
+        PadRequest::new([begins, ends].concat())
+    }
+
+    /// Sets the constant value: a one-element [`Tensor`] of the input's type, or a number
+    /// ([`Scalar`], or any Rust number or `bool`) converted to the input's type by the rule
+    /// [`Scalar`] states.
+    pub fn constant(mut self, value: impl Into<ConstantValue>) -> Self {
+        self.constant = Some(value.into());
         self
     }
 
@@ -408,7 +451,8 @@ impl PadPlan {
         }
 
         let constant = match &request.constant {
-            Some(v) => Constant::from_tensor(v, dtype)?,
+            Some(ConstantValue::Tensor(v)) => Constant::from_tensor(v, dtype)?,
+            Some(ConstantValue::Scalar(v)) => Constant::from_tensor(&v.to_tensor(dtype)?, dtype)?,
             None => Constant::zero(dtype),
         };
 

@@ -430,6 +430,55 @@ fn prepared_pads_in_one_open_pass_and_across_submissions() {
     pollster::block_on(kernel.pop_errors()).unwrap();
 }
 
+/// What an engine has, taken as it has it: (before, after) pairs, a numeric constant in a
+/// type the tensor is not (f64 for a float16 tensor, an exact i64 for an int64 one), ranges
+/// of a pool bounded by size; errors popped without an executor. Bytes around the ranges
+/// stay as they were, and a bounded range too small for the tensor is refused.
+#[test]
+fn pairs_numeric_constants_and_sized_ranges_as_an_engine_gives_them() {
+    let Some(ctx) = common::gpu() else { return };
+    let cases = [
+        (DataType::Float16, wgpu_pad::Scalar::Float(-2.5)),
+        (DataType::Int64, wgpu_pad::Scalar::Int(i64::MIN + 1)),
+        (DataType::Uint8, wgpu_pad::Scalar::Float(200.0)),
+    ];
+    for (dtype, value) in cases {
+        for mode in Mode::ALL {
+            let request = PadRequest::from_pairs(&[(1, 2), (-1, 3)]).mode(mode).constant(value);
+            let p = PadPlan::new(dtype, &[3, 4], &request).unwrap();
+            let x = pattern(dtype, &[3, 4], 7);
+            let (i, o) = p.byte_sizes().unwrap();
+            // [sentinel | x | sentinel | y | sentinel], ranges at element-aligned offsets.
+            let (x_at, y_at) = (256 + 8, 512 + 256 + 8);
+            let mut pool = vec![0xa5u8; (y_at + o + 256) as usize];
+            pool[x_at as usize..(x_at + i) as usize].copy_from_slice(x.bytes().unwrap());
+            let pool = storage(ctx, &pool);
+            let before = read(ctx, &pool);
+            let pad = ctx
+                .kernel()
+                .prepare(&p, BufferRange::new(&pool, x_at, i), BufferRange::new(&pool, y_at, o))
+                .unwrap();
+            let mut enc = ctx.device().create_command_encoder(&Default::default());
+            pad.record(&mut enc.begin_compute_pass(&Default::default()));
+            ctx.queue().submit([enc.finish()]);
+            ctx.kernel().pop_errors_blocking().unwrap();
+            common::assert_no_gpu_errors();
+            let after = read(ctx, &pool);
+            let want = cpu::pad(&p, &x).unwrap();
+            let (y_at, o) = (y_at as usize, o as usize);
+            assert_eq!(&after[y_at..y_at + o], want.bytes().unwrap(), "{dtype} {mode}");
+            assert!(after[..y_at] == before[..y_at] && after[y_at + o..] == before[y_at + o..], "{dtype} {mode}");
+            if mode == Mode::Constant {
+                let c = value.to_tensor(dtype).unwrap();
+                assert_eq!(&after[y_at..y_at + c.bytes().unwrap().len()], c.bytes().unwrap(), "{dtype}: corner");
+            }
+            // One byte short of the output: refused, naming the range.
+            let short = ctx.kernel().prepare(&p, BufferRange::new(&pool, x_at, i), BufferRange::new(&pool, y_at as u64, o as u64 - 1));
+            assert!(matches!(short, Err(PadError::BufferTooSmall { which: Side::Output, .. })), "{short:?}");
+        }
+    }
+}
+
 /// The pipeline set depends on mode, word width and two fixed variants only: all 5 modes
 /// and 8 types of every width compile 88 pipelines ahead of time, and pads then compile none.
 #[test]

@@ -38,6 +38,13 @@ impl<'a> BufferRange<'a> {
         BufferRange { buffer, offset: 0, size: None, strides: None }
     }
 
+    /// The `size` bytes from byte `offset`, dense: a tensor's place in a pooled allocation.
+    /// The pad never touches a byte outside them; a range too small for the tensor, or
+    /// past the buffer's end, is an error when the pad is prepared.
+    pub fn new(buffer: &'a wgpu::Buffer, offset: u64, size: u64) -> Self {
+        BufferRange { buffer, offset, size: Some(size), strides: None }
+    }
+
     /// The rest of the buffer from byte `offset`, dense.
     pub fn at(buffer: &'a wgpu::Buffer, offset: u64) -> Self {
         BufferRange { buffer, offset, size: None, strides: None }

@@ -97,6 +97,17 @@ const UNIFORM_CACHE_ENTRIES: usize = 256;
 
 /// A pad ready to record: its pipeline, bind groups and workgroup counts, for fixed
 /// buffers. Recording it costs a few calls on the pass and allocates nothing.
+///
+/// # The buffers' lifetime
+///
+/// The bind groups hold the input and output *buffers* alive (wgpu reference-counts
+/// them), but not the meaning of the bytes in them. When the ranges given to
+/// [`PadKernel::prepare`] are sub-allocations of an engine's pool, a `PreparedPad` may be
+/// recorded only while both ranges still belong to the tensors it was prepared for: once
+/// the engine frees a range and hands it to another tensor, recording the pad again reads
+/// or writes that tensor. Keep it beside the tensors it was made for and drop it with
+/// them (or prepare again: preparing costs a few small allocations, the pipeline is
+/// cached). Submissions already recorded are safe: wgpu orders them on the queue.
 #[derive(Debug, Clone)]
 pub struct PreparedPad {
     pipeline: Option<wgpu::ComputePipeline>,
@@ -292,6 +303,14 @@ impl PadKernel {
             }
         }
         first.map_or(Ok(()), Err)
+    }
+
+    /// [`pop_errors`](Self::pop_errors), waiting on this thread: for native code that has
+    /// no executor. On native backends error scopes resolve at once, so this does not wait
+    /// for the GPU. Not on wasm32, where nothing may block.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn pop_errors_blocking(&self) -> Result<()> {
+        pollster::block_on(self.pop_errors())
     }
 
     /// The pipeline for a key, compiled on first use.

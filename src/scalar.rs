@@ -1,0 +1,296 @@
+//! A pad constant given as a number ([`Scalar`]), and the one rule that turns a number into
+//! an element of a data type: the engine API and the command line's literals share it.
+
+use crate::dtype::DataType;
+use crate::error::{PadError, Result};
+use crate::tensor::Tensor;
+
+/// A pad constant given as a number, converted to the input's type when the plan is built
+/// (what an engine has: Burn, PyTorch and numpy pass a Python or Rust number, not an element
+/// of the tensor's type).
+///
+/// The rule, the same as for the command line's `--value`:
+///
+/// - **Integer types** (int4 … int64, uint4 … uint64): the value must be a whole number
+///   inside the type's range (a `Float` such as `3.0` is fine; `2.5`, `NaN`, `300` for
+///   uint8 are refused). [`Scalar::Int`] and [`Scalar::Uint`] are exact for 64-bit values
+///   that an `f64` cannot hold.
+/// - **float16, bfloat16, float32, float64, complex** (imaginary part 0): rounded to the
+///   nearest value; refused where a finite value would become infinite (70000 as float16)
+///   or a non-zero one zero (1e-30 as float16). NaN and ±infinity pass as they are.
+/// - **float8 and float4 types**: the value must be exactly representable.
+/// - **bool**: 0 or 1 (or a [`Scalar::Bool`]).
+/// - **string**: refused; give a one-element string [`Tensor`] instead.
+///
+/// ```
+/// use wgpu_pad::{DataType, PadPlan, PadRequest, Scalar};
+/// // An f64 constant for a float16 tensor, an exact one for an int64 tensor.
+/// let req = PadRequest::from_pairs(&[(1, 1)]).constant(1.5);
+/// assert!(PadPlan::new(DataType::Float16, &[4], &req).is_ok());
+/// let req = PadRequest::from_pairs(&[(1, 1)]).constant(Scalar::Int(i64::MAX));
+/// assert!(PadPlan::new(DataType::Int64, &[4], &req).is_ok());
+/// // Refused where it does not fit, naming the value and the type.
+/// let req = PadRequest::from_pairs(&[(1, 1)]).constant(300);
+/// let err = PadPlan::new(DataType::Uint8, &[4], &req).unwrap_err();
+/// assert!(err.to_string().contains("300 is not a uint8 value: outside 0..=255"), "{err}");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Scalar {
+    /// A real number.
+    Float(f64),
+    /// A signed integer, exact.
+    Int(i64),
+    /// An unsigned integer, exact.
+    Uint(u64),
+    /// A truth value (1 or 0 for numeric types).
+    Bool(bool),
+}
+
+macro_rules! scalar_from {
+    ($variant:ident: $($t:ty),*) => {$(
+        impl From<$t> for Scalar {
+            fn from(v: $t) -> Scalar {
+                Scalar::$variant(v.into())
+            }
+        }
+    )*};
+}
+scalar_from!(Float: f64, f32, half::f16, half::bf16);
+scalar_from!(Int: i64, i32, i16, i8);
+scalar_from!(Uint: u64, u32, u16, u8);
+scalar_from!(Bool: bool);
+
+impl std::fmt::Display for Scalar {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Scalar::Float(v) => write!(f, "{v}"),
+            Scalar::Int(v) => write!(f, "{v}"),
+            Scalar::Uint(v) => write!(f, "{v}"),
+            Scalar::Bool(v) => write!(f, "{v}"),
+        }
+    }
+}
+
+impl Scalar {
+    /// The value as a scalar tensor of `dtype`, by the rule above.
+    pub fn to_tensor(self, dtype: DataType) -> Result<Tensor> {
+        let shown = self.to_string();
+        let number = match self {
+            Scalar::Float(v) => Number::Float(v),
+            Scalar::Int(v) => Number::Int(v.into()),
+            Scalar::Uint(v) => Number::Int(v.into()),
+            Scalar::Bool(v) => Number::Int(v.into()),
+        };
+        let bytes = match dtype {
+            DataType::String => return Err(bad(dtype, &shown, "a number is not a string; give a string tensor")),
+            DataType::Bool => match number {
+                Number::Int(0) => vec![0],
+                Number::Int(1) => vec![1],
+                Number::Float(0.0) => vec![0], // -0.0 too: float patterns compare with ==
+                Number::Float(1.0) => vec![1],
+                _ => return Err(bad(dtype, &shown, "expected 0 or 1")),
+            },
+            DataType::Complex64 | DataType::Complex128 => {
+                complex_bytes(dtype, number.as_f64(), 0.0, &shown)?
+            }
+            _ => number_bytes(dtype, number, &shown)?,
+        };
+        Tensor::from_bytes(dtype, vec![], bytes)
+    }
+}
+
+/// A number on its way to an element: an integer kept exact, or a real.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Number {
+    Int(i128),
+    Float(f64),
+}
+
+impl Number {
+    fn as_f64(self) -> f64 {
+        match self {
+            Number::Int(i) => i as f64,
+            Number::Float(v) => v,
+        }
+    }
+}
+
+/// The error for a value (`shown` as the caller wrote it) that is not an element of `dtype`.
+pub(crate) fn bad(dtype: DataType, shown: &str, why: &str) -> PadError {
+    PadError::ConstantValue { reason: format!("{shown} is not a {dtype} value: {why}") }
+}
+
+/// A whole number in `min..=max`.
+fn whole(dtype: DataType, n: Number, min: i128, max: i128, shown: &str) -> Result<i128> {
+    let v = match n {
+        Number::Int(i) => i,
+        Number::Float(v) if v.is_finite() && v.fract() == 0.0 => v as i128,
+        Number::Float(_) => return Err(bad(dtype, shown, "not an integer")),
+    };
+    if v < min || v > max {
+        return Err(bad(dtype, shown, &format!("outside {min}..={max}")));
+    }
+    Ok(v)
+}
+
+/// A finite value must stay finite and, if not zero, not zero: silently padding with inf
+/// (70000 as float16) or 0 (1e-30 as float16) is not what was asked. NaN and ±inf say so
+/// themselves.
+fn fits(dtype: DataType, v: f64, got: f64, max: f64, shown: &str) -> Result<()> {
+    if v.is_finite() && !got.is_finite() {
+        return Err(bad(dtype, shown, &format!("out of range: the largest finite {dtype} is {max:e}")));
+    }
+    if v != 0.0 && v.is_finite() && got == 0.0 {
+        return Err(bad(dtype, shown, &format!("too small: it rounds to 0 in {dtype}")));
+    }
+    Ok(())
+}
+
+fn f32_bits(dtype: DataType, v: f64, shown: &str) -> Result<[u8; 4]> {
+    fits(dtype, v, v as f32 as f64, f32::MAX as f64, shown).map(|()| (v as f32).to_le_bytes())
+}
+
+/// A complex element: two float32 or two float64.
+pub(crate) fn complex_bytes(dtype: DataType, re: f64, im: f64, shown: &str) -> Result<Vec<u8>> {
+    Ok(if dtype == DataType::Complex64 {
+        [f32_bits(dtype, re, shown)?, f32_bits(dtype, im, shown)?].concat()
+    } else {
+        [re.to_le_bytes(), im.to_le_bytes()].concat()
+    })
+}
+
+/// The element of an integer or real `dtype` (not bool, string or complex) for `n`.
+pub(crate) fn number_bytes(dtype: DataType, n: Number, shown: &str) -> Result<Vec<u8>> {
+    use DataType::*;
+    let int = |min: i128, max: i128| whole(dtype, n, min, max, shown);
+    Ok(match dtype {
+        Int8 => (int(i8::MIN.into(), i8::MAX.into())? as i8).to_le_bytes().to_vec(),
+        Int16 => (int(i16::MIN.into(), i16::MAX.into())? as i16).to_le_bytes().to_vec(),
+        Int32 => (int(i32::MIN.into(), i32::MAX.into())? as i32).to_le_bytes().to_vec(),
+        Int64 => (int(i64::MIN.into(), i64::MAX.into())? as i64).to_le_bytes().to_vec(),
+        Uint8 => (int(0, u8::MAX.into())? as u8).to_le_bytes().to_vec(),
+        Uint16 => (int(0, u16::MAX.into())? as u16).to_le_bytes().to_vec(),
+        Uint32 => (int(0, u32::MAX.into())? as u32).to_le_bytes().to_vec(),
+        Uint64 => (int(0, u64::MAX.into())? as u64).to_le_bytes().to_vec(),
+        Int4 => vec![(int(-8, 7)? as u8) & 0x0f],
+        Uint4 => vec![int(0, 15)? as u8],
+        Float16 => {
+            let (v, got) = (n.as_f64(), half::f16::from_f64(n.as_f64()));
+            fits(dtype, v, got.to_f64(), half::f16::MAX.to_f64(), shown)?;
+            got.to_le_bytes().to_vec()
+        }
+        Bfloat16 => {
+            let (v, got) = (n.as_f64(), half::bf16::from_f64(n.as_f64()));
+            fits(dtype, v, got.to_f64(), half::bf16::MAX.to_f64(), shown)?;
+            got.to_le_bytes().to_vec()
+        }
+        Float32 => f32_bits(dtype, n.as_f64(), shown)?.to_vec(),
+        Float64 => n.as_f64().to_le_bytes().to_vec(),
+        Float8e4m3fn | Float8e4m3fnuz | Float8e5m2 | Float8e5m2fnuz | Float8e8m0 | Float4e2m1 => {
+            let v = n.as_f64();
+            let patterns = if dtype == Float4e2m1 { 0..=15u8 } else { 0..=255u8 };
+            let found = patterns.into_iter().find(|&b| match small_float_value(dtype, b) {
+                None => v.is_nan(),
+                Some(x) => x == v && x.is_sign_negative() == v.is_sign_negative(),
+            });
+            vec![found.ok_or_else(|| bad(dtype, shown, "not exactly representable; give the bits as 0xNN"))?]
+        }
+        Bool | String | Complex64 | Complex128 => unreachable!("number_bytes is not called for {dtype}"),
+    })
+}
+
+/// The value of one bit pattern of an 8-bit or 4-bit float type, or `None` for NaN.
+pub(crate) fn small_float_value(dtype: DataType, bits: u8) -> Option<f64> {
+    use DataType::*;
+    // (exponent bits, mantissa bits, bias)
+    let (e_bits, m_bits, bias): (u32, u32, i32) = match dtype {
+        Float8e4m3fn => (4, 3, 7),
+        Float8e4m3fnuz => (4, 3, 8),
+        Float8e5m2 => (5, 2, 15),
+        Float8e5m2fnuz => (5, 2, 16),
+        Float4e2m1 => (2, 1, 1),
+        Float8e8m0 => return (bits != 0xff).then(|| 2f64.powi(bits as i32 - 127)),
+        _ => return None,
+    };
+    let total = 1 + e_bits + m_bits;
+    let sign = (bits >> (total - 1)) & 1 == 1;
+    let exp = ((bits >> m_bits) as u32) & ((1 << e_bits) - 1);
+    let man = (bits as u32) & ((1 << m_bits) - 1);
+    let fnuz = matches!(dtype, Float8e4m3fnuz | Float8e5m2fnuz);
+    if fnuz && bits == 0x80 {
+        return None;
+    }
+    if dtype == Float8e4m3fn && exp == 15 && man == 7 {
+        return None;
+    }
+    if dtype == Float8e5m2 && exp == 31 {
+        return if man == 0 { Some(if sign { f64::NEG_INFINITY } else { f64::INFINITY }) } else { None };
+    }
+    let magnitude = if exp == 0 {
+        man as f64 / (1u32 << m_bits) as f64 * 2f64.powi(1 - bias)
+    } else {
+        (1.0 + man as f64 / (1u32 << m_bits) as f64) * 2f64.powi(exp as i32 - bias)
+    };
+    Some(if sign { -magnitude } else { magnitude })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bits(dtype: DataType, v: impl Into<Scalar>) -> Vec<u8> {
+        v.into().to_tensor(dtype).unwrap().bytes().unwrap().to_vec()
+    }
+
+    fn refused(dtype: DataType, v: impl Into<Scalar>) -> String {
+        v.into().to_tensor(dtype).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn numbers_become_elements_of_every_type() {
+        use DataType::*;
+        assert_eq!(bits(Float16, 1.5), half::f16::from_f32(1.5).to_le_bytes());
+        assert_eq!(bits(Bfloat16, -2.0f32), half::bf16::from_f32(-2.0).to_le_bytes());
+        assert_eq!(bits(Float32, 0.1), 0.1f32.to_le_bytes());
+        assert_eq!(bits(Float64, 0.1), 0.1f64.to_le_bytes());
+        assert_eq!(bits(Float32, f64::NAN), f32::NAN.to_le_bytes());
+        assert_eq!(bits(Float16, f64::NEG_INFINITY), half::f16::NEG_INFINITY.to_le_bytes());
+        assert_eq!(bits(Int32, 3.0), 3i32.to_le_bytes());
+        assert_eq!(bits(Int32, -7), (-7i32).to_le_bytes());
+        assert_eq!(bits(Int64, i64::MIN), i64::MIN.to_le_bytes());
+        assert_eq!(bits(Uint64, u64::MAX), u64::MAX.to_le_bytes());
+        assert_eq!(bits(Uint8, 255u8), [255]);
+        assert_eq!(bits(Int4, -1), [0x0f]);
+        assert_eq!(bits(Uint4, 15), [0x0f]);
+        assert_eq!(bits(Bool, 1.0), [1]);
+        assert_eq!(bits(Bool, true), [1]);
+        assert_eq!(bits(Bool, 0), [0]);
+        assert_eq!(bits(Float8e4m3fn, 448.0), [0x7e]);
+        assert_eq!(bits(Float4e2m1, -6), [0x0f]);
+        assert_eq!(bits(Float8e8m0, 1.0), [127]);
+        assert_eq!(bits(Complex64, 2.0), [2f32.to_le_bytes(), 0f32.to_le_bytes()].concat());
+        assert_eq!(bits(Float32, true), 1f32.to_le_bytes());
+        // An f64 cannot hold 2^63 - 1; the exact form can.
+        assert_eq!(bits(Int64, i64::MAX - 1), (i64::MAX - 1).to_le_bytes());
+    }
+
+    #[test]
+    fn numbers_that_do_not_fit_are_refused_with_the_value_and_the_type() {
+        use DataType::*;
+        for (err, want) in [
+            (refused(Uint8, 300), "300 is not a uint8 value: outside 0..=255"),
+            (refused(Uint8, -1), "-1 is not a uint8 value: outside 0..=255"),
+            (refused(Int32, 2.5), "2.5 is not a int32 value: not an integer"),
+            (refused(Int32, f64::NAN), "NaN is not a int32 value: not an integer"),
+            (refused(Int64, 1e19), "outside"),
+            (refused(Float16, 70000.0), "70000 is not a float16 value: out of range"),
+            (refused(Float16, 1e-30), "rounds to 0"),
+            (refused(Float32, 1e40), "out of range"),
+            (refused(Bool, 2), "2 is not a bool value: expected 0 or 1"),
+            (refused(Float8e4m3fn, 0.3), "not exactly representable"),
+            (refused(String, 1.0), "not a string"),
+        ] {
+            assert!(err.contains(want), "{err:?} should contain {want:?}");
+        }
+    }
+}

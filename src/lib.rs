@@ -42,8 +42,8 @@ pub mod literal;
 pub mod npy;
 mod plan;
 mod pool;
-mod scalar;
 pub mod reference;
+mod scalar;
 mod tensor;
 mod threads;
 

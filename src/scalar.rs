@@ -90,9 +90,7 @@ impl Scalar {
                 Number::Float(1.0) => vec![1],
                 _ => return Err(bad(dtype, &shown, "expected 0 or 1")),
             },
-            DataType::Complex64 | DataType::Complex128 => {
-                complex_bytes(dtype, number.as_f64(), 0.0, &shown)?
-            }
+            DataType::Complex64 | DataType::Complex128 => complex_bytes(dtype, number.as_f64(), 0.0, &shown)?,
             _ => number_bytes(dtype, number, &shown)?,
         };
         Tensor::from_bytes(dtype, vec![], bytes)

@@ -454,10 +454,8 @@ fn pairs_numeric_constants_and_sized_ranges_as_an_engine_gives_them() {
             pool[x_at as usize..(x_at + i) as usize].copy_from_slice(x.bytes().unwrap());
             let pool = storage(ctx, &pool);
             let before = read(ctx, &pool);
-            let pad = ctx
-                .kernel()
-                .prepare(&p, BufferRange::new(&pool, x_at, i), BufferRange::new(&pool, y_at, o))
-                .unwrap();
+            let pad =
+                ctx.kernel().prepare(&p, BufferRange::new(&pool, x_at, i), BufferRange::new(&pool, y_at, o)).unwrap();
             let mut enc = ctx.device().create_command_encoder(&Default::default());
             pad.record(&mut enc.begin_compute_pass(&Default::default()));
             ctx.queue().submit([enc.finish()]);
@@ -473,7 +471,11 @@ fn pairs_numeric_constants_and_sized_ranges_as_an_engine_gives_them() {
                 assert_eq!(&after[y_at..y_at + c.bytes().unwrap().len()], c.bytes().unwrap(), "{dtype}: corner");
             }
             // One byte short of the output: refused, naming the range.
-            let short = ctx.kernel().prepare(&p, BufferRange::new(&pool, x_at, i), BufferRange::new(&pool, y_at as u64, o as u64 - 1));
+            let short = ctx.kernel().prepare(
+                &p,
+                BufferRange::new(&pool, x_at, i),
+                BufferRange::new(&pool, y_at as u64, o as u64 - 1),
+            );
             assert!(matches!(short, Err(PadError::BufferTooSmall { which: Side::Output, .. })), "{short:?}");
         }
     }

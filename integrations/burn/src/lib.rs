@@ -1,0 +1,370 @@
+//! # wgpu-pad-burn
+//!
+//! Pads [Burn](https://burn.dev) tensors with [`wgpu_pad`] on Burn's own wgpu device:
+//! zero-copy (the pad reads the tensor's buffer where Burn keeps it, strides included, and
+//! writes an output Burn allocated), in every ONNX mode (constant, reflect, edge, wrap,
+//! symmetric; Burn's own `Tensor::pad` has the first three), each output byte written once
+//! (one dispatch; one per binding window past the device's binding limit).
+//!
+//! ```
+//! use burn::tensor::{ops::PadMode as BurnMode, Device, Tensor};
+//! use wgpu_pad_burn::{BurnPad, PadMode};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! // Burn makes the device and hands back its wgpu handles; the pad shares them.
+//! let (device, setup) = Device::wgpu_options().init_with_setup()?;
+//! let pad = BurnPad::new(&device, &setup)?; // once per device: it holds the pipelines
+//!
+//! let x = Tensor::<4>::ones([1, 8, 16, 16], &device) * 2.0; // queued by Burn
+//! let y = pad.pad(x.clone(), &[(3, 3), (3, 3)], PadMode::Wrap)?; // pairs for the last axes
+//! let z = pad.pad(x.swap_dims(2, 3), &[(1, 2)], BurnMode::Reflect)?; // any strides; Burn's modes
+//! let w = pad.pad(y, &[(1, 1)], PadMode::Constant(0.5.into()))?; // a number, converted
+//! let sum = (w + 1.0).sum(); // Burn's next op reads the pad's output: ordered, nothing synced
+//! assert_eq!(z.dims(), [1, 8, 16, 19]);
+//! assert_eq!(sum.into_scalar::<f32>(), 8.0 * (22.0 * 22.0 * 3.0 + 22.0 * 2.0 * 1.5));
+//! # Ok(()) }
+//! ```
+//!
+//! The device can be shared the other way too: [`BurnPad::register`] gives Burn a device
+//! the application (or `wgpu_pad::gpu::GpuContext`) made.
+//!
+//! **Ordering.** A pad submits its own command buffer on Burn's queue. Before it does, it
+//! flushes Burn's pending work (the stream that wrote the input and the calling thread's
+//! stream, which owns the output's memory), so everything Burn queued before the call runs
+//! before the pad, and everything Burn queues after it (reading the output) runs after. No
+//! call waits for the GPU.
+//!
+//! **Burn's features.** Burn's `wgpu` backend with fusion off, which this crate's `burn`
+//! dependency asks for. With Burn's `fusion` feature on (a default of `burn`), a tensor's
+//! primitive is a fusion handle, and by Burn 0.22's code this crate then fails to compile
+//! (`DispatchTensor` implements `DispatchKindConversion` for `Fusion<CubeBackend>` only);
+//! that build is not tried here. An autodiff tensor is an [`Error::NotWgpu`].
+#![warn(missing_docs)]
+
+use burn::backend::wgpu::{AutoCompiler, CubeBackend, CubeTensor, WgpuResource, WgpuSetup};
+use burn::backend::{CubeDevice, DispatchDevice, DispatchKindConversion, DispatchTensor};
+use burn::tensor::{BackendPrimitive, BoolStore, DType, Device, Tensor};
+use cubecl::server::Handle;
+use cubecl::wgpu::WgpuServer;
+
+use wgpu_pad::gpu::{BufferRange, PadKernel};
+use wgpu_pad::{DataType, Mode, PadPlan, PadRequest, Scalar};
+
+pub use wgpu_pad;
+
+/// What can go wrong padding a Burn tensor; never a panic.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The tensor is not on Burn's wgpu backend, or is an autodiff tensor.
+    #[error("the tensor is not a plain tensor of Burn's wgpu backend: {0}")]
+    NotWgpu(String),
+    /// The tensor is on another wgpu device than the one this pad was made for.
+    #[error("the tensor is on {tensor}, but this BurnPad was made for {pad}")]
+    OtherDevice {
+        /// The tensor's device.
+        tensor: String,
+        /// The pad's device.
+        pad: String,
+    },
+    /// Burn's data type has no ONNX counterpart (a quantized type).
+    #[error("Burn's {0:?} has no ONNX data type to pad (quantized tensors are not padable; dequantize first)")]
+    UnsupportedType(DType),
+    /// More `(before, after)` pairs than the tensor has axes, or a pad that is not an i64.
+    #[error("{0}")]
+    Padding(String),
+    /// The pad itself: bad pads for the shape and mode, a constant that does not fit the type,
+    /// a pad too large, a wgpu error.
+    #[error(transparent)]
+    Pad(#[from] wgpu_pad::PadError),
+    /// Burn's runtime refused to hand over a buffer or to flush.
+    #[error("Burn's runtime: {0}")]
+    Burn(String),
+}
+
+/// How to fill the padded region: [`wgpu_pad::Mode`]'s five modes, with the constant (a
+/// number, converted to the tensor's type by [`Scalar`]'s rule) inside.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum PadMode {
+    /// The constant.
+    Constant(Scalar),
+    /// Mirror without repeating the edge: `[3 2 | 1 2 3 | 2 1]`.
+    Reflect,
+    /// Repeat the edge: `[1 1 | 1 2 3 | 3 3]`.
+    Edge,
+    /// Wrap around: `[2 3 | 1 2 3 | 1 2]`.
+    Wrap,
+    /// Mirror repeating the edge: `[2 1 | 1 2 3 | 3 2]`.
+    Symmetric,
+}
+
+impl PadMode {
+    /// The mode and the constant (zero for the other modes).
+    fn split(self) -> (Mode, Scalar) {
+        match self {
+            PadMode::Constant(v) => (Mode::Constant, v),
+            PadMode::Reflect => (Mode::Reflect, Scalar::Int(0)),
+            PadMode::Edge => (Mode::Edge, Scalar::Int(0)),
+            PadMode::Wrap => (Mode::Wrap, Scalar::Int(0)),
+            PadMode::Symmetric => (Mode::Symmetric, Scalar::Int(0)),
+        }
+    }
+}
+
+/// Burn's modes as Burn users write them: `PadMode::Constant(0.0)`, `Reflect`, `Edge`.
+impl From<burn::tensor::ops::PadMode> for PadMode {
+    fn from(mode: burn::tensor::ops::PadMode) -> PadMode {
+        match mode {
+            burn::tensor::ops::PadMode::Constant(v) => PadMode::Constant(Scalar::Float(v.into())),
+            burn::tensor::ops::PadMode::Reflect => PadMode::Reflect,
+            burn::tensor::ops::PadMode::Edge => PadMode::Edge,
+        }
+    }
+}
+
+/// A mode without a constant (constant mode pads with zero).
+impl From<Mode> for PadMode {
+    fn from(mode: Mode) -> PadMode {
+        match mode {
+            Mode::Constant => PadMode::Constant(Scalar::Int(0)),
+            Mode::Reflect => PadMode::Reflect,
+            Mode::Edge => PadMode::Edge,
+            Mode::Wrap => PadMode::Wrap,
+            Mode::Symmetric => PadMode::Symmetric,
+        }
+    }
+}
+
+/// The ONNX type a Burn data type is padded as, by how Burn stores it on wgpu: `Bool` by
+/// its store (`U32`, Burn's default on wgpu, pads as uint32; `U8` and `Native` as one byte),
+/// `Flex32` as float32. Quantized types have none.
+pub fn onnx_type(dtype: DType) -> Result<DataType, Error> {
+    Ok(match dtype {
+        DType::F64 => DataType::Float64,
+        DType::F32 | DType::Flex32 => DataType::Float32,
+        DType::F16 => DataType::Float16,
+        DType::BF16 => DataType::Bfloat16,
+        DType::I64 => DataType::Int64,
+        DType::I32 => DataType::Int32,
+        DType::I16 => DataType::Int16,
+        DType::I8 => DataType::Int8,
+        DType::U64 => DataType::Uint64,
+        DType::U32 | DType::Bool(BoolStore::U32) => DataType::Uint32,
+        DType::U16 => DataType::Uint16,
+        DType::U8 | DType::Bool(BoolStore::U8) => DataType::Uint8,
+        DType::Bool(BoolStore::Native) => DataType::Bool,
+        DType::QFloat(_) => return Err(Error::UnsupportedType(dtype)),
+    })
+}
+
+/// The plan for padding a Burn tensor of `dtype` and `shape`: `pairs` for the last axes
+/// (Burn's rule), the constant converted for the type (a bool tensor's must be 0 or 1).
+pub fn plan<P>(dtype: DType, shape: &[usize], pairs: &[(P, P)], mode: impl Into<PadMode>) -> Result<PadPlan, Error>
+where
+    P: Copy + TryInto<i64> + std::fmt::Debug,
+{
+    let rank = shape.len();
+    if pairs.len() > rank {
+        return Err(Error::Padding(format!(
+            "{} (before, after) pairs for a rank-{rank} tensor: at most one per axis",
+            pairs.len()
+        )));
+    }
+    let mut full = vec![(0i64, 0i64); rank];
+    for (i, &(b, e)) in pairs.iter().enumerate() {
+        let axis = rank - pairs.len() + i;
+        let signed =
+            |v: P| v.try_into().map_err(|_| Error::Padding(format!("axis {axis}: pad {v:?} does not fit in an i64")));
+        full[axis] = (signed(b)?, signed(e)?);
+    }
+    let (mode, value) = mode.into().split();
+    let onnx = onnx_type(dtype)?;
+    let value = match dtype {
+        // The constant of a bool tensor is a bool, whatever its store.
+        DType::Bool(_) => {
+            let bool = value.to_tensor(DataType::Bool)?;
+            Scalar::Uint(bool.bytes().map_or(0, |b| b[0]).into())
+        }
+        _ => value,
+    };
+    let request = PadRequest::from_pairs(&full).mode(mode).constant(value);
+    Ok(PadPlan::new(onnx, shape, &request)?)
+}
+
+/// Pads Burn tensors on one of Burn's wgpu devices. Make one per device and keep it: it
+/// holds the compiled pipelines.
+pub struct BurnPad {
+    kernel: PadKernel,
+    queue: burn::backend::wgpu::wgpu::Queue,
+    device: CubeDevice,
+}
+
+impl std::fmt::Debug for BurnPad {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BurnPad").field("device", &self.device).finish_non_exhaustive()
+    }
+}
+
+impl BurnPad {
+    /// A pad for Burn's `device`, whose wgpu handles are `setup` (as
+    /// `Device::wgpu_options().init_with_setup()` returns them, or as given to
+    /// `Device::wgpu_options().setup(..)`).
+    pub fn new(device: &Device, setup: &WgpuSetup) -> Result<BurnPad, Error> {
+        let device = match device.as_dispatch() {
+            DispatchDevice::Cube(d @ CubeDevice::Wgpu(_)) => d.clone(),
+            #[allow(unreachable_patterns)] // other backends exist only in some builds of Burn
+            other => return Err(Error::NotWgpu(format!("{other:?} is not a wgpu device"))),
+        };
+        Ok(BurnPad { kernel: PadKernel::new(&setup.device)?, queue: setup.queue.clone(), device })
+    }
+
+    /// Gives Burn a wgpu device the application made (for example one `wgpu_pad`'s
+    /// `GpuContext` or an engine already uses): registers `setup` with Burn's runtime and
+    /// returns Burn's device for it, with a pad on it. Register a setup once.
+    pub fn register(setup: WgpuSetup) -> Result<(Device, BurnPad), Error> {
+        let device = Device::wgpu_options().setup(setup.clone()).init().map_err(|e| Error::Burn(e.to_string()))?;
+        let pad = BurnPad::new(&device, &setup)?;
+        Ok((device, pad))
+    }
+
+    /// The kernel, for pads an engine records itself.
+    pub fn kernel(&self) -> &PadKernel {
+        &self.kernel
+    }
+
+    /// Pads `tensor`: `pairs` of `(before, after)` for its last axes (all of them, or fewer:
+    /// Burn's rule; negative values crop), in `mode` (Burn's `PadMode` converts). The output
+    /// is a new contiguous tensor of the same type on the same device.
+    ///
+    /// Errors, never panics: not a wgpu tensor of this pad's device, a quantized type, pads
+    /// the mode cannot take on that shape (a reflect longer than the axis is fine: ONNX
+    /// reflects again), a constant the type cannot hold, wgpu refusing.
+    pub fn pad<const D: usize, K, P>(
+        &self,
+        tensor: Tensor<D, K>,
+        pairs: &[(P, P)],
+        mode: impl Into<PadMode>,
+    ) -> Result<Tensor<D, K>, Error>
+    where
+        K: burn::tensor::kind::Basic + BackendPrimitive<CubeBackend, Primitive = CubeTensor>,
+        DispatchTensor: DispatchKindConversion<CubeBackend>,
+        P: Copy + TryInto<i64> + std::fmt::Debug,
+    {
+        let input = tensor.try_into_primitive::<CubeBackend>().map_err(|e| Error::NotWgpu(format!("{e:?}")))?;
+        if input.device != self.device {
+            return Err(Error::OtherDevice {
+                tensor: format!("{:?}", input.device),
+                pad: format!("{:?}", self.device),
+            });
+        }
+        if input.meta.is_tiled() {
+            return Err(Error::NotWgpu("a tiled storage layout has no per-axis strides".into()));
+        }
+        let plan = plan(input.dtype, input.meta.shape().as_slice(), pairs, mode)?;
+        let output = burn_cubecl::ops::numeric::empty_device_contiguous_dtype(
+            input.client.clone(),
+            input.device.clone(),
+            plan.out_shape().to_vec().into(),
+            input.dtype,
+        );
+        if plan.out_len() > 0 {
+            self.record_and_submit(&plan, &input, &output)?;
+        }
+        Ok(Tensor::from_primitive::<CubeBackend>(output))
+    }
+
+    /// Reaches both buffers, flushes Burn's work before them, submits the pad.
+    fn record_and_submit(&self, plan: &PadPlan, input: &CubeTensor, output: &CubeTensor) -> Result<(), Error> {
+        let client = &output.client;
+        let resource = |handle: &Handle| {
+            client.get_resource::<WgpuServer<AutoCompiler>>(handle.clone()).map_err(|e| Error::Burn(format!("{e:?}")))
+        };
+        let out = resource(&output.handle)?;
+        let out: &WgpuResource = out.resource();
+        // An empty input (a constant pad of a zero-length axis) has no memory; the plan reads
+        // none, and the binding only needs some valid range.
+        let held_input = if plan.in_len() > 0 { Some(resource(&input.handle)?) } else { None };
+        let strides: Vec<u64> = input.meta.strides().iter().map(|&s| s as u64).collect();
+        let input_range = match &held_input {
+            Some(r) => {
+                let r: &WgpuResource = r.resource();
+                BufferRange::new(&r.buffer, r.offset, r.size).with_strides(&strides)
+            }
+            None => BufferRange::new(&out.buffer, out.offset, 0),
+        };
+        let output_range = BufferRange::new(&out.buffer, out.offset, out.size);
+
+        // Burn's queued work goes to the queue first: the stream that wrote the input (it may
+        // be another thread's) and this thread's, which owns the output's memory and may still
+        // hold work reading it from an earlier tensor. (cubecl 0.11's `get_resource` already
+        // submits the streams it touches; this is the client's documented way to say so, and
+        // costs nothing when there is nothing left.)
+        let flush = || client.flush().map_err(|e| Error::Burn(format!("{e:?}")));
+        input.handle.stream.executes(flush)?;
+        flush()?;
+
+        let device = self.kernel.device();
+        let mut encoder = device.create_command_encoder(&Default::default());
+        self.kernel.encode(&mut encoder, plan, input_range, output_range)?;
+        self.queue.submit([encoder.finish()]);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_burn_type_but_quantized_has_an_onnx_type() {
+        use burn::tensor::quantization::QuantScheme;
+        let pairs = [
+            (DType::F64, DataType::Float64),
+            (DType::F32, DataType::Float32),
+            (DType::Flex32, DataType::Float32),
+            (DType::F16, DataType::Float16),
+            (DType::BF16, DataType::Bfloat16),
+            (DType::I64, DataType::Int64),
+            (DType::I32, DataType::Int32),
+            (DType::I16, DataType::Int16),
+            (DType::I8, DataType::Int8),
+            (DType::U64, DataType::Uint64),
+            (DType::U32, DataType::Uint32),
+            (DType::U16, DataType::Uint16),
+            (DType::U8, DataType::Uint8),
+            (DType::Bool(BoolStore::U32), DataType::Uint32),
+            (DType::Bool(BoolStore::U8), DataType::Uint8),
+            (DType::Bool(BoolStore::Native), DataType::Bool),
+        ];
+        for (burn, onnx) in pairs {
+            assert_eq!(onnx_type(burn).unwrap(), onnx, "{burn:?}");
+            assert_eq!(burn.size(), onnx.width().bytes().unwrap(), "{burn:?}: element sizes differ");
+        }
+        let q = DType::QFloat(QuantScheme::default());
+        let err = onnx_type(q).unwrap_err();
+        assert!(matches!(err, Error::UnsupportedType(_)) && err.to_string().contains("quantized"), "{err}");
+    }
+
+    #[test]
+    fn plans_take_burns_pairs_modes_and_numbers() {
+        // Fewer pairs than axes pad the last ones; usize pairs as Burn writes them.
+        let p = plan(DType::F32, &[2, 3, 4], &[(1usize, 2usize), (0, 3)], burn::tensor::ops::PadMode::Edge).unwrap();
+        assert_eq!(p.out_shape(), &[2, 6, 7]);
+        assert_eq!(p.mode(), Mode::Edge);
+        // Burn's f32 constant becomes the tensor's type: f16 bits, an exact int.
+        let p = plan(DType::F16, &[3], &[(1, 1)], burn::tensor::ops::PadMode::Constant(1.5)).unwrap();
+        assert_eq!(p.constant(), &wgpu_pad::Constant::Bytes(half::f16::from_f32(1.5).to_le_bytes().to_vec()));
+        let p = plan(DType::I64, &[3], &[(1, 1)], PadMode::Constant(Scalar::Int(i64::MAX))).unwrap();
+        assert_eq!(p.constant(), &wgpu_pad::Constant::Bytes(i64::MAX.to_le_bytes().to_vec()));
+        // A bool's constant is a bool, stored as Burn stores it.
+        let p = plan(DType::Bool(BoolStore::U32), &[3], &[(1, 1)], PadMode::Constant(1.0.into())).unwrap();
+        assert_eq!(p.constant(), &wgpu_pad::Constant::Bytes(1u32.to_le_bytes().to_vec()));
+        let err = plan(DType::Bool(BoolStore::U32), &[3], &[(1, 1)], PadMode::Constant(0.5.into())).unwrap_err();
+        assert!(err.to_string().contains("0.5 is not a bool value"), "{err}");
+        // Too many pairs, a pad past i64: errors naming them.
+        let err = plan(DType::F32, &[3], &[(1, 1), (1, 1)], Mode::Wrap).unwrap_err();
+        assert!(err.to_string().contains("2 (before, after) pairs for a rank-1 tensor"), "{err}");
+        let err = plan(DType::F32, &[3], &[(u64::MAX, 0)], Mode::Wrap).unwrap_err();
+        assert!(err.to_string().contains("axis 0: pad 18446744073709551615 does not fit in an i64"), "{err}");
+    }
+}

@@ -151,6 +151,16 @@ fn misuse_is_an_error_not_a_panic() {
     assert_eq!(read(ctx, &good, align, 24), want);
 }
 
+/// A storage buffer of `bytes` on `device` (wgpu zeroes it), left mapped if asked.
+fn storage_of(device: &wgpu::Device, bytes: u64, mapped_at_creation: bool) -> wgpu::Buffer {
+    device.create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size: bytes,
+        usage: wgpu::BufferUsages::STORAGE,
+        mapped_at_creation,
+    })
+}
+
 /// Round three: a destroyed buffer is a typed error from `prepare` and `encode`, never a
 /// panic, on a device whose uncaptured errors would panic (wgpu's default, an engine's
 /// device) as on the shared test context's.
@@ -163,15 +173,7 @@ fn destroyed_buffers_are_errors_not_panics() {
     let p = plan(DataType::Float32, &[4], &[1, 1], Mode::Edge);
     for (name, device) in [("a default device", &engine_device), ("the shared context's", ctx.device())] {
         let kernel = PadKernel::new(device).unwrap();
-        let buffer = |bytes: u64| {
-            device.create_buffer(&wgpu::BufferDescriptor {
-                label: None,
-                size: bytes,
-                usage: wgpu::BufferUsages::STORAGE,
-                mapped_at_creation: false,
-            })
-        };
-        let (input, output) = (buffer(16), buffer(24));
+        let (input, output) = (storage_of(device, 16, false), storage_of(device, 24, false));
         input.destroy();
         let e = kernel.prepare(&p, BufferRange::whole(&input), BufferRange::whole(&output)).unwrap_err();
         assert!(matches!(&e, PadError::Gpu { reason } if reason.contains("destroyed")), "{name}: {e:?}");
@@ -183,18 +185,7 @@ fn destroyed_buffers_are_errors_not_panics() {
     // A buffer still mapped (mapped_at_creation): refused before anything is recorded, where
     // the engine's submit would otherwise fail; once unmapped, the pad runs.
     let kernel = PadKernel::new(&engine_device).unwrap();
-    let mapped = engine_device.create_buffer(&wgpu::BufferDescriptor {
-        label: None,
-        size: 24,
-        usage: wgpu::BufferUsages::STORAGE,
-        mapped_at_creation: true,
-    });
-    let input = engine_device.create_buffer(&wgpu::BufferDescriptor {
-        label: None,
-        size: 16,
-        usage: wgpu::BufferUsages::STORAGE,
-        mapped_at_creation: false,
-    });
+    let (mapped, input) = (storage_of(&engine_device, 24, true), storage_of(&engine_device, 16, false));
     let e = kernel.prepare(&p, BufferRange::whole(&input), BufferRange::whole(&mapped)).unwrap_err();
     assert!(matches!(e, PadError::BufferMapped { which: Side::Output }), "{e:?}");
     mapped.unmap();
@@ -204,15 +195,7 @@ fn destroyed_buffers_are_errors_not_panics() {
     // ask a buffer for its device beforehand.)
     let kernel = PadKernel::new(&engine_device).unwrap();
     let (other, _) = pollster::block_on(adapter.request_device(&Default::default())).unwrap();
-    let buffer = |bytes: u64| {
-        other.create_buffer(&wgpu::BufferDescriptor {
-            label: None,
-            size: bytes,
-            usage: wgpu::BufferUsages::STORAGE,
-            mapped_at_creation: false,
-        })
-    };
-    let (input, output) = (buffer(16), buffer(24));
+    let (input, output) = (storage_of(&other, 16, false), storage_of(&other, 24, false));
     match kernel.prepare(&p, BufferRange::whole(&input), BufferRange::whole(&output)) {
         Err(PadError::Gpu { reason }) => assert!(!reason.is_empty()),
         other => panic!("buffers of another device: {other:?}"),

@@ -255,6 +255,27 @@ fn outputs_keep_their_permissions_and_long_names_work() {
     assert!(temporaries(dir.path()).is_empty(), "{:?}", temporaries(dir.path()));
 }
 
+/// Waits until `child` (a run reading `input`) has its output open in `dir`, sends it
+/// `signal`, and returns how it ended.
+#[cfg(unix)]
+fn signal_while_writing(
+    mut child: std::process::Child,
+    dir: &Path,
+    input: &Path,
+    name: &str,
+    signal: i32,
+) -> std::process::ExitStatus {
+    let started = std::time::Instant::now();
+    while !writing_into(child.id(), dir, input) {
+        assert!(child.try_wait().unwrap().is_none(), "{name}: the run ended before its output was seen open");
+        assert!(started.elapsed().as_secs() < 120, "{name}: no output open after 120 s");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    // SAFETY: kill(2) on our own child's pid.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, signal) }, 0);
+    child.wait().unwrap()
+}
+
 /// Whether the run `pid` has its output's file open in `dir`, named or not (Linux shows an
 /// unnamed one as `dir/#N (deleted)`); elsewhere, whether a temporary name exists there.
 fn writing_into(pid: u32, dir: &Path, input: &Path) -> bool {
@@ -289,20 +310,12 @@ fn an_interrupted_run_leaves_nothing_behind() {
     }
     for (name, signal) in signals {
         let output = dir.path().join("out.npy");
-        let mut child = Command::new(pad_exe())
+        let child = Command::new(pad_exe())
             .args([s(&input), s(&output), "--pads=0,0,64,0", "--device", "cpu"])
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let started = std::time::Instant::now();
-        while !writing_into(child.id(), dir.path(), &input) {
-            assert!(child.try_wait().unwrap().is_none(), "{name}: the run ended before its output was seen open");
-            assert!(started.elapsed().as_secs() < 120, "{name}: no output open after 120 s");
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
-        // SAFETY: kill(2) on our own child's pid.
-        assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, signal) }, 0);
-        let status = child.wait().unwrap();
+        let status = signal_while_writing(child, dir.path(), &input, name, signal);
         if signal == libc::SIGKILL {
             assert_eq!(status.signal(), Some(libc::SIGKILL), "{status:?}");
         } else {
@@ -334,16 +347,8 @@ fn ignored_signals_stay_ignored() {
                 Ok(())
             });
         }
-        let mut child = cmd.spawn().unwrap();
-        let started = std::time::Instant::now();
-        while !writing_into(child.id(), dir.path(), &input) {
-            assert!(child.try_wait().unwrap().is_none(), "{name}: the run ended before its output was seen open");
-            assert!(started.elapsed().as_secs() < 120, "{name}: no output open after 120 s");
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
-        // SAFETY: kill(2) on our own child's pid.
-        assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, signal) }, 0);
-        let status = child.wait().unwrap();
+        let child = cmd.spawn().unwrap();
+        let status = signal_while_writing(child, dir.path(), &input, name, signal);
         assert_eq!(status.code(), Some(0), "{name} ignored by the caller, yet: {status:?}");
         let expected = 64 * (1u64 << 20) * 4 * 2; // [128, 2^20] f32
         assert!(fs::metadata(&output).unwrap().len() > expected, "{name}: the output is not whole");

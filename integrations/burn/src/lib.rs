@@ -208,7 +208,10 @@ impl std::fmt::Debug for BurnPad {
 impl BurnPad {
     /// A pad for Burn's `device`, whose wgpu handles are `setup` (as
     /// `Device::wgpu_options().init_with_setup()` returns them, or as given to
-    /// `Device::wgpu_options().setup(..)`).
+    /// `Device::wgpu_options().setup(..)`). They must be that device's: Burn does not say
+    /// which handles a device has, so this cannot check it. (With another device's handles a
+    /// pad is an `Error::Pad` where both come from one wgpu instance; across instances
+    /// wgpu 30 itself panics, as `PadKernel`'s docs say.)
     pub fn new(device: &Device, setup: &WgpuSetup) -> Result<BurnPad, Error> {
         let device = match device.as_dispatch() {
             DispatchDevice::Cube(d @ CubeDevice::Wgpu(_)) => d.clone(),
@@ -218,9 +221,9 @@ impl BurnPad {
         Ok(BurnPad { kernel: PadKernel::new(&setup.device)?, queue: setup.queue.clone(), device })
     }
 
-    /// Gives Burn a wgpu device the application made (for example one `wgpu_pad`'s
-    /// `GpuContext` or an engine already uses): registers `setup` with Burn's runtime and
-    /// returns Burn's device for it, with a pad on it. Register a setup once.
+    /// Gives Burn a wgpu device the application made (one an engine already uses, say):
+    /// registers `setup` with Burn's runtime and returns Burn's device for it, with a pad on
+    /// it. Register a setup once.
     pub fn register(setup: WgpuSetup) -> Result<(Device, BurnPad), Error> {
         let device = Device::wgpu_options().setup(setup.clone()).init().map_err(|e| Error::Burn(e.to_string()))?;
         let pad = BurnPad::new(&device, &setup)?;

@@ -2,7 +2,7 @@
 
 use thiserror::Error;
 
-use crate::plan::Mode;
+use crate::mode::Mode;
 
 /// Why a pad was refused. Every bad request comes back as one of these, never a panic.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]

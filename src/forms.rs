@@ -1,10 +1,12 @@
 //! Building a [`PadPlan`] from each operator form: ONNX Pad-1 to Pad-24, com.microsoft
-//! Pad-1 and OpenVINO Pad-1 (`docs/SEMANTICS.md` section 4). Each checks what its declared
-//! version allows, then hands a [`PadRequest`] to [`PadPlan::new`].
+//! Pad-1 and OpenVINO Pad-1. Each checks what its declared version allows (pads as an
+//! attribute or an input, which modes and types, whether axes exist), since a model
+//! declaring Pad-11 must not get Pad-19's wrap; then hands a [`PadRequest`] to [`PadPlan::new`].
 
 use crate::dtype::DataType;
 use crate::error::{PadError, Result};
-use crate::plan::{Mode, PadPlan, PadRequest, DEFAULT_MAX_OUTPUT_BYTES};
+use crate::mode::Mode;
+use crate::plan::{PadPlan, PadRequest, DEFAULT_MAX_OUTPUT_BYTES};
 use crate::tensor::Tensor;
 
 /// Options shared by the operator forms.
@@ -106,9 +108,9 @@ fn value_to_type(value: f32, dtype: DataType) -> Result<Tensor> {
         Uint16 => (v as u16).to_le_bytes().to_vec(),
         Uint32 => (v as u32).to_le_bytes().to_vec(),
         Uint64 => (v as u64).to_le_bytes().to_vec(),
-        _ if v == 0.0 && dtype != String => match crate::plan::Constant::zero(dtype) {
-            crate::plan::Constant::Bytes(b) => b,
-            crate::plan::Constant::String(_) => vec![],
+        _ if v == 0.0 && dtype != String => match crate::constant::Constant::zero(dtype) {
+            crate::constant::Constant::Bytes(b) => b,
+            crate::constant::Constant::String(_) => vec![],
         },
         _ => {
             return Err(PadError::ConstantValue {
@@ -333,12 +335,12 @@ mod tests {
     #[test]
     fn pad_v1_and_v2_convert_value() {
         let p = onnx_pad_attributes(2, DataType::Float16, &[1], &[1, 0], "constant", 1.5, D).unwrap();
-        assert_eq!(p.constant(), &crate::plan::Constant::Bytes(half::f16::from_f32(1.5).to_le_bytes().to_vec()));
+        assert_eq!(p.constant(), &crate::constant::Constant::Bytes(half::f16::from_f32(1.5).to_le_bytes().to_vec()));
         let e = onnx_pad_attributes(1, DataType::Int32, &[1], &[1, 0], "constant", 1.5, D).unwrap_err();
         assert!(e.to_string().contains("type int32 is not in ONNX Pad-1 (added in Pad-11"), "{e}");
         let p =
             onnx_pad_attributes(1, DataType::Int32, &[1], &[1, 0], "constant", 7.0, FormOptions::lenient()).unwrap();
-        assert_eq!(p.constant(), &crate::plan::Constant::Bytes(7i32.to_le_bytes().to_vec()));
+        assert_eq!(p.constant(), &crate::constant::Constant::Bytes(7i32.to_le_bytes().to_vec()));
         assert!(onnx_pad_attributes(1, DataType::Float32, &[1], &[1, 0], "wrap", 0.0, D).is_err());
         let e = onnx_pad_attributes(11, DataType::Float32, &[1], &[1, 0], "edge", 0.0, D).unwrap_err();
         assert!(e.to_string().contains("use onnx_pad"), "{e}");

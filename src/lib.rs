@@ -30,6 +30,7 @@
 #![warn(missing_docs)]
 
 mod arena;
+mod constant;
 mod copy;
 pub mod cpu;
 mod dtype;
@@ -38,12 +39,12 @@ pub mod forms;
 pub mod gpu;
 #[cfg(feature = "literal")]
 pub mod literal;
+mod mode;
 #[cfg(feature = "npy")]
 pub mod npy;
 mod plan;
 mod pool;
 pub mod reference;
-mod scalar;
 mod tensor;
 mod threads;
 
@@ -53,9 +54,10 @@ pub use arena::{OutputArena, DEFAULT_OUTPUT_ARENA_BYTES};
 #[cfg(test)]
 pub(crate) const MIRI_SAMPLE: bool = cfg!(miri) && option_env!("WGPU_PAD_MIRI_FULL").is_none();
 
+pub use constant::{Constant, ConstantValue, Scalar};
 pub use dtype::{DataType, ElementWidth};
 pub use error::{GpuLimit, PadError, Result, Side};
 pub use forms::FormOptions;
-pub use plan::{source_index, AxisMap, Constant, ConstantValue, Mode, PadPlan, PadRequest, DEFAULT_MAX_OUTPUT_BYTES};
-pub use scalar::Scalar;
+pub use mode::{source_index, Mode};
+pub use plan::{AxisMap, PadPlan, PadRequest, DEFAULT_MAX_OUTPUT_BYTES};
 pub use tensor::{element_count, pack_nibbles, unpack_nibbles, Tensor, TensorData};

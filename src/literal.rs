@@ -1,8 +1,8 @@
 //! Parsing a scalar of any type from text, for constants given on a command line.
 
+use crate::constant::{bad, complex_bytes, number_bytes, Number};
 use crate::dtype::DataType;
 use crate::error::Result;
-use crate::scalar::{bad, complex_bytes, number_bytes, Number};
 use crate::tensor::Tensor;
 
 fn float(text: &str) -> Option<f64> {

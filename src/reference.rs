@@ -1,8 +1,10 @@
 //! A straightforward per-element pad written from `docs/SEMANTICS.md`'s formulas, independent
 //! of the fast paths: the oracle for property tests and fuzzing. Slow by design.
 
+use crate::constant::Constant;
 use crate::dtype::ElementWidth;
-use crate::plan::{Constant, Mode, PadPlan};
+use crate::mode::Mode;
+use crate::plan::PadPlan;
 use crate::tensor::{pack_nibbles, unpack_nibbles, Tensor, TensorData};
 
 /// The source element for output coordinate `o` on an axis of input length `n` with

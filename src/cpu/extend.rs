@@ -2,7 +2,8 @@
 //! fills, edge repeats, wrap's period repeated, a mirror's period walked then repeated.
 
 use super::walk::Store;
-use crate::plan::{AxisMap, Mode};
+use crate::mode::Mode;
+use crate::plan::AxisMap;
 
 /// Fills axis `a`'s pads (blocks of `block` chunks) from its kept blocks, already written.
 pub(super) fn extend_axis<S: Store>(store: &mut S, a: &AxisMap, block: usize, base: usize, mode: Mode) {
@@ -65,8 +66,8 @@ fn repeat_period<S: Store>(
 fn walk_mirror<S: Store>(store: &mut S, a: &AxisMap, block: usize, base: usize, mode: Mode, start: usize, end: usize) {
     let n = a.kept;
     let j = start as i64 - a.pad_before as i64;
-    let mut k = crate::plan::source_index(mode, j, n as u64).unwrap_or(0) as usize;
-    let next = crate::plan::source_index(mode, j + 1, n as u64).unwrap_or(0) as usize;
+    let mut k = crate::mode::source_index(mode, j, n as u64).unwrap_or(0) as usize;
+    let next = crate::mode::source_index(mode, j + 1, n as u64).unwrap_or(0) as usize;
     // Symmetric repeats the top (n-1, n-1): the first of the two ends an ascending run.
     let mut ascending = next == k + 1 || (mode == Mode::Symmetric && next == k && k == n - 1);
     let mut o = start;

@@ -18,9 +18,10 @@
 use std::mem::MaybeUninit;
 
 use crate::arena::OutputArena;
+use crate::constant::Constant;
 use crate::dtype::ElementWidth;
 use crate::error::{PadError, Result};
-use crate::plan::{Constant, PadPlan};
+use crate::plan::PadPlan;
 use crate::tensor::{output_bytes, try_filled, unpack_nibbles_into, Tensor, TensorData};
 
 #[cfg(target_arch = "x86_64")]
@@ -38,7 +39,7 @@ enum RowEnds {}
 
 #[cfg(not(target_arch = "x86_64"))]
 impl RowEnds {
-    fn new(_: &crate::plan::AxisMap, _: crate::plan::Mode, _: usize, _: &[u8]) -> Option<RowEnds> {
+    fn new(_: &crate::plan::AxisMap, _: crate::mode::Mode, _: usize, _: &[u8]) -> Option<RowEnds> {
         None
     }
     fn write(&self, _: &mut [MaybeUninit<u8>], _: &[u8], _: &Rows) {
@@ -53,7 +54,7 @@ enum Planes {}
 impl Planes {
     fn new(
         _: &[crate::plan::AxisMap],
-        _: crate::plan::Mode,
+        _: crate::mode::Mode,
         _: usize,
         _: &[u8],
         _: PlaneChoice,

@@ -11,7 +11,8 @@ use std::mem::MaybeUninit;
 
 use super::PlaneChoice;
 use super::RowEnds;
-use crate::plan::{AxisMap, Mode};
+use crate::mode::Mode;
+use crate::plan::AxisMap;
 
 /// Bytes per window: one shuffle's.
 const W: usize = 16;

@@ -9,7 +9,8 @@
 use std::mem::MaybeUninit;
 
 use super::Rows;
-use crate::plan::{source_index, AxisMap, Mode};
+use crate::mode::{source_index, Mode};
+use crate::plan::AxisMap;
 
 /// Bytes at each end of a row made by one shuffle.
 const END: usize = 16;

@@ -2,7 +2,8 @@
 //! kept part and then its pads, through a [`Store`] (the output and input, in chunks).
 
 use super::extend::extend_axis;
-use crate::plan::{AxisMap, Mode};
+use crate::mode::Mode;
+use crate::plan::AxisMap;
 
 /// The fixed context of one pad's recursion: the folded axes, their strides in chunks
 /// (outermost first), and the mode.

@@ -21,7 +21,8 @@ use super::program::{DeviceLimits, Dispatch, Program, View};
 use super::shader::PipelineKey;
 use crate::dtype::DataType;
 use crate::error::{PadError, Result, Side};
-use crate::plan::{Mode, PadPlan};
+use crate::mode::Mode;
+use crate::plan::PadPlan;
 
 #[cfg(not(target_arch = "wasm32"))]
 type ErrorFuture = Pin<Box<dyn Future<Output = Option<wgpu::Error>> + Send>>;

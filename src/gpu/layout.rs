@@ -2,8 +2,10 @@
 //! and views allow, words widened, and the output split into windows whose input and
 //! output each fit one storage binding. Pure host code, tested without a device.
 
+use crate::constant::Constant;
 use crate::error::{GpuLimit, PadError, Result, Side};
-use crate::plan::{AxisMap, Constant, Mode, PadPlan};
+use crate::mode::Mode;
+use crate::plan::{AxisMap, PadPlan};
 
 use super::params::{magic_divisor, AxisParams, Params, INDEX_LIMIT, MAX_RANK};
 use super::program::{

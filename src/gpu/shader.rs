@@ -7,7 +7,7 @@
 //! runtime branches because llvmpipe executes both sides of a uniform branch. At most
 //! 3 × (2 + 3 × 2) + 2 × (2 + 3 × 2) × 4 = 88 pipelines exist.
 
-use crate::plan::Mode;
+use crate::mode::Mode;
 
 use super::params::wgsl_constants;
 

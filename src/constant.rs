@@ -1,9 +1,11 @@
-//! A pad constant given as a number ([`Scalar`]), and the one rule that turns a number into
-//! an element of a data type: the engine API and the command line's literals share it.
+//! A pad's constant: as a request gives it ([`ConstantValue`]: an element, or a number as
+//! [`Scalar`]), and as a plan holds it ([`Constant`]: one element's bits); and the one rule
+//! that turns a number into an element of a data type, shared by the engine API and the
+//! command line's literals.
 
-use crate::dtype::DataType;
+use crate::dtype::{DataType, ElementWidth};
 use crate::error::{PadError, Result};
-use crate::tensor::Tensor;
+use crate::tensor::{element_count, Tensor, TensorData};
 
 /// A pad constant given as a number, converted to the input's type when the plan is built
 /// (what an engine has: Burn, PyTorch and numpy pass a Python or Rust number, not an element
@@ -96,6 +98,78 @@ impl Scalar {
         Tensor::from_bytes(dtype, vec![], bytes)
     }
 }
+
+/// The constant's bits: one element of the plan's type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Constant {
+    /// One element's little-endian bytes; for 4-bit types one byte holding the nibble.
+    Bytes(Vec<u8>),
+    /// The string.
+    String(String),
+}
+
+impl Constant {
+    /// Zero of the type: all-zero bits, `false`, or the empty string; for float8e8m0,
+    /// which has no zero, 0.0 converted to it: its NaN, `0xFF` (as the conformance corpus,
+    /// after ml_dtypes, expects).
+    pub fn zero(dtype: DataType) -> Constant {
+        if dtype == DataType::Float8e8m0 {
+            return Constant::Bytes(vec![0xff]);
+        }
+        match dtype.width() {
+            ElementWidth::String => Constant::String(String::new()),
+            ElementWidth::Bits4 => Constant::Bytes(vec![0]),
+            w => Constant::Bytes(vec![0; w.bytes().unwrap_or(1)]),
+        }
+    }
+
+    /// Takes the constant from a one-element tensor of type `dtype` (any shape with one
+    /// element: `[]`, `[1]`, `[1, 1]`, ...).
+    pub fn from_tensor(value: &Tensor, dtype: DataType) -> Result<Constant> {
+        if value.dtype() != dtype {
+            return Err(PadError::ConstantValue {
+                reason: format!("type {} does not match the input's type {dtype}", value.dtype()),
+            });
+        }
+        if element_count(value.shape()) != Some(1) {
+            return Err(PadError::ConstantValue {
+                reason: format!("shape {:?} has {} elements, expected exactly 1", value.shape(), value.len()),
+            });
+        }
+        Ok(match value.data() {
+            TensorData::Strings(s) => Constant::String(s[0].clone()),
+            TensorData::Bytes(b) if dtype.width() == ElementWidth::Bits4 => Constant::Bytes(vec![b[0] & 0x0f]),
+            TensorData::Bytes(b) => Constant::Bytes(b.clone()),
+        })
+    }
+}
+
+/// A pad's constant as a request gives it: an element of the input's type, or a number
+/// to convert to it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ConstantValue {
+    /// A one-element tensor (any shape with one element) of exactly the input's type.
+    Tensor(Tensor),
+    /// A number, converted to the input's type when the plan is built (see [`Scalar`]).
+    Scalar(Scalar),
+}
+
+impl From<Tensor> for ConstantValue {
+    fn from(v: Tensor) -> ConstantValue {
+        ConstantValue::Tensor(v)
+    }
+}
+
+macro_rules! constant_from_number {
+    ($($t:ty),*) => {$(
+        impl From<$t> for ConstantValue {
+            fn from(v: $t) -> ConstantValue {
+                ConstantValue::Scalar(v.into())
+            }
+        }
+    )*};
+}
+constant_from_number!(Scalar, f64, f32, half::f16, half::bf16, i64, i32, i16, i8, u64, u32, u16, u8, bool);
 
 /// A number on its way to an element: an integer kept exact, or a real.
 #[derive(Debug, Clone, Copy)]

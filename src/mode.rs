@@ -1,0 +1,228 @@
+//! The five pad modes and what each means: [`source_index`] (where a padded position reads
+//! from), and the period and one-bounce limit the CPU path, the GPU layout and the shaders'
+//! variants are chosen by.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::error::{PadError, Result};
+
+/// How padded elements are filled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Mode {
+    /// The constant value (default zero).
+    #[default]
+    Constant,
+    /// Mirror without repeating the edge: `3 2 | 1 2 3 | 2 1`.
+    Reflect,
+    /// Repeat the edge element: `1 1 | 1 2 3 | 3 3`.
+    Edge,
+    /// Wrap around: `2 3 | 1 2 3 | 1 2`.
+    Wrap,
+    /// Mirror repeating the edge: `2 1 | 1 2 3 | 3 2`.
+    Symmetric,
+}
+
+impl Mode {
+    /// Every mode.
+    pub const ALL: [Mode; 5] = [Mode::Constant, Mode::Reflect, Mode::Edge, Mode::Wrap, Mode::Symmetric];
+
+    /// The mode's name as ONNX and OpenVINO spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Constant => "constant",
+            Mode::Reflect => "reflect",
+            Mode::Edge => "edge",
+            Mode::Wrap => "wrap",
+            Mode::Symmetric => "symmetric",
+        }
+    }
+
+    /// Whether pads longer than one period repeat the period (reflect, wrap, symmetric);
+    /// constant and edge pads are the same however long.
+    pub fn is_periodic(self) -> bool {
+        matches!(self, Mode::Reflect | Mode::Wrap | Mode::Symmetric)
+    }
+
+    /// The period of this mode's pads along an axis of `kept` elements: `n` for wrap,
+    /// `2n - 2` for reflect (1 where `n` is 1), `2n` for symmetric; 1 for constant and edge,
+    /// and for an axis with nothing kept.
+    pub fn period(self, kept: u64) -> u64 {
+        period(self, kept).max(1)
+    }
+
+    /// The longest pad one pass over the kept elements gives without repeating the period:
+    /// `n - 1` for reflect (the edge is not repeated), `n` otherwise. Longer pads take
+    /// several periods (the GPU path's `multi_period` shaders).
+    pub fn one_bounce_limit(self, kept: u64) -> u64 {
+        match self {
+            Mode::Reflect => kept.saturating_sub(1),
+            _ => kept,
+        }
+    }
+
+    /// What the mode does with the kept elements, for messages.
+    pub(crate) fn verb(self) -> &'static str {
+        match self {
+            Mode::Constant => "pad",
+            Mode::Reflect => "reflect",
+            Mode::Edge => "repeat",
+            Mode::Wrap => "wrap",
+            Mode::Symmetric => "mirror",
+        }
+    }
+}
+
+/// [`Mode::period`] in any wide enough integer (`source_index` works in i64 and i128), for
+/// `n >= 1`.
+fn period<T>(mode: Mode, n: T) -> T
+where
+    T: Copy + Ord + From<u8> + std::ops::Sub<Output = T> + std::ops::Mul<Output = T>,
+{
+    let (one, two) = (T::from(1), T::from(2));
+    match mode {
+        Mode::Wrap => n,
+        Mode::Reflect if n > one => two * (n - one),
+        Mode::Symmetric => two * n,
+        _ => one,
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Mode {
+    type Err = PadError;
+    /// Parses a mode name, case-sensitively.
+    fn from_str(s: &str) -> Result<Mode> {
+        Mode::ALL.into_iter().find(|m| m.name() == s).ok_or_else(|| PadError::InvalidMode { mode: s.to_string() })
+    }
+}
+
+/// The source position for position `j` relative to a kept range of length `kept`
+/// (`j` runs from `-p` to `kept + q - 1`): `Some(index in 0..kept)`, or `None` where the
+/// constant goes. This is the per-mode index function every path and the GPU shaders follow.
+pub fn source_index(mode: Mode, j: i64, kept: u64) -> Option<u64> {
+    // i64 suffices unless the period 2n or the offset could overflow it; i128 is a library
+    // call on most targets and this runs once per padded row on the CPU path.
+    if kept < 1 << 60 && j.unsigned_abs() < 1 << 60 {
+        return extend(mode, j, kept as i64).map(|k| k as u64);
+    }
+    extend(mode, j as i128, kept as i128).map(|k| k as u64)
+}
+
+/// [`source_index`] for a kept length `n`, in any wide enough integer.
+fn extend<T>(mode: Mode, j: T, n: T) -> Option<T>
+where
+    T: Copy + Ord + From<u8> + std::ops::Sub<Output = T> + std::ops::Mul<Output = T> + RemEuclid,
+{
+    let (zero, one) = (T::from(0), T::from(1));
+    if zero <= j && j < n {
+        return Some(j);
+    }
+    if n == zero {
+        return None;
+    }
+    Some(match mode {
+        Mode::Constant => return None,
+        Mode::Edge => j.clamp(zero, n - one),
+        Mode::Wrap => j.rem_euclid_(n),
+        Mode::Reflect if n == one => zero,
+        Mode::Reflect => {
+            let period = period(mode, n);
+            let k = j.rem_euclid_(period);
+            if k < n {
+                k
+            } else {
+                period - k
+            }
+        }
+        Mode::Symmetric => {
+            let period = period(mode, n);
+            let k = j.rem_euclid_(period);
+            if k < n {
+                k
+            } else {
+                period - one - k
+            }
+        }
+    })
+}
+
+/// `rem_euclid` for the integer types `extend` runs on.
+trait RemEuclid {
+    fn rem_euclid_(self, n: Self) -> Self;
+}
+
+impl RemEuclid for i64 {
+    fn rem_euclid_(self, n: i64) -> i64 {
+        self.rem_euclid(n)
+    }
+}
+
+impl RemEuclid for i128 {
+    fn rem_euclid_(self, n: i128) -> i128 {
+        self.rem_euclid(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn periods_and_bounces_match_the_index_function() {
+        for mode in Mode::ALL {
+            for n in 1..8u64 {
+                let (p, b) = (mode.period(n) as i64, mode.one_bounce_limit(n) as i64);
+                let source = |j: i64| source_index(mode, j, n);
+                if mode.is_periodic() {
+                    assert!((-40..40).all(|j| source(j) == source(j + p)), "{mode} n={n}: period {p}");
+                    if n >= 2 {
+                        let shorter = (1..p).find(|q| (-40..40).all(|j| source(j) == source(j + q)));
+                        assert_eq!(shorter, None, "{mode} n={n}: a period shorter than {p}");
+                    }
+                    // Pads up to the bounce limit walk the kept elements one way (a mirror
+                    // away from the edge, wrap towards it); the next step turns or jumps.
+                    let step = if mode == Mode::Wrap { -1 } else { 1 };
+                    let diff = |k: i64| source(-(k + 1)).unwrap() as i64 - source(-k).unwrap() as i64;
+                    assert!((1..b).all(|k| diff(k) == step), "{mode} n={n}: bounce limit {b}");
+                    if b > 0 {
+                        assert_ne!(diff(b), step, "{mode} n={n}: bounce limit {b} not tight");
+                    }
+                } else {
+                    assert_eq!(p, 1, "{mode}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn index_functions_match_numpy_examples() {
+        // numpy.pad([1, 2, 3], 4, mode) on positions -4..7, as source indices.
+        let expect = |mode, want: [u64; 11]| {
+            let got: Vec<u64> = (-4..7).map(|j| source_index(mode, j, 3).unwrap()).collect();
+            assert_eq!(got, want, "{mode}");
+        };
+        expect(Mode::Reflect, [0, 1, 2, 1, 0, 1, 2, 1, 0, 1, 2]);
+        expect(Mode::Symmetric, [2, 2, 1, 0, 0, 1, 2, 2, 1, 0, 0]);
+        expect(Mode::Wrap, [2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0]);
+        expect(Mode::Edge, [0, 0, 0, 0, 0, 1, 2, 2, 2, 2, 2]);
+        assert_eq!(source_index(Mode::Constant, -1, 3), None);
+        assert_eq!(source_index(Mode::Reflect, 5, 1), Some(0));
+        assert_eq!(source_index(Mode::Wrap, i64::MIN, 7), Some((i64::MIN as i128).rem_euclid(7) as u64));
+        assert_eq!(source_index(Mode::Reflect, -(1 << 61), u64::MAX / 2), Some(1 << 61));
+        // The i64 and i128 paths agree.
+        for mode in Mode::ALL {
+            for n in 0..7i64 {
+                for j in -30..30i64 {
+                    let wide = extend(mode, j as i128, n as i128).map(|k| k as u64);
+                    assert_eq!(source_index(mode, j, n as u64), wide, "{mode} j={j} n={n}");
+                }
+            }
+        }
+    }
+}

@@ -272,7 +272,7 @@ pub(crate) fn number_bytes(dtype: DataType, n: Number, shown: &str) -> Result<Ve
 }
 
 /// The value of one bit pattern of an 8-bit or 4-bit float type, or `None` for NaN.
-pub(crate) fn small_float_value(dtype: DataType, bits: u8) -> Option<f64> {
+fn small_float_value(dtype: DataType, bits: u8) -> Option<f64> {
     use DataType::*;
     // (exponent bits, mantissa bits, bias)
     let (e_bits, m_bits, bias): (u32, u32, i32) = match dtype {

@@ -114,7 +114,8 @@ pub fn stderr_lines(out: &Output) -> Vec<String> {
 /// usage line and tips for a command line it refused.
 pub fn assert_clean_error(out: &Output, what: &str) {
     let lines = stderr_lines(out);
-    assert!(!out.status.success(), "{what}: exited 0");
+    // The README promises exit code 1 for every error.
+    assert_eq!(out.status.code(), Some(1), "{what}: {:?}", out.status);
     assert_eq!(lines.iter().filter(|l| l.starts_with("error:")).count(), 1, "{what}: {lines:?}");
     let at = lines.iter().position(|l| l.starts_with("error: ")).unwrap();
     let usage = |l: &&String| {

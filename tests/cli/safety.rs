@@ -222,6 +222,131 @@ fn links_and_standard_output_paths_are_written_through() {
     }
 }
 
+/// Round four: what an output path is decides, never its spelling. A regular file in
+/// `/dev/shm` is replaced atomically (a new file, so a failed write leaves the old one
+/// whole) and a new one is created there; a link to `/dev/stdout` writes into the open
+/// descriptor, into a pipe and appending after `>>`; `//dev/stdout`, `/dev/./stdout` and
+/// `/proc/thread-self/fd/1` are standard output; `/proc/self/cwd/NAME` is an ordinary path.
+#[cfg(target_os = "linux")]
+#[test]
+fn output_paths_are_judged_by_what_they_name() {
+    use std::os::unix::fs::MetadataExt;
+    use std::os::unix::process::CommandExt;
+    let dir = scratch();
+    let input = small_input(dir.path());
+    let edge = |target: &str| {
+        vec![
+            s(&input).to_string(),
+            target.to_string(),
+            "--pads=1,1".into(),
+            "--mode".into(),
+            "edge".into(),
+            "--device".into(),
+            "cpu".into(),
+        ]
+    };
+
+    if Path::new("/dev/shm").is_dir() {
+        let shm = tempfile::Builder::new().prefix("wgpu-pad-shm-").tempdir_in("/dev/shm").unwrap();
+        let old = shm.path().join("scratch.npy");
+        fs::write(&old, vec![7u8; 4096]).unwrap();
+        let inode = fs::metadata(&old).unwrap().ino();
+        let out = pad_command(&edge(s(&old)).iter().map(String::as_str).collect::<Vec<_>>()).output().unwrap();
+        assert!(out.status.success(), "{:?}", stderr_lines(&out));
+        small_output_ok(&fs::read(&old).unwrap());
+        assert_ne!(fs::metadata(&old).unwrap().ino(), inode, "/dev/shm: written in place, not replaced");
+        // A write that fails (a file-size limit of 100 bytes) leaves the old file whole.
+        fs::write(&old, vec![7u8; 4096]).unwrap();
+        let big = shm.path().join("big.npy");
+        zeros_npy(&big, "<f4", &[4096]);
+        let mut cmd = Command::new(pad_exe());
+        cmd.args([s(&big), s(&old), "--pads=1,1", "--device", "cpu"]).stderr(Stdio::piped());
+        // SAFETY: setrlimit and signal are async-signal-safe and touch only the child.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+                let limit = libc::rlimit { rlim_cur: 100, rlim_max: 100 };
+                if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let out = cmd.output().unwrap();
+        assert_clean_error(&out, "a write past the file-size limit");
+        assert_eq!(fs::read(&old).unwrap(), vec![7u8; 4096], "/dev/shm: the old file was lost");
+        let new = shm.path().join("new.npy");
+        let out = pad_command(&edge(s(&new)).iter().map(String::as_str).collect::<Vec<_>>()).output().unwrap();
+        assert!(out.status.success(), "a new file in /dev/shm: {:?}", stderr_lines(&out));
+        small_output_ok(&fs::read(&new).unwrap());
+        assert_eq!(entries_but(shm.path(), &[]), ["big.npy", "new.npy", "scratch.npy"]);
+    }
+
+    // A link to /dev/stdout (and to /dev/fd/1): into a pipe, and appended to a log opened for
+    // appending, never replacing it.
+    for via in ["/dev/stdout", "/dev/fd/1"] {
+        let link = dir.path().join("to-stdout.npy");
+        let _ = fs::remove_file(&link);
+        std::os::unix::fs::symlink(via, &link).unwrap();
+        let out = pad_command(&edge(s(&link)).iter().map(String::as_str).collect::<Vec<_>>()).output().unwrap();
+        assert!(out.status.success(), "a link to {via}, into a pipe: {:?}", stderr_lines(&out));
+        small_output_ok(&out.stdout);
+        let log = dir.path().join("log.npy");
+        fs::write(&log, b"before|").unwrap();
+        let inode = fs::metadata(&log).unwrap().ino();
+        let append = fs::OpenOptions::new().append(true).open(&log).unwrap();
+        let out = pad_command(&edge(s(&link)).iter().map(String::as_str).collect::<Vec<_>>())
+            .stdout(append)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "a link to {via}, >> log: {:?}", stderr_lines(&out));
+        let logged = fs::read(&log).unwrap();
+        assert_eq!(&logged[..7], b"before|", "a link to {via}: the log's old bytes were lost");
+        small_output_ok(&logged[7..]);
+        assert_eq!(fs::metadata(&log).unwrap().ino(), inode, "a link to {via}: the log was replaced");
+        fs::remove_file(&log).unwrap();
+    }
+
+    for spelling in ["//dev/stdout", "/dev/./stdout", "/dev/../dev/fd/1", "/proc/thread-self/fd/1", "/proc/self/fd/./1"]
+    {
+        let out = pad_command(&edge(spelling).iter().map(String::as_str).collect::<Vec<_>>()).output().unwrap();
+        assert!(out.status.success(), "{spelling}: {:?}", stderr_lines(&out));
+        small_output_ok(&out.stdout);
+    }
+
+    let out = pad_command(&edge("/proc/self/cwd/cwd.npy").iter().map(String::as_str).collect::<Vec<_>>())
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "/proc/self/cwd/cwd.npy: {:?}", stderr_lines(&out));
+    small_output_ok(&fs::read(dir.path().join("cwd.npy")).unwrap());
+}
+
+/// Round four: with standard output closed (`>&-`), `-` and `/dev/stdout` are an error
+/// (exit 1), as `cat` fails there, not a silent success writing nowhere.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_closed_standard_output_is_an_error() {
+    use std::os::unix::process::CommandExt;
+    let dir = scratch();
+    let input = small_input(dir.path());
+    for target in ["-", "/dev/stdout"] {
+        let mut cmd = pad_command(&[s(&input), target, "--pads=1,1", "--mode", "edge", "--device", "cpu"]);
+        cmd.stderr(Stdio::piped());
+        // SAFETY: close(2) is async-signal-safe; it closes the child's standard output only.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::close(1);
+                Ok(())
+            });
+        }
+        let out = cmd.output().unwrap();
+        assert_clean_error(&out, target);
+        let line = stderr_lines(&out).pop().unwrap();
+        assert!(line.contains("closed"), "{target}: {line}");
+    }
+}
+
 /// The process's umask, from `/proc` (reading it with umask(2) would change it for every thread).
 #[cfg(target_os = "linux")]
 fn umask() -> u32 {
@@ -255,103 +380,133 @@ fn outputs_keep_their_permissions_and_long_names_work() {
     assert!(temporaries(dir.path()).is_empty(), "{:?}", temporaries(dir.path()));
 }
 
-/// Waits until `child` (a run reading `input`) has its output open in `dir`, sends it
-/// `signal`, and returns how it ended.
+/// Starts the pad `args` held just before it writes its output's bytes (its new file open,
+/// nothing in place: the binary's `WGPU_PAD_TEST_HOLD`), with `setup` applied to the
+/// command; returns the child and the marker that holds it (remove it to let the run go on).
 #[cfg(unix)]
-fn signal_while_writing(
-    mut child: std::process::Child,
-    dir: &Path,
-    input: &Path,
-    name: &str,
-    signal: i32,
-) -> std::process::ExitStatus {
+fn start_held(dir: &Path, args: &[&str], setup: impl FnOnce(&mut Command)) -> (std::process::Child, PathBuf) {
+    let marker = dir.join("held");
+    let mut cmd = Command::new(pad_exe());
+    cmd.args(args).env("WGPU_PAD_TEST_HOLD", &marker).stderr(Stdio::piped());
+    setup(&mut cmd);
+    let mut child = cmd.spawn().unwrap();
     let started = std::time::Instant::now();
-    while !writing_into(child.id(), dir, input) {
-        assert!(child.try_wait().unwrap().is_none(), "{name}: the run ended before its output was seen open");
-        assert!(started.elapsed().as_secs() < 120, "{name}: no output open after 120 s");
+    while !marker.exists() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before it was held: {:?}",
+            child.wait_with_output()
+        );
+        assert!(started.elapsed().as_secs() < 120, "not held after 120 s");
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
-    // SAFETY: kill(2) on our own child's pid.
-    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, signal) }, 0);
-    child.wait().unwrap()
+    (child, marker)
 }
 
-/// Whether the run `pid` has its output's file open in `dir`, named or not (Linux shows an
-/// unnamed one as `dir/#N (deleted)`); elsewhere, whether a temporary name exists there.
-fn writing_into(pid: u32, dir: &Path, input: &Path) -> bool {
-    #[cfg(target_os = "linux")]
-    {
-        let dir = dir.canonicalize().unwrap();
-        let input = input.canonicalize().unwrap();
-        let open = fs::read_dir(format!("/proc/{pid}/fd")).into_iter().flatten().flatten();
-        open.filter_map(|fd| fs::read_link(fd.path()).ok()).any(|f| f.starts_with(&dir) && f != dir && f != input)
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = (pid, input);
-        !temporaries(dir).is_empty()
-    }
+/// Sends `signal` to `child`.
+#[cfg(unix)]
+fn send(child: &std::process::Child, signal: i32) {
+    // SAFETY: kill(2) on our own child's pid.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, signal) }, 0);
+}
+
+/// The entries of `dir` but the ones named.
+fn entries_but(dir: &Path, keep: &[&str]) -> Vec<String> {
+    let mut left: Vec<String> =
+        fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    left.retain(|n| !keep.contains(&n.as_str()));
+    left.sort();
+    left
 }
 
 /// Finding 3: a run killed while writing left its partial temporary file. SIGINT, SIGTERM
-/// and SIGHUP, sent while the output is being written, must leave nothing behind and exit
-/// 128 + the signal's number, as a shell reports it; on Linux, where that file has no name
-/// until it is complete, SIGKILL (the OOM killer's) too.
+/// and SIGHUP, sent while the run is held with its output's new file open, must leave
+/// nothing behind and exit 128 + the signal's number, as a shell reports it; on Linux,
+/// where that file has no name until it is complete (nothing new in the directory while
+/// held), SIGKILL (the OOM killer's) too. The run is held at a known point, so no signal
+/// can land after the output is in place.
 #[cfg(unix)]
 #[test]
 fn an_interrupted_run_leaves_nothing_behind() {
     use std::os::unix::process::ExitStatusExt;
     let dir = scratch();
-    let input = dir.path().join("big.npy");
-    zeros_npy(&input, "<f4", &[64, 1 << 20]);
+    let input = small_input(dir.path());
+    let output = dir.path().join("out.npy");
     let mut signals = vec![("SIGINT", libc::SIGINT), ("SIGTERM", libc::SIGTERM), ("SIGHUP", libc::SIGHUP)];
     if cfg!(target_os = "linux") {
         signals.push(("SIGKILL", libc::SIGKILL));
     }
-    for (name, signal) in signals {
-        let output = dir.path().join("out.npy");
-        let child = Command::new(pad_exe())
-            .args([s(&input), s(&output), "--pads=0,0,64,0", "--device", "cpu"])
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let status = signal_while_writing(child, dir.path(), &input, name, signal);
-        if signal == libc::SIGKILL {
-            assert_eq!(status.signal(), Some(libc::SIGKILL), "{status:?}");
-        } else {
-            assert_eq!(status.code(), Some(128 + signal), "{name}: {status:?}");
+    // Through an unnamed file (Linux), and through the named one other systems (and
+    // filesystems without O_TMPFILE) use, which the signal handler must remove.
+    let named_too = if cfg!(target_os = "linux") { &[false, true][..] } else { &[true][..] };
+    for (&named_file, (name, signal)) in named_too.iter().flat_map(|n| signals.iter().map(move |s| (n, *s))) {
+        if named_file && signal == libc::SIGKILL {
+            continue; // nothing can remove a named file on SIGKILL
         }
-        let mut left: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
-        left.retain(|n| n != "big.npy");
-        assert!(left.is_empty(), "{name}: left {left:?}");
+        for old in [None, Some(&b"old contents"[..])] {
+            if let Some(old) = old {
+                fs::write(&output, old).unwrap();
+            }
+            let args = [s(&input), s(&output), "--pads=1,1", "--mode", "edge", "--device", "cpu"];
+            let (child, marker) = start_held(dir.path(), &args, |cmd| {
+                if named_file {
+                    cmd.env("WGPU_PAD_TEST_NAMED_FILE", "1");
+                }
+            });
+            if named_file {
+                let named = entries_but(dir.path(), &["in.npy", "out.npy", "held"]);
+                assert_eq!(named.len(), 1, "{name}: no named temporary file while written: {named:?}");
+            } else {
+                let named = entries_but(dir.path(), &["in.npy", "out.npy", "held"]);
+                assert!(named.is_empty(), "{name}: the new file has a name while written: {named:?}");
+            }
+            send(&child, signal);
+            let status = child.wait_with_output().unwrap().status;
+            if signal == libc::SIGKILL {
+                assert_eq!(status.signal(), Some(libc::SIGKILL), "{status:?}");
+            } else {
+                assert_eq!(status.code(), Some(128 + signal), "{name}: {status:?}");
+            }
+            fs::remove_file(&marker).unwrap();
+            match old {
+                Some(old) => assert_eq!(fs::read(&output).unwrap(), old, "{name}: the old output was changed"),
+                None => assert!(!output.exists(), "{name}: an output appeared"),
+            }
+            assert_eq!(entries_but(dir.path(), &["in.npy", "out.npy"]), Vec::<String>::new(), "{name}: left behind");
+            let _ = fs::remove_file(&output);
+        }
     }
 }
 
 /// Round three: signals the caller ignored (`nohup`, `trap '' INT`) stay ignored: sent while
-/// the output is being written, the run goes on and succeeds, its output whole.
+/// the run is held before writing its output, the run goes on once let go and succeeds.
+/// Handled signals sent at the same point end it (the test above), so this one fails if
+/// the ignored disposition is not kept.
 #[cfg(unix)]
 #[test]
 fn ignored_signals_stay_ignored() {
     use std::os::unix::process::CommandExt;
     let dir = scratch();
-    let input = dir.path().join("big.npy");
-    zeros_npy(&input, "<f4", &[64, 1 << 20]);
-    for (name, signal) in [("SIGHUP", libc::SIGHUP), ("SIGINT", libc::SIGINT)] {
+    let input = small_input(dir.path());
+    for (name, signal) in [("SIGHUP", libc::SIGHUP), ("SIGINT", libc::SIGINT), ("SIGTERM", libc::SIGTERM)] {
         let output = dir.path().join("out.npy");
-        let mut cmd = Command::new(pad_exe());
-        cmd.args([s(&input), s(&output), "--pads=0,0,64,0", "--device", "cpu"]).stderr(Stdio::piped());
-        // SAFETY: signal(2) is async-signal-safe; it only sets this child's disposition.
-        unsafe {
-            cmd.pre_exec(move || {
-                libc::signal(signal, libc::SIG_IGN);
-                Ok(())
-            });
-        }
-        let child = cmd.spawn().unwrap();
-        let status = signal_while_writing(child, dir.path(), &input, name, signal);
-        assert_eq!(status.code(), Some(0), "{name} ignored by the caller, yet: {status:?}");
-        let expected = 64 * (1u64 << 20) * 4 * 2; // [128, 2^20] f32
-        assert!(fs::metadata(&output).unwrap().len() > expected, "{name}: the output is not whole");
+        let args = [s(&input), s(&output), "--pads=1,1", "--mode", "edge", "--device", "cpu"];
+        let (child, marker) = start_held(dir.path(), &args, |cmd| {
+            // SAFETY: signal(2) is async-signal-safe; it only sets this child's disposition.
+            unsafe {
+                cmd.pre_exec(move || {
+                    libc::signal(signal, libc::SIG_IGN);
+                    Ok(())
+                });
+            }
+        });
+        send(&child, signal);
+        // Given time to act on the signal, were it handled, before the run is let go.
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        fs::remove_file(&marker).unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{name} ignored by the caller, yet: {out:?}");
+        small_output_ok(&fs::read(&output).unwrap());
         fs::remove_file(&output).unwrap();
     }
 }

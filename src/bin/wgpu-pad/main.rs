@@ -199,16 +199,27 @@ impl Progress {
         if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} {msg} ({elapsed})") {
             bar.set_style(style);
         }
-        let shown = bar.clone();
-        // `WGPU_PAD_PROGRESS_AFTER_MS` moves the second (0: at once).
+        let show = |bar: &indicatif::ProgressBar| {
+            bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+            bar.enable_steady_tick(std::time::Duration::from_millis(120));
+        };
+        // `WGPU_PAD_PROGRESS_AFTER_MS` moves the second (0: at once, before the first phase,
+        // so that every phase is drawn).
         let after = std::env::var("WGPU_PAD_PROGRESS_AFTER_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(1000);
-        let _ = std::thread::Builder::new().name("progress".into()).spawn(move || {
-            std::thread::sleep(std::time::Duration::from_millis(after));
-            if !shown.is_finished() {
-                shown.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-                shown.enable_steady_tick(std::time::Duration::from_millis(120));
-            }
-        });
+        if after == 0 {
+            show(&bar);
+        } else {
+            let shown = bar.clone();
+            let _ = std::thread::Builder::new().name("progress".into()).spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(after));
+                if !shown.is_finished() {
+                    show(&shown);
+                }
+            });
+        }
+        // A signal that ends the run clears the line too, so the shell's prompt starts clean.
+        let cleared = bar.clone();
+        output::before_interrupted_exit(Box::new(move || cleared.finish_and_clear()));
         Progress(bar)
     }
 
@@ -232,7 +243,9 @@ fn phase(name: &str, start: std::time::Instant, bytes: u64) -> String {
 /// why, then each phase's time and throughput.
 fn run(args: &Args, progress: &Progress) -> Result<Vec<String>, String> {
     let dtype = args.dtype.as_deref().map(str::parse::<DataType>).transpose().map_err(|e| e.to_string())?;
-    progress.phase(format!("reading {}", args.input.display()));
+    let input_name =
+        if args.input.as_os_str() == "-" { "standard input".to_string() } else { args.input.display().to_string() };
+    progress.phase(format!("reading {input_name}"));
     let started = std::time::Instant::now();
     let (input, descr) = read_npy(&args.input, dtype, args.max_input_bytes)?;
     let read = phase("read", started, input.bytes().map_or(0, |b| b.len() as u64));
@@ -281,7 +294,9 @@ fn run(args: &Args, progress: &Progress) -> Result<Vec<String>, String> {
             args.max_output_bytes
         ));
     }
-    progress.phase(format!("writing {}", args.output.display()));
+    let output_name =
+        if args.output.as_os_str() == "-" { "standard output".to_string() } else { args.output.display().to_string() };
+    progress.phase(format!("writing {output_name}"));
     let started = std::time::Instant::now();
     // The output's path is put before the writer's error ("out.npy: writing: No space left").
     let write = |w: &mut dyn std::io::Write| {

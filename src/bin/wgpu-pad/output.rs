@@ -10,9 +10,12 @@
 //!   only when complete. Elsewhere, and on filesystems without `O_TMPFILE`, it is created
 //!   exclusively under an unpredictable name (never following a link planted there), removed
 //!   on every error and on SIGINT, SIGTERM and SIGHUP.
-//! - Anything else that exists (a FIFO, `/dev/null`, a terminal), and `/dev/stdout`,
-//!   `/dev/fd/N` and `/proc/self/fd/N` whatever they name, is written into directly, never
-//!   replaced; `-` is standard output.
+//! - What a path is decides, never how it is spelled: a regular file anywhere (`/dev/shm`
+//!   included) is replaced as above; a FIFO, device or socket is written into, never
+//!   replaced; one of this process's descriptors (`-`, `/dev/stdout`, `/dev/fd/N`,
+//!   `/proc/self/fd/N` in any spelling, or a link to one) is written through a duplicate of
+//!   the descriptor, as a shell's redirection does (appending after `>>`). A standard
+//!   stream closed when the run started (`>&-`) is an error, as it is for `cat`.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufWriter, Write};
@@ -47,11 +50,22 @@ fn interrupted(pending: &mut Pending, signal: i32) -> i32 {
     }
 }
 
+/// What to do before a signal ends the run (clear the progress line).
+static BEFORE_EXIT: std::sync::OnceLock<Box<dyn Fn() + Send + Sync>> = std::sync::OnceLock::new();
+
+/// Sets what runs before a signal ends the run (once; later calls are ignored).
+pub fn before_interrupted_exit(f: Box<dyn Fn() + Send + Sync>) {
+    let _ = BEFORE_EXIT.set(f);
+}
+
 /// Exits as [`interrupted`] says, holding the lock, so that no file is made or put in place
 /// after the decision.
 fn exit_interrupted(signal: i32) -> ! {
     let mut pending = pending();
     let code = interrupted(&mut pending, signal);
+    if let Some(f) = BEFORE_EXIT.get() {
+        f();
+    }
     std::process::exit(code)
 }
 
@@ -102,60 +116,167 @@ pub fn write_output(
     force: bool,
     write: impl FnOnce(&mut dyn Write) -> Result<(), String>,
 ) -> Result<(), String> {
-    if target.as_os_str() == "-" {
-        let stdout = std::io::stdout();
-        let mut out = BufWriter::new(stdout.lock());
-        write(&mut out).map_err(|e| format!("standard output: {e}"))?;
-        out.flush().map_err(|e| format!("standard output: writing: {e}"))?;
-        placed();
-        return Ok(());
-    }
-    // `/dev/stdout`, `/dev/fd/N` and `/proc/self/fd/N` are this process's open files: written
-    // through a duplicate of the descriptor, as a shell's redirection does (opening them anew
-    // would need permission on, say, a pipe another user made).
-    #[cfg(unix)]
-    if let Some(fd) = descriptor(target) {
-        use std::os::unix::io::FromRawFd;
-        // SAFETY: dup(2) on any number; a valid result is a new descriptor we own.
-        let copy = unsafe { libc::dup(fd) };
-        if copy < 0 {
-            return Err(format!("{}: writing: {}", target.display(), std::io::Error::last_os_error()));
+    match destination(target)? {
+        #[cfg(unix)]
+        Destination::Descriptor(fd) => write_to_descriptor(target, fd, write),
+        #[cfg(not(unix))]
+        Destination::Descriptor(_) => {
+            let stdout = std::io::stdout();
+            let mut out = BufWriter::new(stdout.lock());
+            write(&mut out).map_err(|e| format!("standard output: {e}"))?;
+            out.flush().map_err(|e| format!("standard output: writing: {e}"))?;
+            placed();
+            Ok(())
         }
-        // SAFETY: `copy` was just made and is owned by nothing else.
-        let file = unsafe { File::from_raw_fd(copy) };
-        let mut out = BufWriter::new(file);
-        write(&mut out).map_err(|e| format!("{}: {e}", target.display()))?;
-        out.flush().map_err(|e| format!("{}: writing: {e}", target.display()))?;
-        placed();
-        return Ok(());
-    }
-    // Links are followed, as a shell's redirection follows them: the link stays, and what it
-    // names is written.
-    let resolved = resolve_links(target)?;
-    let path = resolved.as_path();
-    // `/dev/stdout`, `/dev/fd/N`, `/proc/self/fd/N` and devices name an open file or a device:
-    // written into, as a redirection does, never replaced beside it.
-    let special = [target, path].iter().any(|p| p.starts_with("/dev") || p.starts_with("/proc"));
-    match fs::metadata(path) {
-        Ok(m) if m.is_dir() => Err(format!("{}: is a directory", target.display())),
-        Ok(m) if special || !m.is_file() => write_into(target, path, write),
-        Ok(_) if !force && !may_write(path) => Err(format!(
-            "{}: not replaced: permission denied (you cannot write to it; --force replaces it anyway)",
-            target.display()
-        )),
-        _ if special => write_into(target, path, write),
-        _ => replace(path, write).map_err(|e| name_the_target(e, target, path)),
+        Destination::Into(path) => write_into(target, &path, write),
+        Destination::Replace(path) => {
+            if !force && path.is_file() && !may_write(&path) {
+                return Err(format!(
+                    "{}: not replaced: permission denied (you cannot write to it; --force replaces it anyway)",
+                    target.display()
+                ));
+            }
+            replace(&path, write).map_err(|e| name_the_target(e, target, &path))
+        }
     }
 }
 
-/// The descriptor a path names: `/dev/stdout` 1, `/dev/stderr` 2, `/dev/fd/N` and
-/// `/proc/self/fd/N` N.
+/// What an output path is, decided by what it names, never by how it is spelled.
+#[derive(Debug, PartialEq, Eq)]
+enum Destination {
+    /// One of this process's open descriptors (`-`, `/dev/stdout`, `/dev/fd/N`,
+    /// `/proc/self/fd/N`, `/proc/thread-self/fd/N`, however spelled, and links to them):
+    /// written through a duplicate, as a shell's redirection does (opening it anew would
+    /// need permission on, say, a pipe another user made, and would not append for `>>`).
+    Descriptor(i32),
+    /// A FIFO, device or socket (or another process's descriptor): written into.
+    Into(PathBuf),
+    /// A regular file, or nothing yet: replaced atomically (links followed first).
+    Replace(PathBuf),
+}
+
+/// Follows `target`'s links one at a time, as opening it would, stopping at one of this
+/// process's descriptors; then asks what the path names.
+fn destination(target: &Path) -> Result<Destination, String> {
+    if target.as_os_str() == "-" {
+        return Ok(Destination::Descriptor(1));
+    }
+    let mut p = target.to_path_buf();
+    for _ in 0..40 {
+        match descriptor_entry(&p) {
+            Some(DescriptorEntry::Ours(fd)) => return Ok(Destination::Descriptor(fd)),
+            // Another process's descriptor: the kernel follows its magic link on open.
+            Some(DescriptorEntry::Another) => return Ok(Destination::Into(p)),
+            None => {}
+        }
+        match fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let to = fs::read_link(&p).map_err(|e| format!("{}: reading the link: {e}", target.display()))?;
+                p = match p.parent() {
+                    Some(dir) if to.is_relative() => dir.join(to),
+                    _ => to,
+                };
+            }
+            _ => {
+                return match fs::metadata(&p) {
+                    Ok(m) if m.is_dir() => Err(format!("{}: is a directory", target.display())),
+                    Ok(m) if !m.is_file() => Ok(Destination::Into(p)),
+                    _ => Ok(Destination::Replace(p)),
+                };
+            }
+        }
+    }
+    Err(format!("{}: too many levels of symbolic links", target.display()))
+}
+
+/// An entry of a `/proc/PID/fd` directory (or `/proc/PID/task/TID/fd`): this process's
+/// descriptor N, or another process's.
+#[derive(Debug, PartialEq, Eq)]
+enum DescriptorEntry {
+    Ours(i32),
+    Another,
+}
+
+/// Whether `p` is an entry of a descriptor directory, judged by the directory's canonical
+/// path (so `/dev/fd/1`, `//dev/fd/1`, `/proc/self/fd/1` and `/proc/thread-self/fd/1` all
+/// are; a file named `1` elsewhere is not).
+fn descriptor_entry(p: &Path) -> Option<DescriptorEntry> {
+    let name = p.file_name()?.to_str()?;
+    if name.is_empty() || !name.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let fd: i32 = name.parse().ok()?;
+    let dir = fs::canonicalize(p.parent()?).ok()?;
+    let parts: Vec<&str> = dir.to_str()?.split('/').collect();
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let pid = match parts[..] {
+        ["", "proc", pid, "fd"] if digits(pid) => pid,
+        ["", "proc", pid, "task", tid, "fd"] if digits(pid) && digits(tid) => pid,
+        _ => return None,
+    };
+    Some(if pid == std::process::id().to_string() { DescriptorEntry::Ours(fd) } else { DescriptorEntry::Another })
+}
+
+/// Writes into this process's descriptor `fd` through a duplicate (appending where it was
+/// opened to append, into a pipe or a terminal as it is). A descriptor that was closed
+/// when the run started (`>&-`) is an error, as it is for `cat`: Rust's runtime reopens
+/// standard streams on `/dev/null` before `main`, so that is recorded before it does.
 #[cfg(unix)]
-fn descriptor(path: &Path) -> Option<i32> {
-    match path.to_str()? {
-        "/dev/stdout" => Some(1),
-        "/dev/stderr" => Some(2),
-        p => p.strip_prefix("/dev/fd/").or_else(|| p.strip_prefix("/proc/self/fd/"))?.parse().ok(),
+fn write_to_descriptor(
+    target: &Path,
+    fd: i32,
+    write: impl FnOnce(&mut dyn Write) -> Result<(), String>,
+) -> Result<(), String> {
+    use std::os::unix::io::FromRawFd;
+    let shown = if target.as_os_str() == "-" { "standard output".to_string() } else { target.display().to_string() };
+    if (0..3).contains(&fd) && closed_at_start::was_closed(fd) {
+        return Err(format!("{shown}: writing: Bad file descriptor (it was closed when the run started)"));
+    }
+    // SAFETY: dup(2) on any number; a valid result is a new descriptor we own.
+    let copy = unsafe { libc::dup(fd) };
+    if copy < 0 {
+        return Err(format!("{shown}: writing: {}", std::io::Error::last_os_error()));
+    }
+    // SAFETY: `copy` was just made and is owned by nothing else.
+    let file = unsafe { File::from_raw_fd(copy) };
+    let mut out = BufWriter::new(file);
+    write(&mut out).map_err(|e| format!("{shown}: {e}"))?;
+    out.flush().map_err(|e| format!("{shown}: writing: {e}"))?;
+    placed();
+    Ok(())
+}
+
+/// Which of descriptors 0, 1 and 2 were closed when the process started, read by a
+/// constructor that runs before Rust's runtime reopens them on `/dev/null`.
+#[cfg(unix)]
+mod closed_at_start {
+    use std::sync::atomic::{AtomicU8, Ordering};
+
+    static CLOSED: AtomicU8 = AtomicU8::new(0);
+
+    /// Runs from the ELF constructors, before `main` and before Rust's runtime starts.
+    extern "C" fn record() {
+        for fd in 0..3 {
+            // SAFETY: fcntl(F_GETFD) only asks whether `fd` is open.
+            if unsafe { libc::fcntl(fd, libc::F_GETFD) } == -1 {
+                CLOSED.fetch_or(1 << fd, Ordering::Relaxed);
+            }
+        }
+    }
+
+    #[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
+    #[used]
+    #[link_section = ".init_array"]
+    static RECORD: extern "C" fn() = record;
+
+    #[cfg(any(target_os = "macos", target_os = "ios"))]
+    #[used]
+    #[link_section = "__DATA,__mod_init_func"]
+    static RECORD: extern "C" fn() = record;
+
+    /// Whether `fd` (0, 1 or 2) was closed when the process started.
+    pub fn was_closed(fd: i32) -> bool {
+        CLOSED.load(Ordering::Relaxed) & (1 << fd) != 0
     }
 }
 
@@ -182,26 +303,6 @@ fn name_the_target(e: String, target: &Path, path: &Path) -> String {
     } else {
         format!("{e} (the file {} links to)", target.display())
     }
-}
-
-/// `path` with every symbolic link along its last component followed (relative links from
-/// their own directory), as opening it would; the path itself where it is no link. A link
-/// to nothing gives the path it names, which is then created.
-fn resolve_links(path: &Path) -> Result<PathBuf, String> {
-    let mut p = path.to_path_buf();
-    for _ in 0..40 {
-        match fs::symlink_metadata(&p) {
-            Ok(m) if m.file_type().is_symlink() => {
-                let to = fs::read_link(&p).map_err(|e| format!("{}: reading the link: {e}", path.display()))?;
-                p = match p.parent() {
-                    Some(dir) if to.is_relative() => dir.join(to),
-                    _ => to,
-                };
-            }
-            _ => return Ok(p),
-        }
-    }
-    Err(format!("{}: too many levels of symbolic links", path.display()))
 }
 
 /// Whether the user may write to the file at `path`: the check `cp` makes by opening it
@@ -233,20 +334,19 @@ fn replace(target: &Path, write: impl FnOnce(&mut dyn Write) -> Result<(), Strin
 struct Place<'a> {
     target: &'a Path,
     dir: &'a Path,
-    name: &'a std::ffi::OsStr,
     /// The old file's permissions, if the target is a file and not a link to one.
     keep: Option<fs::Permissions>,
 }
 
 impl<'a> Place<'a> {
     fn of(target: &'a Path) -> Result<Place<'a>, String> {
-        let name = target.file_name().ok_or_else(|| format!("{}: not a file path", target.display()))?;
+        target.file_name().ok_or_else(|| format!("{}: not a file path", target.display()))?;
         let dir = match target.parent() {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),
         };
         let keep = fs::symlink_metadata(target).ok().filter(|m| m.is_file()).map(|m| m.permissions());
-        Ok(Place { target, dir, name, keep })
+        Ok(Place { target, dir, keep })
     }
 
     fn error(&self, e: std::io::Error) -> String {
@@ -261,6 +361,7 @@ impl<'a> Place<'a> {
 /// Fills `file` through `write`, makes it durable and gives it the old file's permissions.
 fn fill(file: &File, place: &Place, write: impl FnOnce(&mut dyn Write) -> Result<(), String>) -> Result<(), String> {
     let mut out = BufWriter::new(file);
+    hold_for_tests();
     write(&mut out).map_err(|e| format!("{}: {e}", place.target.display()))?;
     out.flush().map_err(|e| place.writing(e))?;
     drop(out);
@@ -269,6 +370,22 @@ fn fill(file: &File, place: &Place, write: impl FnOnce(&mut dyn Write) -> Result
         file.set_permissions(permissions.clone()).map_err(|e| place.error(e))?;
     }
     Ok(())
+}
+
+/// For the signal tests: where `WGPU_PAD_TEST_HOLD` names a path, a run about to write its
+/// output's bytes (its new file open, nothing in place) creates that path and waits until
+/// it is removed (at most two minutes), so that a test can send a signal at a known point
+/// instead of racing the write. Nothing happens without the variable.
+fn hold_for_tests() {
+    let Some(marker) = std::env::var_os("WGPU_PAD_TEST_HOLD") else { return };
+    let marker = PathBuf::from(marker);
+    if File::create(&marker).is_err() {
+        return;
+    }
+    let started = std::time::Instant::now();
+    while marker.exists() && started.elapsed() < std::time::Duration::from_secs(120) {
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
 }
 
 /// The temporary files' names: `.wgpu-pad-` and random characters, `.tmp`.
@@ -295,9 +412,9 @@ fn replace_through_named_file(
     // between would find nothing to remove and leave the file behind.
     let tmp = {
         let mut pending = pending();
-        let tmp = builder
-            .tempfile_in(place.dir)
-            .map_err(|e| format!("{}: creating a file beside {:?}: {e}", place.dir.display(), place.name))?;
+        let tmp = builder.tempfile_in(place.dir).map_err(|e| {
+            format!("{}: writing: {} (creating a file in {})", place.target.display(), os_error(e), place.dir.display())
+        })?;
         pending.file = Some(tmp.path().to_path_buf());
         tmp
     };
@@ -313,6 +430,19 @@ fn replace_through_named_file(
     }
     sync_directory(place.dir);
     Ok(())
+}
+
+/// The operating system's error under `e` (tempfile wraps it in a message naming its
+/// temporary file, a name the user never gave).
+fn os_error(e: std::io::Error) -> std::io::Error {
+    let kind = e.kind();
+    match e.into_inner() {
+        Some(inner) => match inner.source().and_then(|s| s.downcast_ref::<std::io::Error>()) {
+            Some(os) => os.raw_os_error().map_or_else(|| std::io::Error::from(kind), std::io::Error::from_raw_os_error),
+            None => std::io::Error::from(kind),
+        },
+        None => std::io::Error::from(kind),
+    }
 }
 
 /// The rename (or link) is durable once the directory is.
@@ -335,7 +465,9 @@ mod unnamed {
     /// A new file with no name in `dir`, 0666 less the umask; `None` where the kernel or the
     /// filesystem has no `O_TMPFILE`, or where `/proc` (which links it in) is not mounted.
     pub(super) fn create_in(dir: &Path) -> Option<File> {
-        if !Path::new("/proc/self/fd").is_dir() {
+        // `WGPU_PAD_TEST_NAMED_FILE` takes the named way, as a filesystem without
+        // O_TMPFILE does, so that the tests reach it.
+        if !Path::new("/proc/self/fd").is_dir() || std::env::var_os("WGPU_PAD_TEST_NAMED_FILE").is_some() {
             return None;
         }
         let dir = CString::new(dir.as_os_str().as_bytes()).ok()?;

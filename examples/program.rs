@@ -65,6 +65,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let binding = |buffer, (offset, size): (u64, u64)| {
         wgpu::BindingResource::Buffer(wgpu::BufferBinding { buffer, offset, size: wgpu::BufferSize::new(size) })
     };
+    let placeholder = device.create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size: Program::EMPTY_INPUT_BYTES,
+        usage: storage,
+        mapped_at_creation: false,
+    });
     let mut encoder = device.create_command_encoder(&Default::default());
     {
         let mut pass = encoder.begin_compute_pass(&Default::default());
@@ -78,8 +84,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                         binding: 0,
                         resource: binding(&params, (i as u64 * slot, Program::PARAMS_BYTES)),
                     },
-                    // A dispatch that reads nothing may bind any 4 bytes.
-                    wgpu::BindGroupEntry { binding: 1, resource: binding(&input, d.input().unwrap_or((0, 4))) },
+                    // A dispatch that reads nothing binds any EMPTY_INPUT_BYTES of storage.
+                    wgpu::BindGroupEntry {
+                        binding: 1,
+                        resource: match d.input() {
+                            Some(range) => binding(&input, range),
+                            None => placeholder.as_entire_binding(),
+                        },
+                    },
                     wgpu::BindGroupEntry { binding: 2, resource: binding(&output, d.output()) },
                 ],
             });

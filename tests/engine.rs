@@ -577,3 +577,87 @@ fn futures_are_send() {
     pollster::block_on(spawnable(ctx.kernel().pop_errors())).unwrap();
     pollster::block_on(spawnable(ctx.kernel().precompile(&[Mode::Edge], &[DataType::Uint8]))).unwrap();
 }
+
+/// Round four: a dispatch that reads nothing (an input cropped away) binds a placeholder of
+/// `Program::EMPTY_INPUT_BYTES`, as `Program`'s docs say, on a pipeline with wgpu's automatic
+/// layout (the minimum binding sizes taken from the WGSL), for every moved width; a host
+/// following the docs gets no validation error and the constant, bit for bit.
+#[test]
+fn a_dispatch_reading_nothing_binds_the_documented_placeholder() {
+    use wgpu::util::DeviceExt;
+    use wgpu_pad::gpu::{BufferView, DeviceLimits, Program};
+    let Some(ctx) = common::gpu() else { return };
+    let device = ctx.device();
+    let limits = DeviceLimits::from(&device.limits());
+    for dtype in [DataType::Uint8, DataType::Float16, DataType::Float32, DataType::Int64, DataType::Complex128] {
+        let x = pattern(dtype, &[4, 6], 5);
+        let request = PadRequest::new(vec![0, -6, 0, 3])
+            .constant(Tensor::from_bytes(dtype, vec![], vec![0x5a; dtype.width().bytes().unwrap()]).unwrap());
+        let p = PadPlan::new(dtype, x.shape(), &request).unwrap();
+        let (in_bytes, out_bytes) = p.byte_sizes().unwrap();
+        let program = Program::new(
+            &p,
+            &BufferView::dense(0, in_bytes.next_multiple_of(4)),
+            &BufferView::dense(0, out_bytes.next_multiple_of(4)),
+            &limits,
+        )
+        .unwrap();
+        assert!(program.dispatches().iter().all(|d| d.input().is_none()), "{dtype}: a dispatch reads input");
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: None,
+            source: wgpu::ShaderSource::Wgsl(program.wgsl().into()),
+        });
+        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: None,
+            layout: None,
+            module: &module,
+            entry_point: Some("main"),
+            compilation_options: Default::default(),
+            cache: None,
+        });
+        let placeholder = device.create_buffer(&wgpu::BufferDescriptor {
+            label: None,
+            size: Program::EMPTY_INPUT_BYTES,
+            usage: wgpu::BufferUsages::STORAGE,
+            mapped_at_creation: false,
+        });
+        let output = storage(ctx, &vec![0u8; out_bytes as usize]);
+        let mut enc = device.create_command_encoder(&Default::default());
+        {
+            let mut pass = enc.begin_compute_pass(&Default::default());
+            pass.set_pipeline(&pipeline);
+            for d in program.dispatches() {
+                let params = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: None,
+                    contents: d.params(),
+                    usage: wgpu::BufferUsages::UNIFORM,
+                });
+                let (offset, size) = d.output();
+                let bind = device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: None,
+                    layout: &pipeline.get_bind_group_layout(0),
+                    entries: &[
+                        wgpu::BindGroupEntry { binding: 0, resource: params.as_entire_binding() },
+                        wgpu::BindGroupEntry { binding: 1, resource: placeholder.as_entire_binding() },
+                        wgpu::BindGroupEntry {
+                            binding: 2,
+                            resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                                buffer: &output,
+                                offset,
+                                size: wgpu::BufferSize::new(size),
+                            }),
+                        },
+                    ],
+                });
+                pass.set_bind_group(0, &bind, &[]);
+                let [gx, gy, gz] = d.workgroups();
+                pass.dispatch_workgroups(gx, gy, gz);
+            }
+        }
+        ctx.queue().submit([enc.finish()]);
+        common::assert_no_gpu_errors();
+        let mut y = read(ctx, &output);
+        y.truncate(out_bytes as usize);
+        assert_eq!(y, cpu::pad(&p, &x).unwrap().bytes().unwrap(), "{dtype}");
+    }
+}

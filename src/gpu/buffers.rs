@@ -143,13 +143,20 @@ impl Role {
     }
 }
 
-/// The size a pooled buffer of at least `bytes` gets: 2^k, 1.25, 1.5 or 1.75 x 2^k (at
-/// most a quarter wasted), so buffers of nearby sizes serve each other.
-pub(crate) fn size_class(bytes: u64) -> u64 {
-    let bytes = bytes.max(256);
-    let top = 1u64 << (63 - bytes.leading_zeros()); // the highest power of two <= bytes
+/// The size a pooled buffer of at least `bytes` gets on a device whose buffers hold at most
+/// `max_buffer` bytes: 2^k, 1.25, 1.5 or 1.75 x 2^k (at most a quarter wasted), so buffers
+/// of nearby sizes serve each other; where that class is past the device's limit (a 1.8 GiB
+/// output rounds to 2 GiB, past lavapipe's 2^31 - 1), the size itself, in whole words.
+pub(crate) fn size_class(bytes: u64, max_buffer: u64) -> u64 {
+    let floor = bytes.max(256);
+    let top = 1u64 << (63 - floor.leading_zeros()); // the highest power of two <= floor
     let quarter = (top / 4).max(1);
-    bytes.div_ceil(quarter).saturating_mul(quarter)
+    let class = floor.div_ceil(quarter).saturating_mul(quarter);
+    if class <= max_buffer {
+        class
+    } else {
+        bytes.next_multiple_of(4).max(4)
+    }
 }
 
 /// Device buffers kept between [`GpuContext::pad`](super::GpuContext::pad) calls, by role,
@@ -170,7 +177,7 @@ pub(crate) fn pooled_buffer(
     role: Role,
     bytes: u64,
 ) -> (wgpu::Buffer, bool) {
-    let class = size_class(bytes);
+    let class = size_class(bytes, device.limits().max_buffer_size);
     let taken = pool.lock().unwrap_or_else(|e| e.into_inner()).take(|(r, b)| *r == role && b.size() == class);
     if let Some((_, buffer)) = taken {
         return (buffer, false);
@@ -258,13 +265,25 @@ mod tests {
     #[test]
     fn size_classes_waste_at_most_a_quarter() {
         for bytes in [1u64, 255, 256, 257, 1000, 4096, 5000, 1 << 20, (1 << 20) + 1, 67_634_176, (1 << 40) + 3] {
-            let c = size_class(bytes);
+            let c = size_class(bytes, u64::MAX);
             assert!(c >= bytes && c >= 256, "{bytes} -> {c}");
             assert!(c <= (bytes.max(256) * 5).div_ceil(4) + 4, "{bytes} -> {c}: more than a quarter wasted");
             assert_eq!(c % 4, 0, "{bytes} -> {c}: not whole words");
-            assert_eq!(size_class(c), c, "{bytes} -> {c}: classes are fixed points");
+            assert_eq!(size_class(c, u64::MAX), c, "{bytes} -> {c}: classes are fixed points");
         }
-        assert_eq!(size_class(64 << 20), 64 << 20);
-        assert_eq!(size_class((64 << 20) + 1), 80 << 20);
+        assert_eq!(size_class(64 << 20, u64::MAX), 64 << 20);
+        assert_eq!(size_class((64 << 20) + 1, u64::MAX), 80 << 20);
+    }
+
+    /// Round four: a size whose class is past the device's buffer limit gets the size
+    /// itself (1.8 GiB on lavapipe's 2^31 - 1 rounded to 2 GiB and failed).
+    #[test]
+    fn size_classes_stay_within_the_device_limit() {
+        let lavapipe = (1u64 << 31) - 1;
+        for bytes in [1_887_436_804u64, (1 << 31) - 4, (7 << 28) + 4] {
+            let c = size_class(bytes, lavapipe);
+            assert!(c >= bytes && c <= lavapipe && c % 4 == 0, "{bytes} -> {c}");
+        }
+        assert_eq!(size_class(1 << 20, lavapipe), 1 << 20, "classes under the limit unchanged");
     }
 }

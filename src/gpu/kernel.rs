@@ -93,6 +93,13 @@ pub fn device_limits(limits: &wgpu::Limits) -> DeviceLimits {
     }
 }
 
+impl From<&wgpu::Limits> for DeviceLimits {
+    /// What a [`Program`] needs of a device's limits, as [`device_limits`] reads them.
+    fn from(limits: &wgpu::Limits) -> DeviceLimits {
+        device_limits(limits)
+    }
+}
+
 /// Uniform buffers a kernel keeps (a few KiB each at most); past this many it drops them all.
 const UNIFORM_CACHE_ENTRIES: usize = 256;
 
@@ -211,7 +218,7 @@ impl PadKernel {
         });
         let empty_input = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("wgpu-pad empty input"),
-            size: 16,
+            size: Program::EMPTY_INPUT_BYTES,
             usage: wgpu::BufferUsages::STORAGE,
             mapped_at_creation: false,
         });

@@ -79,6 +79,15 @@ pub(crate) fn layout(plan: &PadPlan, input: &View, output: &View, limits: &Devic
     if out_span.is_some() {
         check_no_self_overlap(plan.out_shape(), &out_strides)?;
     }
+    if !limits.storage_alignment.is_power_of_two() {
+        return Err(limit(
+            GpuLimit::BufferSize,
+            format!(
+                "the device's min_storage_buffer_offset_alignment is {}, not a power of two",
+                limits.storage_alignment
+            ),
+        ));
+    }
     let (in_bytes, out_bytes) = plan.byte_sizes().unwrap_or((0, 0));
     if in_bytes > limits.max_buffer || out_bytes > limits.max_buffer {
         return Err(limit(

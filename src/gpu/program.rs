@@ -80,8 +80,9 @@ pub(crate) type Span = (u64, u64);
 ///    depends only on [`pipeline_key`](Self::pipeline_key): cache it by that.
 /// 2. Per [`Dispatch`]: its [`params`](Dispatch::params) in a uniform buffer (at an offset
 ///    aligned to `min_uniform_buffer_offset_alignment`), the input bound at
-///    [`input`](Dispatch::input) (offset, size; where `None`, any storage buffer of at
-///    least 4 bytes: the window reads nothing), the output at [`output`](Dispatch::output),
+///    [`input`](Dispatch::input) (offset, size; where `None`, the window reads nothing:
+///    any storage buffer range of [`Program::EMPTY_INPUT_BYTES`], the largest minimum
+///    binding size of the pipelines), the output at [`output`](Dispatch::output),
 ///    and `dispatch_workgroups` with [`workgroups`](Dispatch::workgroups).
 ///
 /// Dispatches write disjoint outputs and may run in one pass in any order.
@@ -110,6 +111,11 @@ pub struct Dispatch {
 impl Program {
     /// Bytes of one dispatch's uniform parameters (binding 0).
     pub const PARAMS_BYTES: u64 = std::mem::size_of::<Params>() as u64;
+
+    /// Bytes to bind as the input of a dispatch that reads nothing ([`Dispatch::input`]
+    /// `None`): one element of the widest word a pipeline declares (`vec4<u32>`), which
+    /// wgpu requires of any binding of that pipeline.
+    pub const EMPTY_INPUT_BYTES: u64 = 16;
 
     /// Invocations per workgroup, as the WGSL declares (`@workgroup_size`).
     pub const WORKGROUP_SIZE: u32 = WORKGROUP;
@@ -257,6 +263,19 @@ pub(crate) fn check_no_self_overlap(shape: &[usize], strides: &[u64]) -> Result<
 mod tests {
     use super::*;
     use crate::{DataType, Mode, PadRequest};
+
+    /// Round four: a storage alignment of 0 (or any non-power of two) is a `GpuLimit`, not a
+    /// division by zero.
+    #[test]
+    fn a_bad_storage_alignment_is_a_limit_error() {
+        let plan = PadPlan::new(DataType::Float32, &[4, 4], &PadRequest::new(vec![1, 1, 1, 1])).unwrap();
+        for storage_alignment in [0, 3, 96] {
+            let limits = DeviceLimits { storage_alignment, ..DeviceLimits::WEBGPU_DEFAULT };
+            let e = Program::new(&plan, &BufferView::dense(0, 64), &BufferView::dense(0, 144), &limits).unwrap_err();
+            assert!(matches!(e, crate::PadError::GpuLimit { .. }), "{storage_alignment}: {e}");
+            assert!(e.to_string().contains(&storage_alignment.to_string()), "{e}");
+        }
+    }
 
     /// Programs are made and checked with no device: windows within the limits and
     /// alignment, inside the buffers, disjoint outputs covering every output byte.

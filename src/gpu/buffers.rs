@@ -282,7 +282,7 @@ mod tests {
         let lavapipe = (1u64 << 31) - 1;
         for bytes in [1_887_436_804u64, (1 << 31) - 4, (7 << 28) + 4] {
             let c = size_class(bytes, lavapipe);
-            assert!(c >= bytes && c <= lavapipe && c % 4 == 0, "{bytes} -> {c}");
+            assert!(c >= bytes && c <= lavapipe && c.is_multiple_of(4), "{bytes} -> {c}");
         }
         assert_eq!(size_class(1 << 20, lavapipe), 1 << 20, "classes under the limit unchanged");
     }

@@ -1,7 +1,9 @@
 // Shared by every pad shader: parameters, bindings, and the walk from output coordinates to
-// input offsets. The host prepends the constants it shares (MAX_RANK, WORKGROUP,
-// WIDE_ELEMS), MULTI_PERIOD and the width's WORD definitions; the mode file supplies
-// `source_coord`. src/gpu/params.rs declares the same structs.
+// input offsets. The host prepends the constants it shares (params.rs's wgsl_constants:
+// MAX_RANK, WORKGROUP, WIDE_ELEMS, NARROW_ROW_WORDS, NARROW_WORD_RUN, MAGIC_DIVIDE_BY_ONE,
+// ROW_WORDS_NONE), the ROWS_* names, MULTI_PERIOD, ROW_WALK, the width's WORD definitions
+// (WORD, WORD_BYTES; EPW, EPW_LOG2, BITS, MASK for narrow words) and the trace prelude
+// (TRACE, trace_begin, trace_access); the mode file supplies `source_coord`. src/gpu/params.rs declares the same structs.
 
 const NONE: u32 = 0xffffffffu;
 
@@ -65,6 +67,26 @@ struct Params {
 // one pooled buffer: wgpu refuses read-only and writable storage of one buffer in one dispatch.
 @group(0) @binding(1) var<storage, read_write> src: array<WORD>;
 @group(0) @binding(2) var<storage, read_write> dst: array<WORD>;
+
+// Every access to the input and output goes through these, naming its site in the shader
+// (a number unique within the kernel), so that the memory model's trace variant
+// (src/gpu/model.rs; TRACE true, a fourth binding) records it. In every other pipeline
+// TRACE is false and trace_access is empty: they compile to the bare access.
+fn load_src(site: u32, i: u32) -> WORD {
+    trace_access(site, TRACE_INPUT_LOAD, i * WORD_BYTES);
+    return src[i];
+}
+
+fn store_dst(site: u32, i: u32, v: WORD) {
+    trace_access(site, TRACE_OUTPUT_STORE, i * WORD_BYTES);
+    dst[i] = v;
+}
+
+// A read of the output (the bytes of a word outside the window, kept).
+fn load_dst(site: u32, i: u32) -> WORD {
+    trace_access(site, TRACE_OUTPUT_LOAD, i * WORD_BYTES);
+    return dst[i];
+}
 
 // The high 32 bits of a * b.
 fn mulhi(a: u32, b: u32) -> u32 {

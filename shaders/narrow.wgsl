@@ -1,9 +1,10 @@
 // 8- and 16-bit elements (EPW to a u32 word): each output word has one invocation, so no two
 // invocations write one word. Rows run on a row grid (narrow_rows) where they are whole words
 // or, ending mid-word, at least two words long; otherwise each invocation takes
-// NARROW_WORD_RUN consecutive output words. The window is one contiguous run of a dense
-// output starting at element P.first of the binding; a word only partly in it keeps its other
-// bytes. The input may have any strides.
+// NARROW_WORD_RUN words a workgroup apart. Either way a SIMD group's lanes store neighbouring
+// words (docs/ARCHITECTURE.md; the memory model, src/gpu/model.rs, measures it). The window
+// is one contiguous run of a dense output starting at element P.first of the binding; a word
+// only partly in it keeps its other bytes. The input may have any strides.
 
 // The word that starts `shift` bits into input word `lo` and runs on into `hi`.
 fn shifted(lo: u32, hi: u32, shift: u32) -> u32 {
@@ -13,18 +14,19 @@ fn shifted(lo: u32, hi: u32, shift: u32) -> u32 {
 // Rows of the window: a row owns the words that start in it (row 0 also the word the window
 // starts in), so each word has one owner even where rows end mid-word (such rows follow each
 // other in the output, so a word runs on into the next row). A row has P.row_lanes
-// invocations (the grid width), each writing up to NARROW_ROW_WORDS of its words: P.pack rows
-// share a workgroup where they fit, and a row longer than a workgroup's words takes several.
-// y and z (linear) count workgroups of rows.
+// invocations: a row of up to a workgroup's words one a word, P.pack rows sharing a workgroup;
+// a longer row whole workgroups (the grid width), each invocation up to NARROW_ROW_WORDS of
+// its words a grid width apart. y and z (linear) count workgroups of rows.
 
 // The input element at offset idx (in elements) of the input binding.
 fn input_element(idx: u32) -> u32 {
-    return (src[idx >> EPW_LOG2] >> ((idx & (EPW - 1u)) * BITS)) & MASK;
+    return (load_src(1u, idx >> EPW_LOG2) >> ((idx & (EPW - 1u)) * BITS)) & MASK;
 }
 
-// The element at window-local position x of row `rr` (the constant where it reads no input):
-// rows along axis 0 (first 1) or along axes 0 and 1 (first 2).
-fn row_element(rr: Row, x: u32, first: u32) -> u32 {
+// The input element (its offset in the input binding) at window-local position x of row
+// `rr`, or NONE where it is the constant: rows along axis 0 (first 1) or along axes 0 and 1
+// (first 2).
+fn row_source(rr: Row, x: u32, first: u32) -> u32 {
     let a0 = P.axes[0];
     var s = 0u;
     var idx = 0u;
@@ -39,10 +41,7 @@ fn row_element(rr: Row, x: u32, first: u32) -> u32 {
         s = source_coord(o + a1.start, 1u);
         idx = rr.src + (a1.crop_start + s) * a1.in_stride + (a0.crop_start + c) * a0.in_stride;
     }
-    if (s != NONE && rr.inside) {
-        return input_element(idx);
-    }
-    return P.constant.x & MASK;
+    return select(NONE, idx, s != NONE && rr.inside);
 }
 
 // The offsets of window-local position z over the axes above `first` (row_at without its
@@ -110,73 +109,37 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
         wa = base / EPW;
     }
     let wb = select(wa, (base + len + EPW - 1u) / EPW, live);
-    // Rows whose consecutive elements are consecutive in the input ("dense"): a word whose
-    // elements are all kept is then at most two input words, shifted. Element x of such a row
-    // is kept when d = x + d_off (wrapping) is below kept_elems, and is input element src0 + d.
-    var dense = a0.in_stride == 1u;
-    var d_off = a0.start - a0.pad_before;
-    var kept_elems = a0.kept;
-    var src0 = r.src + a0.crop_start;
-    if (first == 2u) {
-        dense = dense && a1.in_stride == a0.len;
-        d_off = (a1.start - a1.pad_before) * a0.len;
-        kept_elems = a1.kept * a0.len;
-        src0 = r.src + a1.crop_start * a0.len + a0.crop_start;
-    }
-    // Words [f0, f1) of a dense row hold kept elements only, so they need no mode function
-    // (every mode maps a kept position to itself). Found once a row, they leave the pair loop
-    // below no test but its end, rather than a test a pair (fewer branches, which any SIMD
-    // machine pays for). f1 - f0 is even, so they go in pairs; the row's other words (pads,
-    // row ends) go after, one by one.
-    var f0 = wa;
-    var f1 = wa;
-    if (dense && r.inside && live) {
-        // d_off is signed: below zero, the row starts in the pad before, -d_off elements of it.
-        let before = d_off >= 0x80000000u;
-        let first_kept = select(0u, 0u - d_off, before);
-        let end_kept = min(kept_elems - select(min(d_off, kept_elems), d_off, before), len);
-        f0 = clamp((base + first_kept + EPW - 1u) / EPW, wa, wb);
-        f1 = max((base + end_kept) / EPW, f0);
-        f1 = f0 + ((f1 - f0) & ~1u);
-    }
-    // Invocations take pairs of words, a grid width apart: a shifted pair reads three input
-    // words where two single words read four (fewer bytes moved, on any GPU). Lanes
-    // still read and write neighbouring memory, as a real GPU wants. Word w reads from input
-    // word i0 + w on, `shift` bits into it; an aligned row reads two input words a pair only
-    // (the next may be past the input). i0 comes from word f0's first element, a real input
-    // offset: src0 + d_off alone may wrap below zero, and shifting a wrapped offset is wrong
-    // (native backends happened to wrap the address back; WebGPU's clamp did not).
-    let i0 = ((src0 + d_off + (f0 * EPW - base)) >> EPW_LOG2) - f0;
-    let shift = ((src0 + d_off - base) & (EPW - 1u)) * BITS;
-    let third = select(1u, 2u, shift != 0u);
-    for (var n = 0u; n < NARROW_ROW_WORDS / 2u; n++) {
-        let w = f0 + 2u * (lane + n * P.row_lanes);
-        if (w >= f1) {
+    // The row's words [wa, wb), a lane each, a row's lanes apart: the lanes of a SIMD group
+    // store neighbouring words (and, packed rows following each other in the output, the
+    // next row's), whatever the word holds, at one store site. Each word first finds its
+    // elements' sources (the mode function; NONE for the constant), then loads each input
+    // word they lie in once, the lowest source's word at one site for every word, so that a
+    // group's loads are as contiguous as its stores: kept elements are a run of consecutive
+    // input elements, and a pad's sources (a mirror, the edge, the period's other end) are
+    // a run too.
+    for (var n = 0u; n < NARROW_ROW_WORDS; n++) {
+        let w = wa + lane + n * P.row_lanes;
+        if (w >= wb) {
             break;
         }
-        let a = src[i0 + w];
-        let b = src[i0 + w + 1u];
-        let c = src[i0 + w + third];
-        dst[w] = shifted(a, b, shift);
-        dst[w + 1u] = shifted(b, c, shift);
-    }
-    // The row's other words element by element, a lane each: j counts them, those before f0
-    // first. The last may run on into the next row (or past the window, whose bytes it keeps).
-    let kept_words = f1 - f0;
-    for (var j = lane; wa + j + kept_words < wb; j += P.row_lanes) {
-        let w = select(wa + j + kept_words, wa + j, wa + j < f0);
-        var word = 0u;
+        // Row position of the word's element 0 (wrapping below zero where the word starts in
+        // the row before); x is the element's position in this row, and in the next from
+        // len on.
+        let x0 = w * EPW - base;
+        var sources = array<u32, 4>(NONE, NONE, NONE, NONE);
+        var lo = NONE;
+        var hi = 0u;
         var mask = 0u;
         for (var k = 0u; k < EPW; k++) {
-            // Outside the window (wrapping below its start) the word keeps its bytes; x is
-            // the element's position in this row, and in the next from len on.
+            // Outside the window (wrapping below its start) the word keeps its bytes.
             if (MID_WORD && w * EPW + k - P.first >= P.elems) {
                 continue;
             }
-            let x = w * EPW + k - base;
-            var v = 0u;
+            mask |= MASK << (k * BITS);
+            let x = x0 + k;
+            var idx = NONE;
             if (!MID_WORD || x < len) {
-                v = row_element(r, x, first);
+                idx = row_source(r, x, first);
             } else {
                 // Rows are at least a word long, so the next row is as far as a word reaches.
                 var next = above_next;
@@ -185,21 +148,88 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
                     next = above;
                     next_y = y + 1u;
                 }
-                v = row_element(step(next, first, next_y), x - len, first);
+                idx = row_source(step(next, first, next_y), x - len, first);
             }
-            word |= v << (k * BITS);
-            mask |= MASK << (k * BITS);
+            sources[k] = idx;
+            if (idx != NONE) {
+                lo = min(lo, idx);
+                hi = max(hi, idx);
+            }
+        }
+        // The input words the sources lie in, at most four, each loaded once at its own site:
+        // a the lowest source's and b the next, d the highest source's and c the one before
+        // (a pad's sources and the kept run are at most two runs of EPW elements: wrap reads a
+        // row's other end). A source in none of them is read on its own (a strided input).
+        let w_lo = lo >> EPW_LOG2;
+        let w_hi = hi >> EPW_LOG2;
+        var used = 0u; // bit i: word w_lo + i (i < 2) or w_hi - 3 + i (i >= 2) holds a source
+        for (var k = 0u; k < EPW; k++) {
+            let wi = sources[k] >> EPW_LOG2;
+            if (sources[k] == NONE) {
+                continue;
+            }
+            if (wi == w_lo) {
+                used |= 1u;
+            } else if (wi == w_lo + 1u) {
+                used |= 2u;
+            } else if (wi == w_hi) {
+                used |= 8u;
+            } else if (wi + 1u == w_hi) {
+                used |= 4u;
+            }
+        }
+        var a = 0u;
+        var b = 0u;
+        var c = 0u;
+        var d = 0u;
+        if ((used & 1u) != 0u) {
+            a = load_src(2u, w_lo);
+        }
+        if ((used & 2u) != 0u) {
+            b = load_src(3u, w_lo + 1u);
+        }
+        if ((used & 4u) != 0u) {
+            c = load_src(4u, w_hi - 1u);
+        }
+        if ((used & 8u) != 0u) {
+            d = load_src(5u, w_hi);
+        }
+        var word = 0u;
+        for (var k = 0u; k < EPW; k++) {
+            let idx = sources[k];
+            let wi = idx >> EPW_LOG2;
+            let shift = (idx & (EPW - 1u)) * BITS;
+            var v = P.constant.x & MASK;
+            if (idx == NONE) {
+            } else if (wi == w_lo) {
+                v = (a >> shift) & MASK;
+            } else if (wi == w_lo + 1u) {
+                v = (b >> shift) & MASK;
+            } else if (wi == w_hi) {
+                v = (d >> shift) & MASK;
+            } else if (wi + 1u == w_hi) {
+                v = (c >> shift) & MASK;
+            } else {
+                v = input_element(idx);
+            }
+            word |= (v << (k * BITS)) & mask;
         }
         if (!MID_WORD || mask == 0xffffffffu) {
-            dst[w] = word;
+            store_dst(7u, w, word);
         } else {
-            dst[w] = (dst[w] & ~mask) | word;
+            store_dst(8u, w, (load_dst(9u, w) & ~mask) | word);
         }
     }
 }
 
 @compute @workgroup_size(WORKGROUP)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+fn main(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    trace_begin(wid, nwg, lid);
     // ROW_WALK is a pipeline constant: llvmpipe runs both sides of a runtime branch. Rows
     // ending mid-word (ROWS_MID_WORD) are rare enough to share one pipeline for both row
     // shapes: their `first` is the uniform's, read through the invocation so that lavapipe
@@ -209,21 +239,24 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         narrow_rows(gid, nwg, select(ROW_WALK, select(P.row_first, 1u, gid.x == NONE), MID_WORD));
         return;
     }
-    // NARROW_WORD_RUN consecutive words an invocation: the row of the first is found once (a
-    // division and a walk over the axes above) and then followed element by element.
-    let i0 = (gid.x + gid.y * nwg.x * WORKGROUP) * NARROW_WORD_RUN;
-    if (i0 >= P.count) {
-        return;
-    }
+    // NARROW_WORD_RUN words an invocation, a workgroup's width apart: a workgroup covers
+    // WORKGROUP * NARROW_WORD_RUN consecutive words, and a SIMD group's lanes store
+    // neighbouring words. Each word finds its row by division (arithmetic a GPU has to spare
+    // in a memory-bound kernel; lanes a run apart stored 64 bytes apart, 16 times the
+    // sectors), then follows it element by element.
+    let block = (gid.x - lid + gid.y * nwg.x * WORKGROUP) * NARROW_WORD_RUN;
     let inner = P.axes[0];
-    // The first word's first element in the window (the window may start mid-word).
-    let first_e = select(0u, i0 * EPW - P.first % EPW, i0 > 0u);
-    var row = divide(first_e, inner.len_magic, inner.len_shift);
-    var x = first_e - row * inner.len;
-    var r = row_offsets(row);
-    let words = min(NARROW_WORD_RUN, P.count - i0);
-    for (var n = 0u; n < words; n++) {
-        let w = P.first / EPW + i0 + n;
+    for (var n = 0u; n < NARROW_WORD_RUN; n++) {
+        let i = block + lid + n * WORKGROUP;
+        if (i >= P.count) {
+            break;
+        }
+        // The word's first element in the window (the window may start mid-word).
+        let first_e = select(0u, i * EPW - P.first % EPW, i > 0u);
+        var row = divide(first_e, inner.len_magic, inner.len_shift);
+        var x = first_e - row * inner.len;
+        var r = row_offsets(row);
+        let w = P.first / EPW + i;
         // Byte k of the word is window element e0 + k (wrapping below the window's start);
         // (row, x) is element e0 + k0's.
         let e0 = w * EPW - P.first;
@@ -240,9 +273,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         if (fast) {
             let idx = r.src + inner.crop_start + j;
             let shift = (idx & (EPW - 1u)) * BITS;
-            let lo = src[idx >> EPW_LOG2];
+            let lo = load_src(10u, idx >> EPW_LOG2);
             // An aligned word reads one input word only (the next may be past the input).
-            let hi = src[(idx >> EPW_LOG2) + select(0u, 1u, shift != 0u)];
+            let hi = load_src(11u, (idx >> EPW_LOG2) + select(0u, 1u, shift != 0u));
             word = shifted(lo, hi, shift);
             mask = 0xffffffffu;
             x += EPW;
@@ -273,9 +306,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             }
         }
         if (mask == 0xffffffffu) {
-            dst[w] = word;
+            store_dst(12u, w, word);
         } else {
-            dst[w] = (dst[w] & ~mask) | word;
+            store_dst(13u, w, (load_dst(14u, w) & ~mask) | word);
         }
     }
 }

@@ -6,7 +6,13 @@
 // an invocation. Any strides on either side.
 
 @compute @workgroup_size(WORKGROUP)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+fn main(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    trace_begin(wid, nwg, lid);
     let inner = P.axes[0];
     let a1 = P.axes[1];
     let pack = P.pack;
@@ -31,8 +37,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         let k = source_coord(o, 0u);
         var v = constant_word();
         if (k != NONE && r.inside) {
-            v = src[r.src + (inner.crop_start + k) * inner.in_stride];
+            v = load_src(1u, r.src + (inner.crop_start + k) * inner.in_stride);
         }
-        dst[r.dst + o * inner.out_stride] = v;
+        store_dst(2u, r.dst + o * inner.out_stride, v);
     }
 }

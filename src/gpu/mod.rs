@@ -12,12 +12,14 @@
 //! them on the CPU path and says so.
 //!
 //! Inside: `layout` (views, merged axes, binding windows), `params` (the uniform and the
-//! constants shared with WGSL), `shader` (pipeline keys and their WGSL), `buffers`.
+//! constants shared with WGSL), `shader` (pipeline keys and their WGSL), `buffers`; and
+//! [`model`], the memory-transaction model that traces the real shaders.
 
 mod buffers;
 mod context;
 mod kernel;
 mod layout;
+pub mod model;
 mod narrow;
 mod params;
 mod program;

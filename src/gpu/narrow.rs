@@ -1,21 +1,23 @@
 //! The host half of `shaders/narrow.wgsl` (8- and 16-bit elements in u32 words; one
 //! invocation owns each output word it writes). Two walks, a pipeline constant each
 //! ([`RowWalk`]): rows on a grid (along axis 0, or axes 0 and 1 where axis 0 is a whole
-//! unpadded run), up to [`NARROW_ROW_WORDS`] words of a row an invocation, short rows
-//! sharing a workgroup; or, where rows are too short or windows disagree, runs of
-//! [`NARROW_WORD_RUN`] consecutive words an invocation, each finding its row by division.
+//! unpadded run), a lane a word (short rows sharing a workgroup) or up to
+//! [`NARROW_ROW_WORDS`] words of a long row an invocation, a grid width apart; or, where rows
+//! are too short or windows disagree, [`NARROW_WORD_RUN`] words an invocation a workgroup's
+//! width apart, each finding its row by division. Either way a SIMD group's lanes store
+//! neighbouring words (the memory model, `gpu::model`, checks it).
 
 use super::layout::WindowShape;
 use super::params::{magic_divisor, Params, INDEX_LIMIT, NARROW_ROW_WORDS, NARROW_WORD_RUN, ROW_WORDS_NONE, WORKGROUP};
 use super::program::{DeviceLimits, Dispatch};
 use super::shader::RowWalk;
 
-/// Invocations a row owning `row_words` words takes: each writes up to NARROW_ROW_WORDS of
-/// it, so that finding the row (its offsets, the mode on the axes above, its kept words) is
-/// paid once for many words rather than by every invocation. On a real GPU this puts a SIMD
-/// group's lanes a row apart; measure there before keeping it.
+/// Invocations a row owning `row_words` words takes where rows share a workgroup: one a
+/// word, so that a SIMD group's lanes store neighbouring words, running on into the next
+/// row (rows of a window follow each other in the output). Rows longer than a workgroup
+/// take whole workgroups instead ([`row_grid`]).
 pub(super) fn lanes(row_words: u64) -> u64 {
-    row_words.div_ceil(NARROW_ROW_WORDS as u64).max(1)
+    row_words.clamp(1, WORKGROUP as u64)
 }
 
 /// Rows owning `row_words` words one workgroup takes: as many as fit, else 1.
@@ -65,8 +67,9 @@ pub(super) fn row_grid(s: &WindowShape, params: &mut Params, word: u64) -> Optio
     params.row_first = f;
     params.row_words = words as u32;
     params.count = rows as u32;
-    // Rows of up to half a workgroup's words share a workgroup; a longer row takes x
-    // workgroups. Each invocation writes up to NARROW_ROW_WORDS of a row.
+    // Rows of up to half a workgroup's words share a workgroup, a lane a word; a longer row
+    // takes x workgroups, each invocation up to NARROW_ROW_WORDS of its words, a grid width
+    // apart.
     let pack = pack(words);
     params.pack = pack as u32;
     let x = if pack > 1 { 1 } else { words.div_ceil((WORKGROUP * NARROW_ROW_WORDS) as u64) };
@@ -122,28 +125,12 @@ mod tests {
     /// exactly once and no other, rows of whole words and rows ending mid-word (each row owns
     /// the words that start in it, the first row also the word the window starts in), short
     /// rows packed several to a workgroup, long rows over several workgroups, on grids past
-    /// `max_groups`, in windows of small bindings, rows along axis 0 and along axes 0 and 1,
-    /// and wherever a row's run of kept words [f0, f1) lies (the shader writes it in pairs, the
-    /// row's other words one by one).
+    /// `max_groups`, in windows of small bindings, rows along axis 0 and along axes 0 and 1.
     #[test]
     fn the_narrow_row_grid_covers_every_word_once() {
-        // The words one invocation writes: its pairs of kept words, then the row's others.
-        fn lane_words(lane: u64, lanes: u64, (wa, wb): (u64, u64), (f0, f1): (u64, u64)) -> Vec<u64> {
-            let mut out = Vec::new();
-            for n in 0..NARROW_ROW_WORDS as u64 / 2 {
-                let w = f0 + 2 * (lane + n * lanes);
-                if w >= f1 {
-                    break;
-                }
-                out.extend([w, w + 1]);
-            }
-            let kept = f1 - f0;
-            let mut j = lane;
-            while wa + j + kept < wb {
-                out.push(if wa + j < f0 { wa + j } else { wa + j + kept });
-                j += lanes;
-            }
-            out
+        // The words one invocation writes: the row's words a row's lanes apart.
+        fn lane_words(lane: u64, lanes: u64, (wa, wb): (u64, u64)) -> Vec<u64> {
+            (0..NARROW_ROW_WORDS as u64).map(|n| wa + lane + n * lanes).take_while(|&w| w < wb).collect()
         }
         let few_groups = DeviceLimits { max_groups: 7, ..LIMITS };
         let small = DeviceLimits { max_binding: 1024, ..LIMITS };
@@ -204,45 +191,26 @@ mod tests {
                         let wa = if row == 0 { b / epw } else { b.div_ceil(epw) };
                         (wa, (b + len as u64).div_ceil(epw))
                     };
-                    // Kept runs: none, all, from either end, inside, of one pair.
-                    let even = |n: u64| n & !1;
-                    for run in 0..6 {
-                        let mut seen = vec![0u8; touched.end as usize + 2];
-                        for (x, y, z) in
-                            (0..gz).flat_map(|z| (0..gy).flat_map(move |y| (0..gx).map(move |x| (x, y, z))))
-                        {
-                            for l in 0..WORKGROUP as u64 {
-                                let gid_x = x * WORKGROUP as u64 + l;
-                                // The shader's division by row_lanes (magic 0: by 1).
-                                let (m, sh) = (p.lanes_magic as u64, p.lanes_shift);
-                                let sub = if m == 0 { gid_x } else { ((gid_x * m) >> 32) >> sh };
-                                assert_eq!(sub, gid_x / lanes);
-                                let row = (y + z * gy) * pack + sub;
-                                if sub >= pack || row >= rows {
-                                    continue;
-                                }
-                                let (wa, wb) = owned(row);
-                                let n = wb - wa;
-                                let (f0, f1) = match run {
-                                    0 => (wa, wa),
-                                    1 => (wa, wa + even(n)),
-                                    2 => (wa + n % 2, wb),
-                                    3 => (wa + 1.min(n), wa + 1.min(n) + even(n.saturating_sub(1))),
-                                    4 => (wa + n / 3, wa + n / 3 + even(n / 3)),
-                                    _ => (wa + n / 2, wa + n / 2 + even((n - n / 2).min(2))),
-                                };
-                                for word in lane_words(gid_x - sub * lanes, lanes, (wa, wb), (f0, f1)) {
-                                    assert!(touched.contains(&word), "{shape:?}: word {word} outside {touched:?}");
-                                    seen[word as usize] += 1;
-                                }
+                    let mut seen = vec![0u8; touched.end as usize + 2];
+                    for (x, y, z) in (0..gz).flat_map(|z| (0..gy).flat_map(move |y| (0..gx).map(move |x| (x, y, z)))) {
+                        for l in 0..WORKGROUP as u64 {
+                            let gid_x = x * WORKGROUP as u64 + l;
+                            // The shader's division by row_lanes (magic 0: by 1).
+                            let (m, sh) = (p.lanes_magic as u64, p.lanes_shift);
+                            let sub = if m == 0 { gid_x } else { ((gid_x * m) >> 32) >> sh };
+                            assert_eq!(sub, gid_x / lanes);
+                            let row = (y + z * gy) * pack + sub;
+                            if sub >= pack || row >= rows {
+                                continue;
+                            }
+                            for word in lane_words(gid_x - sub * lanes, lanes, owned(row)) {
+                                assert!(touched.contains(&word), "{shape:?}: word {word} outside {touched:?}");
+                                seen[word as usize] += 1;
                             }
                         }
-                        let wrong = touched.clone().filter(|&w| seen[w as usize] != 1).collect::<Vec<_>>();
-                        assert!(
-                            wrong.is_empty(),
-                            "{shape:?} pads {pads:?}, run {run}: words {wrong:?} not written once"
-                        );
                     }
+                    let wrong = touched.clone().filter(|&w| seen[w as usize] != 1).collect::<Vec<_>>();
+                    assert!(wrong.is_empty(), "{shape:?} pads {pads:?}: words {wrong:?} not written once");
                 }
             }
         }

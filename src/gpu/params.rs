@@ -10,13 +10,14 @@ pub(crate) const WORKGROUP: u32 = 64;
 /// group's lanes stay on neighbouring words). Many per invocation amortise the row's
 /// offsets; the loop leaves at the row's end, so short rows cost no more.
 pub(crate) const WIDE_ELEMS: u32 = 16;
-/// Words of a row per invocation in the narrow kernel's rows, in pairs a grid width apart:
-/// finding a row (its offsets, the mode on the axes above, its kept words) is paid once for
-/// this many words, and a pair of shifted words reads three input words, not four.
+/// Words of a long row per invocation in the narrow kernel's rows, a grid width apart (so a
+/// SIMD group's lanes store neighbouring words): finding a row (its offsets, the mode on the
+/// axes above) is paid once for this many words. Rows of up to a workgroup's words take a
+/// lane a word instead.
 pub(crate) const NARROW_ROW_WORDS: u32 = 32;
-/// Consecutive words per invocation in the narrow kernel's per-word path (rows too short to
-/// walk): the row is found once for them all, by one division, and then followed. On a real
-/// GPU this puts lanes 64 bytes apart; measure there before keeping it.
+/// Words per invocation in the narrow kernel's per-word path (rows too short to walk), a
+/// workgroup's width apart so that a SIMD group's lanes store neighbouring words; each
+/// finds its row by division.
 pub(crate) const NARROW_WORD_RUN: u32 = 16;
 /// Largest index the shaders divide (magic division is exact below 2^31).
 pub(crate) const INDEX_LIMIT: u64 = (1 << 31) - 8;

@@ -100,6 +100,16 @@ impl PipelineKey {
     /// The pipeline's WGSL: the shared constants, this key's constants, the width's
     /// definitions, the shared prelude, the mode's index function and the width's main.
     pub fn wgsl(&self) -> String {
+        self.wgsl_with(false)
+    }
+
+    /// The memory model's trace variant of the same pipeline ([`super::model`]): `TRACE`
+    /// true and a fourth binding that records every access. Never built by `PadKernel`.
+    pub fn wgsl_traced(&self) -> String {
+        self.wgsl_with(true)
+    }
+
+    fn wgsl_with(&self, trace: bool) -> String {
         let mode_src = match self.mode {
             Mode::Constant => include_str!("../../shaders/constant.wgsl"),
             Mode::Reflect => include_str!("../../shaders/reflect.wgsl"),
@@ -107,6 +117,7 @@ impl PipelineKey {
             Mode::Wrap => include_str!("../../shaders/wrap.wgsl"),
             Mode::Symmetric => include_str!("../../shaders/symmetric.wgsl"),
         };
+        let word_bytes = self.word_bytes.max(4);
         let (defs, main) = match self.word_bytes {
             1 | 2 => {
                 let epw = 4 / self.word_bytes as u32;
@@ -126,11 +137,12 @@ impl PipelineKey {
         };
         let common = include_str!("../../shaders/common.wgsl");
         format!(
-            "{}{}const MULTI_PERIOD: bool = {};\nconst ROW_WALK: u32 = ROWS_{};\n{defs}\n{common}\n{mode_src}\n{main}",
+            "{}{}const MULTI_PERIOD: bool = {};\nconst ROW_WALK: u32 = ROWS_{};\nconst WORD_BYTES: u32 = {word_bytes}u;\n{defs}\n{}\n{common}\n{mode_src}\n{main}",
             wgsl_constants(),
             RowWalk::wgsl_constants(),
             self.multi_period,
-            self.row_walk.wgsl_name()
+            self.row_walk.wgsl_name(),
+            trace_prelude(trace),
         )
     }
 
@@ -146,6 +158,29 @@ impl PipelineKey {
 }
 
 const WIDE: &str = include_str!("../../shaders/wide.wgsl");
+
+/// The trace prelude: with `trace`, a fourth binding (`trace_buf`) where each invocation of
+/// a traced workgroup appends its accesses, in program order (the layout is
+/// [`super::model`]'s); without, empty functions every compiler removes.
+pub(crate) fn trace_prelude(trace: bool) -> &'static str {
+    if trace {
+        TRACE_ON
+    } else {
+        TRACE_OFF
+    }
+}
+
+const TRACE_OFF: &str = concat!(
+    "const TRACE_INPUT_LOAD: u32 = 0u;\nconst TRACE_OUTPUT_STORE: u32 = 1u;\nconst TRACE_OUTPUT_LOAD: u32 = 2u;\n",
+    "const TRACE: bool = false;\n",
+    "fn trace_begin(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) {}\n",
+    "fn trace_access(site: u32, kind: u32, address: u32) {}\n",
+);
+
+const TRACE_ON: &str = concat!(
+    "const TRACE_INPUT_LOAD: u32 = 0u;\nconst TRACE_OUTPUT_STORE: u32 = 1u;\nconst TRACE_OUTPUT_LOAD: u32 = 2u;\n",
+    include_str!("../../shaders/trace.wgsl"),
+);
 
 #[cfg(test)]
 mod tests {
@@ -168,8 +203,9 @@ mod tests {
     #[test]
     fn every_shader_is_valid_wgsl() {
         for mode in Mode::ALL {
-            for key in PipelineKey::all_for(mode, 1) {
-                let src = key.wgsl();
+            for (key, src) in
+                PipelineKey::all_for(mode, 1).into_iter().flat_map(|k| [(k, k.wgsl()), (k, k.wgsl_traced())])
+            {
                 let module = naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| panic!("{key:?}: {e}"));
                 naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
                     .validate(&module)

@@ -6,6 +6,11 @@
 // is one contiguous run of a dense output starting at element P.first of the binding; a word
 // only partly in it keeps its other bytes. The input may have any strides.
 
+// A word of the constant element, repeated (the uniform holds one element).
+fn constant_word() -> u32 {
+    return (P.constant.x & MASK) * (0xffffffffu / MASK);
+}
+
 // The word that starts `shift` bits into input word `lo` and runs on into `hi`.
 fn shifted(lo: u32, hi: u32, shift: u32) -> u32 {
     return select((lo >> shift) | (hi << ((32u - shift) & 31u)), lo, shift == 0u);
@@ -52,6 +57,92 @@ fn row_above(first: u32, z: u32) -> Row {
         return step(r, first + 1u, z);
     }
     return walk(r, first + 1u, z);
+}
+
+// A word of a row that is not all kept elements (pads, row ends; in a row ending mid-word,
+// the next row's first elements), as (bits, mask of the bytes it writes). Its elements'
+// sources (the mode function; NONE for the constant) are found first, then each input word
+// they lie in is loaded once: a the lowest source's and b the next, d the highest source's
+// and c the one before (a pad's sources and a kept run are at most two runs: wrap reads the
+// row's other end); a source in none of them is read on its own (a strided input). The
+// sources are found twice rather than kept in an array, which GPUs put in slow local memory.
+fn other_word(w: u32, base: u32, len: u32, r: Row, first: u32, y: u32, y_len: u32, above: Row, above_next: Row) -> vec2<u32> {
+    var lo = NONE;
+    var hi = 0u;
+    var mask = 0u;
+    for (var k = 0u; k < EPW; k++) {
+        let idx = word_source(w, k, base, len, r, first, y, y_len, above, above_next);
+        if (idx != SKIP) {
+            mask |= MASK << (k * BITS);
+        }
+        if (idx < SKIP) {
+            lo = min(lo, idx);
+            hi = max(hi, idx);
+        }
+    }
+    let w_lo = lo >> EPW_LOG2;
+    let w_hi = hi >> EPW_LOG2;
+    var a = 0u;
+    var b = 0u;
+    var c = 0u;
+    var d = 0u;
+    if (lo != NONE) {
+        a = load_src(4u, w_lo);
+        if (w_hi > w_lo) {
+            b = load_src(5u, w_lo + 1u);
+        }
+        if (w_hi > w_lo + 2u) {
+            c = load_src(6u, w_hi - 1u);
+        }
+        if (w_hi > w_lo + 1u) {
+            d = load_src(15u, w_hi);
+        }
+    }
+    var word = 0u;
+    for (var k = 0u; k < EPW; k++) {
+        let idx = word_source(w, k, base, len, r, first, y, y_len, above, above_next);
+        let wi = idx >> EPW_LOG2;
+        let at = (idx & (EPW - 1u)) * BITS;
+        var v = P.constant.x & MASK;
+        if (idx >= SKIP) {
+        } else if (wi == w_lo) {
+            v = (a >> at) & MASK;
+        } else if (wi == w_lo + 1u) {
+            v = (b >> at) & MASK;
+        } else if (wi == w_hi) {
+            v = (d >> at) & MASK;
+        } else if (wi + 1u == w_hi) {
+            v = (c >> at) & MASK;
+        } else {
+            v = input_element(idx);
+        }
+        word |= v << (k * BITS);
+    }
+    return vec2<u32>(word & mask, mask);
+}
+
+// Outside the window: the word keeps that byte.
+const SKIP: u32 = 0xfffffffeu;
+
+// The source of element k of word w (see other_word): an input offset, NONE for the
+// constant, SKIP outside the window. x is the element's position in this row, and in the
+// next from len on (rows are at least a word long, so the next row is as far as a word
+// reaches); it wraps below zero where the word starts in the row before.
+fn word_source(w: u32, k: u32, base: u32, len: u32, r: Row, first: u32, y: u32, y_len: u32, above: Row, above_next: Row) -> u32 {
+    if (MID_WORD && w * EPW + k - P.first >= P.elems) {
+        return SKIP;
+    }
+    let x = w * EPW + k - base;
+    if (!MID_WORD || x < len) {
+        return row_source(r, x, first);
+    }
+    var next = above_next;
+    var next_y = 0u;
+    if (y + 1u < y_len) {
+        next = above;
+        next_y = y + 1u;
+    }
+    return row_source(step(next, first, next_y), x - len, first);
 }
 
 // Rows that end mid-word, or a window that starts mid-word: words run on into the next row,
@@ -109,115 +200,120 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
         wa = base / EPW;
     }
     let wb = select(wa, (base + len + EPW - 1u) / EPW, live);
-    // The row's words [wa, wb), a lane each, a row's lanes apart: the lanes of a SIMD group
-    // store neighbouring words (and, packed rows following each other in the output, the
-    // next row's), whatever the word holds, at one store site. Each word first finds its
-    // elements' sources (the mode function; NONE for the constant), then loads each input
-    // word they lie in once, the lowest source's word at one site for every word, so that a
-    // group's loads are as contiguous as its stores: kept elements are a run of consecutive
-    // input elements, and a pad's sources (a mirror, the edge, the period's other end) are
-    // a run too.
-    for (var n = 0u; n < NARROW_ROW_WORDS; n++) {
-        let w = wa + lane + n * P.row_lanes;
-        if (w >= wb) {
+    // Rows whose consecutive elements are consecutive in the input ("dense"): a word whose
+    // elements are all kept is then at most two input words, shifted. Element x of such a row
+    // is kept when d = x + d_off (wrapping) is below kept_elems, and is input element src0 + d.
+    var dense = a0.in_stride == 1u;
+    var d_off = a0.start - a0.pad_before;
+    var kept_elems = a0.kept;
+    var src0 = r.src + a0.crop_start;
+    if (first == 2u) {
+        dense = dense && a1.in_stride == a0.len;
+        d_off = (a1.start - a1.pad_before) * a0.len;
+        kept_elems = a1.kept * a0.len;
+        src0 = r.src + a1.crop_start * a0.len + a0.crop_start;
+    }
+    // Words [f0, f1) of a dense row hold kept elements only, so they need no mode function
+    // (every mode maps a kept position to itself): found once a row, they cost a shift per
+    // word, which is what keeps long rows as fast as a copy on a real GPU (with the mode
+    // function on every element instead, the H200 ran u8 image rows 4 times slower).
+    var f0 = wa;
+    var f1 = wa;
+    if (dense && r.inside && live) {
+        // d_off is signed: below zero, the row starts in the pad before, -d_off elements of it.
+        let before = d_off >= 0x80000000u;
+        let first_kept = select(0u, 0u - d_off, before);
+        let end_kept = min(kept_elems - select(min(d_off, kept_elems), d_off, before), len);
+        f0 = clamp((base + first_kept + EPW - 1u) / EPW, wa, wb);
+        f1 = max((base + end_kept) / EPW, f0);
+    }
+    // A row that reads no input (constant mode's pad rows): its whole words are the constant,
+    // repeated, and take the same path (element by element they made a tail that doubled
+    // the kernel's time on the H200 for an image's constant pad).
+    if (!r.inside && live) {
+        f0 = clamp((base + EPW - 1u) / EPW, wa, wb);
+        f1 = max((base + len) / EPW, f0);
+    }
+    // Word w of [f0, f1) reads from input word i0 + w on, `shift` bits into it. i0 comes from
+    // word f0's first element, a real input offset: src0 + d_off alone may wrap below zero,
+    // and shifting a wrapped offset is wrong (native backends happened to wrap the address
+    // back; WebGPU's clamp did not).
+    let i0 = ((src0 + d_off + (f0 * EPW - base)) >> EPW_LOG2) - f0;
+    let shift = ((src0 + d_off - base) & (EPW - 1u)) * BITS;
+    if (P.row_lanes >= P.row_words) {
+        // Rows of up to a workgroup's words: a lane a word.
+        // The row's words [wa, wb), a lane each, a row's lanes apart: the lanes of a SIMD group
+        // store neighbouring words (and, packed rows following each other in the output, the
+        // next row's), whatever the word holds, at one store site. Kept words are shifted copies
+        // (a few instructions a word: on a real GPU that, not the sectors, decides long rows);
+        // the others come from other_word.
+        for (var n = 0u; n < NARROW_ROW_WORDS; n++) {
+            let w = wa + lane + n * P.row_lanes;
+            if (w >= wb) {
+                break;
+            }
+            var word = 0u;
+            var mask = 0xffffffffu;
+            if (w >= f0 && w < f1) {
+                // A kept word: a shifted copy, at most two input words (the next only where the
+                // row is unaligned: it may be past the input otherwise); or the constant.
+                word = constant_word();
+                if (r.inside) {
+                    let a = load_src(2u, i0 + w);
+                    var b = a;
+                    if (shift != 0u) {
+                        b = load_src(3u, i0 + w + 1u);
+                    }
+                    word = shifted(a, b, shift);
+                }
+            } else {
+                let o = other_word(w, base, len, r, first, y, af.len, above, above_next);
+                word = o.x;
+                mask = o.y;
+            }
+            if (!MID_WORD || mask == 0xffffffffu) {
+                store_dst(7u, w, word);
+            } else {
+                store_dst(8u, w, (load_dst(9u, w) & ~mask) | word);
+            }
+        }
+        return;
+    }
+    // Longer rows: kept words in pairs, a grid width apart (a shifted pair reads three input
+    // words where two single words read four), then the row's other words a lane each. The
+    // memory model counts the pairs' stores at about half efficiency (each instruction stores
+    // every other word), yet the H200 ran long unaligned rows (a u8 image, 771 words a row)
+    // 1.5-1.9 times faster so than a lane a word: load instructions, not sectors (which the
+    // L2 merges), decide there. BENCHMARKS.md has both.
+    let f1p = f0 + ((f1 - f0) & ~1u);
+    let third = select(1u, 2u, shift != 0u);
+    for (var n = 0u; n < NARROW_ROW_WORDS / 2u; n++) {
+        let w = f0 + 2u * (lane + n * P.row_lanes);
+        if (w >= f1p) {
             break;
         }
-        // Row position of the word's element 0 (wrapping below zero where the word starts in
-        // the row before); x is the element's position in this row, and in the next from
-        // len on.
-        let x0 = w * EPW - base;
-        var sources = array<u32, 4>(NONE, NONE, NONE, NONE);
-        var lo = NONE;
-        var hi = 0u;
-        var mask = 0u;
-        for (var k = 0u; k < EPW; k++) {
-            // Outside the window (wrapping below its start) the word keeps its bytes.
-            if (MID_WORD && w * EPW + k - P.first >= P.elems) {
-                continue;
-            }
-            mask |= MASK << (k * BITS);
-            let x = x0 + k;
-            var idx = NONE;
-            if (!MID_WORD || x < len) {
-                idx = row_source(r, x, first);
-            } else {
-                // Rows are at least a word long, so the next row is as far as a word reaches.
-                var next = above_next;
-                var next_y = 0u;
-                if (y + 1u < af.len) {
-                    next = above;
-                    next_y = y + 1u;
-                }
-                idx = row_source(step(next, first, next_y), x - len, first);
-            }
-            sources[k] = idx;
-            if (idx != NONE) {
-                lo = min(lo, idx);
-                hi = max(hi, idx);
-            }
+        var lo = constant_word();
+        var hi = constant_word();
+        if (r.inside) {
+            let a = load_src(30u, i0 + w);
+            let b = load_src(31u, i0 + w + 1u);
+            let c = load_src(32u, i0 + w + third);
+            lo = shifted(a, b, shift);
+            hi = shifted(b, c, shift);
         }
-        // The input words the sources lie in, at most four, each loaded once at its own site:
-        // a the lowest source's and b the next, d the highest source's and c the one before
-        // (a pad's sources and the kept run are at most two runs of EPW elements: wrap reads a
-        // row's other end). A source in none of them is read on its own (a strided input).
-        let w_lo = lo >> EPW_LOG2;
-        let w_hi = hi >> EPW_LOG2;
-        var used = 0u; // bit i: word w_lo + i (i < 2) or w_hi - 3 + i (i >= 2) holds a source
-        for (var k = 0u; k < EPW; k++) {
-            let wi = sources[k] >> EPW_LOG2;
-            if (sources[k] == NONE) {
-                continue;
-            }
-            if (wi == w_lo) {
-                used |= 1u;
-            } else if (wi == w_lo + 1u) {
-                used |= 2u;
-            } else if (wi == w_hi) {
-                used |= 8u;
-            } else if (wi + 1u == w_hi) {
-                used |= 4u;
-            }
-        }
-        var a = 0u;
-        var b = 0u;
-        var c = 0u;
-        var d = 0u;
-        if ((used & 1u) != 0u) {
-            a = load_src(2u, w_lo);
-        }
-        if ((used & 2u) != 0u) {
-            b = load_src(3u, w_lo + 1u);
-        }
-        if ((used & 4u) != 0u) {
-            c = load_src(4u, w_hi - 1u);
-        }
-        if ((used & 8u) != 0u) {
-            d = load_src(5u, w_hi);
-        }
-        var word = 0u;
-        for (var k = 0u; k < EPW; k++) {
-            let idx = sources[k];
-            let wi = idx >> EPW_LOG2;
-            let shift = (idx & (EPW - 1u)) * BITS;
-            var v = P.constant.x & MASK;
-            if (idx == NONE) {
-            } else if (wi == w_lo) {
-                v = (a >> shift) & MASK;
-            } else if (wi == w_lo + 1u) {
-                v = (b >> shift) & MASK;
-            } else if (wi == w_hi) {
-                v = (d >> shift) & MASK;
-            } else if (wi + 1u == w_hi) {
-                v = (c >> shift) & MASK;
-            } else {
-                v = input_element(idx);
-            }
-            word |= (v << (k * BITS)) & mask;
-        }
-        if (!MID_WORD || mask == 0xffffffffu) {
-            store_dst(7u, w, word);
+        store_dst(33u, w, lo);
+        store_dst(34u, w + 1u, hi);
+    }
+    // The row's other words, a lane each: j counts them, those before f0 first. The last may
+    // run on into the next row (or past the window, whose bytes it keeps).
+    let kept_words = f1p - f0;
+    for (var j = lane; wa + j + kept_words < wb; j += P.row_lanes) {
+        let w = select(wa + j + kept_words, wa + j, wa + j < f0);
+        let o = other_word(w, base, len, r, first, y, af.len, above, above_next);
+        if (!MID_WORD || o.y == 0xffffffffu) {
+            store_dst(35u, w, o.x);
         } else {
-            store_dst(8u, w, (load_dst(9u, w) & ~mask) | word);
+            store_dst(36u, w, (load_dst(37u, w) & ~o.y) | o.x);
         }
     }
 }
@@ -273,9 +369,9 @@ fn main(
         if (fast) {
             let idx = r.src + inner.crop_start + j;
             let shift = (idx & (EPW - 1u)) * BITS;
-            let lo = load_src(10u, idx >> EPW_LOG2);
+            let lo = load_src(20u, idx >> EPW_LOG2);
             // An aligned word reads one input word only (the next may be past the input).
-            let hi = load_src(11u, (idx >> EPW_LOG2) + select(0u, 1u, shift != 0u));
+            let hi = load_src(21u, (idx >> EPW_LOG2) + select(0u, 1u, shift != 0u));
             word = shifted(lo, hi, shift);
             mask = 0xffffffffu;
             x += EPW;
@@ -306,9 +402,9 @@ fn main(
             }
         }
         if (mask == 0xffffffffu) {
-            store_dst(12u, w, word);
+            store_dst(22u, w, word);
         } else {
-            store_dst(13u, w, (load_dst(14u, w) & ~mask) | word);
+            store_dst(23u, w, (load_dst(24u, w) & ~mask) | word);
         }
     }
 }

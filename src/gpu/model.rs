@@ -111,6 +111,9 @@ pub struct Figures {
     pub instructions: u64,
 }
 
+/// One instruction of one SIMD group: (dispatch, workgroup, group, site, kind, execution).
+type Instruction = (u32, u32, u32, u32, AccessKind, u32);
+
 /// Bytes in a sector.
 pub const SECTOR: u64 = 32;
 
@@ -119,7 +122,7 @@ pub const SECTOR: u64 = 32;
 pub fn analyze(trace: &[Access], lanes: u32) -> Figures {
     // Instructions: (dispatch, workgroup, SIMD group, site, kind, n-th execution) -> bytes.
     let mut executions: HashMap<(u32, u32, u32, u32), u32> = HashMap::new();
-    let mut instructions: HashMap<(u32, u32, u32, u32, AccessKind, u32), Vec<(u64, u32)>> = HashMap::new();
+    let mut instructions: HashMap<Instruction, Vec<(u64, u32)>> = HashMap::new();
     for a in trace {
         let n = executions.entry((a.dispatch, a.workgroup, a.lane, a.site)).or_insert(0);
         instructions

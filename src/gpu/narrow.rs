@@ -12,12 +12,18 @@ use super::params::{magic_divisor, Params, INDEX_LIMIT, NARROW_ROW_WORDS, NARROW
 use super::program::{DeviceLimits, Dispatch};
 use super::shader::RowWalk;
 
-/// Invocations a row owning `row_words` words takes where rows share a workgroup: one a
-/// word, so that a SIMD group's lanes store neighbouring words, running on into the next
-/// row (rows of a window follow each other in the output). Rows longer than a workgroup
-/// take whole workgroups instead ([`row_grid`]).
+/// Invocations a row owning `row_words` words takes where rows share a workgroup. Up to a
+/// workgroup's words, one a word, so that a SIMD group's lanes store neighbouring words,
+/// running on into the next row (rows of a window follow each other in the output). Longer
+/// rows, one per NARROW_ROW_WORDS words, which take its kept words in pairs (see narrow.wgsl:
+/// on a real GPU that ran long unaligned rows faster); past a workgroup's worth of those, whole
+/// workgroups ([`row_grid`]). The shader tells the two apart by `row_lanes >= row_words`.
 pub(super) fn lanes(row_words: u64) -> u64 {
-    row_words.clamp(1, WORKGROUP as u64)
+    if row_words <= WORKGROUP as u64 {
+        row_words.max(1)
+    } else {
+        row_words.div_ceil(NARROW_ROW_WORDS as u64)
+    }
 }
 
 /// Rows owning `row_words` words one workgroup takes: as many as fit, else 1.
@@ -128,9 +134,28 @@ mod tests {
     /// `max_groups`, in windows of small bindings, rows along axis 0 and along axes 0 and 1.
     #[test]
     fn the_narrow_row_grid_covers_every_word_once() {
-        // The words one invocation writes: the row's words a row's lanes apart.
-        fn lane_words(lane: u64, lanes: u64, (wa, wb): (u64, u64)) -> Vec<u64> {
-            (0..NARROW_ROW_WORDS as u64).map(|n| wa + lane + n * lanes).take_while(|&w| w < wb).collect()
+        // The words one invocation writes: in rows of up to a workgroup's words (row_lanes >=
+        // row_words) the row's words a row's lanes apart; in longer rows its pairs of kept words
+        // [f0, f1) a grid width apart, then the row's others.
+        fn lane_words(lane: u64, lanes: u64, row_words: u64, (wa, wb): (u64, u64), (f0, f1): (u64, u64)) -> Vec<u64> {
+            if lanes >= row_words {
+                return (0..NARROW_ROW_WORDS as u64).map(|n| wa + lane + n * lanes).take_while(|&w| w < wb).collect();
+            }
+            let mut out = Vec::new();
+            for n in 0..NARROW_ROW_WORDS as u64 / 2 {
+                let w = f0 + 2 * (lane + n * lanes);
+                if w >= f1 {
+                    break;
+                }
+                out.extend([w, w + 1]);
+            }
+            let kept = f1 - f0;
+            let mut j = lane;
+            while wa + j + kept < wb {
+                out.push(if wa + j < f0 { wa + j } else { wa + j + kept });
+                j += lanes;
+            }
+            out
         }
         let few_groups = DeviceLimits { max_groups: 7, ..LIMITS };
         let small = DeviceLimits { max_binding: 1024, ..LIMITS };
@@ -191,26 +216,46 @@ mod tests {
                         let wa = if row == 0 { b / epw } else { b.div_ceil(epw) };
                         (wa, (b + len as u64).div_ceil(epw))
                     };
-                    let mut seen = vec![0u8; touched.end as usize + 2];
-                    for (x, y, z) in (0..gz).flat_map(|z| (0..gy).flat_map(move |y| (0..gx).map(move |x| (x, y, z)))) {
-                        for l in 0..WORKGROUP as u64 {
-                            let gid_x = x * WORKGROUP as u64 + l;
-                            // The shader's division by row_lanes (magic 0: by 1).
-                            let (m, sh) = (p.lanes_magic as u64, p.lanes_shift);
-                            let sub = if m == 0 { gid_x } else { ((gid_x * m) >> 32) >> sh };
-                            assert_eq!(sub, gid_x / lanes);
-                            let row = (y + z * gy) * pack + sub;
-                            if sub >= pack || row >= rows {
-                                continue;
-                            }
-                            for word in lane_words(gid_x - sub * lanes, lanes, owned(row)) {
-                                assert!(touched.contains(&word), "{shape:?}: word {word} outside {touched:?}");
-                                seen[word as usize] += 1;
+                    // Kept runs: none, all, from either end, inside, of one pair.
+                    let even = |n: u64| n & !1;
+                    for run in 0..6 {
+                        let mut seen = vec![0u8; touched.end as usize + 2];
+                        for (x, y, z) in
+                            (0..gz).flat_map(|z| (0..gy).flat_map(move |y| (0..gx).map(move |x| (x, y, z))))
+                        {
+                            for l in 0..WORKGROUP as u64 {
+                                let gid_x = x * WORKGROUP as u64 + l;
+                                // The shader's division by row_lanes (magic 0: by 1).
+                                let (m, sh) = (p.lanes_magic as u64, p.lanes_shift);
+                                let sub = if m == 0 { gid_x } else { ((gid_x * m) >> 32) >> sh };
+                                assert_eq!(sub, gid_x / lanes);
+                                let row = (y + z * gy) * pack + sub;
+                                if sub >= pack || row >= rows {
+                                    continue;
+                                }
+                                let (wa, wb) = owned(row);
+                                let n = wb - wa;
+                                let (f0, f1) = match run {
+                                    0 => (wa, wa),
+                                    1 => (wa, wa + even(n)),
+                                    2 => (wa + n % 2, wb),
+                                    3 => (wa + 1.min(n), wa + 1.min(n) + even(n.saturating_sub(1))),
+                                    4 => (wa + n / 3, wa + n / 3 + even(n / 3)),
+                                    _ => (wa + n / 2, wa + n / 2 + even((n - n / 2).min(2))),
+                                };
+                                let row_words = p.row_words as u64;
+                                for word in lane_words(gid_x - sub * lanes, lanes, row_words, (wa, wb), (f0, f1)) {
+                                    assert!(touched.contains(&word), "{shape:?}: word {word} outside {touched:?}");
+                                    seen[word as usize] += 1;
+                                }
                             }
                         }
+                        let wrong = touched.clone().filter(|&w| seen[w as usize] != 1).collect::<Vec<_>>();
+                        assert!(
+                            wrong.is_empty(),
+                            "{shape:?} pads {pads:?}, run {run}: words {wrong:?} not written once"
+                        );
                     }
-                    let wrong = touched.clone().filter(|&w| seen[w as usize] != 1).collect::<Vec<_>>();
-                    assert!(wrong.is_empty(), "{shape:?} pads {pads:?}: words {wrong:?} not written once");
                 }
             }
         }

@@ -17,10 +17,13 @@ use crate::tensor::{element_count, Tensor, TensorData};
 ///   inside the type's range (a `Float` such as `3.0` is fine; `2.5`, `NaN`, `300` for
 ///   uint8 are refused). [`Scalar::Int`] and [`Scalar::Uint`] are exact for 64-bit values
 ///   that an `f64` cannot hold.
-/// - **float16, bfloat16, float32, float64, complex** (imaginary part 0): rounded to the
-///   nearest value; refused where a finite value would become infinite (70000 as float16)
-///   or a non-zero one zero (1e-30 as float16). NaN and ±infinity pass as they are.
-/// - **float8 and float4 types**: the value must be exactly representable.
+/// - **Float types** (float16, bfloat16, float32, float64, complex with imaginary part 0, the
+///   float8s and float4e2m1): rounded once, from the `f64`, to the nearest value, ties to
+///   even, as numpy and ml_dtypes convert; refused where a finite value would become
+///   infinite or NaN, or lies past the largest finite value's rounding boundary (70000 as
+///   float16, 500 as float8e4m3fn, 7 as float4e2m1, which ml_dtypes saturates to 6), or
+///   where a non-zero one would become zero (1e-30 as float16). NaN and ±infinity pass as
+///   they are where the type has them.
 /// - **bool**: 0 or 1 (or a [`Scalar::Bool`]).
 /// - **string**: refused; give a one-element string [`Tensor`] instead.
 ///
@@ -247,28 +250,109 @@ pub(crate) fn number_bytes(dtype: DataType, n: Number, shown: &str) -> Result<Ve
         Int4 => vec![(int(-8, 7)? as u8) & 0x0f],
         Uint4 => vec![int(0, 15)? as u8],
         Float16 => {
-            let (v, got) = (n.as_f64(), half::f16::from_f64(n.as_f64()));
-            fits(dtype, v, got.to_f64(), half::f16::MAX.to_f64(), shown)?;
-            got.to_le_bytes().to_vec()
+            // Rounded once, from the f64, to nearest-even (half's own conversion rounds through
+            // f32, twice); the result is a float16 value, which half then converts exactly.
+            let (v, got) = (n.as_f64(), round_to_format(n.as_f64(), 5, 10));
+            fits(dtype, v, got, half::f16::MAX.to_f64(), shown)?;
+            half::f16::from_f64(got).to_le_bytes().to_vec()
         }
         Bfloat16 => {
-            let (v, got) = (n.as_f64(), half::bf16::from_f64(n.as_f64()));
-            fits(dtype, v, got.to_f64(), half::bf16::MAX.to_f64(), shown)?;
-            got.to_le_bytes().to_vec()
+            let (v, got) = (n.as_f64(), round_to_format(n.as_f64(), 8, 7));
+            fits(dtype, v, got, half::bf16::MAX.to_f64(), shown)?;
+            half::bf16::from_f64(got).to_le_bytes().to_vec()
         }
         Float32 => f32_bits(dtype, n.as_f64(), shown)?.to_vec(),
         Float64 => n.as_f64().to_le_bytes().to_vec(),
         Float8e4m3fn | Float8e4m3fnuz | Float8e5m2 | Float8e5m2fnuz | Float8e8m0 | Float4e2m1 => {
-            let v = n.as_f64();
-            let patterns = if dtype == Float4e2m1 { 0..=15u8 } else { 0..=255u8 };
-            let found = patterns.into_iter().find(|&b| match small_float_value(dtype, b) {
-                None => v.is_nan(),
-                Some(x) => x == v && x.is_sign_negative() == v.is_sign_negative(),
-            });
-            vec![found.ok_or_else(|| bad(dtype, shown, "not exactly representable; give the bits as 0xNN"))?]
+            vec![small_float_bits(dtype, n.as_f64(), shown)?]
         }
         Bool | String | Complex64 | Complex128 => unreachable!("number_bytes is not called for {dtype}"),
     })
+}
+
+/// `v` rounded once to nearest-even in a binary format of `exp_bits` exponent bits and
+/// `man_bits` mantissa bits (IEEE layout: subnormals, bias 2^(exp_bits-1) - 1), as an f64;
+/// ±inf past the largest finite value's rounding boundary. NaN and ±inf stay as they are.
+pub(crate) fn round_to_format(v: f64, exp_bits: u32, man_bits: u32) -> f64 {
+    if !v.is_finite() || v == 0.0 {
+        return v;
+    }
+    let bias = (1i32 << (exp_bits - 1)) - 1;
+    let min_exp = 1 - bias; // of the smallest normal
+                            // The exponent of |v| (floor of log2), from its bits: exact for normal f64s; an f64
+                            // subnormal is far below any of these formats' subnormals and rounds to 0 here anyway.
+    let e = ((v.abs().to_bits() >> 52) as i32 - 1023).max(min_exp);
+    let ulp = 2f64.powi(e - man_bits as i32);
+    let q = (v.abs() / ulp).round_ties_even();
+    let rounded = (q * ulp).copysign(v);
+    let max_exp = bias; // of the largest finite value
+    let max = (2.0 - 2f64.powi(-(man_bits as i32))) * 2f64.powi(max_exp);
+    if rounded.abs() > max {
+        f64::INFINITY.copysign(v)
+    } else {
+        rounded
+    }
+}
+
+/// The bits of the 8- or 4-bit float nearest to `v`, ties to the even pattern (the one whose
+/// last mantissa bit is 0), as ml_dtypes converts; NaN to the type's NaN, ±inf to the type's
+/// inf where it has one. Refused as out of range where `v` lies past the largest finite
+/// value's rounding boundary (the type has no inf, or it would become one), and where a
+/// non-zero `v` rounds to zero.
+fn small_float_bits(dtype: DataType, v: f64, shown: &str) -> Result<u8> {
+    let patterns: Vec<u8> = if dtype == DataType::Float4e2m1 { (0..=15).collect() } else { (0..=255).collect() };
+    if v.is_nan() {
+        let nan = patterns.iter().copied().find(|&b| small_float_value(dtype, b).is_none());
+        return nan.ok_or_else(|| bad(dtype, shown, "the type has no NaN"));
+    }
+    let finite: Vec<(u8, f64)> = patterns
+        .iter()
+        .filter_map(|&b| small_float_value(dtype, b).map(|x| (b, x)))
+        .filter(|p| p.1.is_finite())
+        .collect();
+    if v.is_infinite() {
+        let inf = patterns.iter().copied().find(|&b| small_float_value(dtype, b) == Some(v));
+        return inf.ok_or_else(|| bad(dtype, shown, "the type has no infinity"));
+    }
+    let max = finite.iter().map(|p| p.1).fold(0.0, f64::max);
+    // The rounding boundary above the largest finite value: half its spacing to the next.
+    let below_max = finite.iter().map(|p| p.1).filter(|&x| x < max).fold(f64::MIN, f64::max);
+    let boundary = if dtype == DataType::Float8e8m0 { max * 1.5 } else { max + (max - below_max) / 2.0 };
+    // At the boundary itself the tie goes to the largest finite value where its pattern is
+    // even (float8e4m3fn's 448), else past it.
+    let max_is_even = finite.iter().any(|&(b, x)| x == max && b & 1 == 0);
+    if v.abs() > boundary || (v.abs() == boundary && !max_is_even) {
+        return Err(bad(dtype, shown, &format!("out of range: the largest finite {dtype} is {max:e}")));
+    }
+    let same_sign = |x: f64| x == 0.0 || x.is_sign_negative() == v.is_sign_negative();
+    let mut best: Option<(u8, f64)> = None;
+    for &(b, x) in finite.iter().filter(|p| same_sign(p.1) || dtype == DataType::Float8e8m0) {
+        let d = (x - v).abs();
+        best = match best {
+            None => Some((b, x)),
+            Some((bb, bx)) => {
+                let bd = (bx - v).abs();
+                // Nearer wins; a tie goes to the even pattern; among equal values (±0), the
+                // one with v's sign.
+                let better = d < bd
+                    || (d == bd && x != bx && b & 1 == 0 && bb & 1 == 1)
+                    || (d == bd
+                        && x == bx
+                        && x.is_sign_negative() == v.is_sign_negative()
+                        && bx.is_sign_negative() != v.is_sign_negative());
+                if better {
+                    Some((b, x))
+                } else {
+                    Some((bb, bx))
+                }
+            }
+        };
+    }
+    let (bits, x) = best.ok_or_else(|| bad(dtype, shown, "no finite value"))?;
+    if v != 0.0 && x == 0.0 {
+        return Err(bad(dtype, shown, &format!("too small: it rounds to 0 in {dtype}")));
+    }
+    Ok(bits)
 }
 
 /// The value of one bit pattern of an 8-bit or 4-bit float type, or `None` for NaN.
@@ -359,10 +443,304 @@ mod tests {
             (refused(Float16, 1e-30), "rounds to 0"),
             (refused(Float32, 1e40), "out of range"),
             (refused(Bool, 2), "2 is not a bool value: expected 0 or 1"),
-            (refused(Float8e4m3fn, 0.3), "not exactly representable"),
+            (refused(Float8e4m3fn, 500.0), "out of range: the largest finite float8e4m3fn is 4.48e2"),
+            (refused(Float8e4m3fn, f64::INFINITY), "no infinity"),
             (refused(String, 1.0), "not a string"),
         ] {
             assert!(err.contains(want), "{err:?} should contain {want:?}");
+        }
+    }
+
+    /// Round four: every float type rounds once, from the f64, to nearest-even, as numpy
+    /// (float16) and ml_dtypes (bfloat16, the float8s, float4e2m1) convert: ties, the
+    /// largest finite value's rounding boundary, subnormal boundaries. `None`: refused
+    /// (where they give inf or NaN for a finite value, or 0 for a non-zero one; and float4e2m1
+    /// past 6's boundary, which ml_dtypes saturates to 6 but this crate refuses as out of range).
+    /// The expected bits were printed by numpy 2 and ml_dtypes.
+    #[test]
+    fn floats_round_once_to_nearest_even_as_numpy_and_ml_dtypes_do() {
+        use DataType::*;
+        let cases: &[(DataType, f64, Option<u16>)] = &[
+            (Float16, 1.000488281250001, Some(0x3c01)),
+            (Float16, 1.00048828125, Some(0x3c00)),
+            (Float16, 65519.99999, Some(0x7bff)),
+            (Float16, 65520.0, None),
+            (Float16, 65504.0, Some(0x7bff)),
+            (Float16, 2.980232238772512e-08, Some(0x1)),
+            (Float16, 2.9802322387695312e-08, None),
+            (Float16, 5.960464477539063e-08, Some(0x1)),
+            (Float16, 1e-30, None),
+            (Float16, 0.1, Some(0x2e66)),
+            (Float16, -0.1, Some(0xae66)),
+            (Float16, 3.14159, Some(0x4248)),
+            (Float16, 1.5, Some(0x3e00)),
+            (Float16, -2.75, Some(0xc180)),
+            (Float16, 100000.0, None),
+            (Float16, 448.0, Some(0x5f00)),
+            (Float16, 464.0, Some(0x5f40)),
+            (Float16, 479.99, Some(0x5f80)),
+            (Float16, 480.0, Some(0x5f80)),
+            (Float16, 240.0, Some(0x5b80)),
+            (Float16, 57344.0, Some(0x7b00)),
+            (Float16, 61439.0, Some(0x7b80)),
+            (Float16, 61440.0, Some(0x7b80)),
+            (Float16, 0.0009765625, Some(0x1400)),
+            (Float16, 0.0019, Some(0x17c8)),
+            (Float16, 6.0, Some(0x4600)),
+            (Float16, 7.0, Some(0x4700)),
+            (Float16, 5.0, Some(0x4500)),
+            (Float16, 0.25, Some(0x3400)),
+            (Float16, 0.3, Some(0x34cd)),
+            (Float16, 3e+38, None),
+            (Float16, 3.4e+38, None),
+            (Float16, 1e-40, None),
+            (Float16, 2.5, Some(0x4100)),
+            (Float16, 0.75, Some(0x3a00)),
+            (Float16, 1.25, Some(0x3d00)),
+            (Float16, 1.125, Some(0x3c80)),
+            (Float16, 1.0625, Some(0x3c40)),
+            (Float16, 1.03125, Some(0x3c20)),
+            (Bfloat16, 1.000488281250001, Some(0x3f80)),
+            (Bfloat16, 1.00048828125, Some(0x3f80)),
+            (Bfloat16, 65519.99999, Some(0x4780)),
+            (Bfloat16, 65520.0, Some(0x4780)),
+            (Bfloat16, 65504.0, Some(0x4780)),
+            (Bfloat16, 2.980232238772512e-08, Some(0x3300)),
+            (Bfloat16, 2.9802322387695312e-08, Some(0x3300)),
+            (Bfloat16, 5.960464477539063e-08, Some(0x3380)),
+            (Bfloat16, 1e-30, Some(0xda2)),
+            (Bfloat16, 0.1, Some(0x3dcd)),
+            (Bfloat16, -0.1, Some(0xbdcd)),
+            (Bfloat16, 3.14159, Some(0x4049)),
+            (Bfloat16, 1.5, Some(0x3fc0)),
+            (Bfloat16, -2.75, Some(0xc030)),
+            (Bfloat16, 100000.0, Some(0x47c3)),
+            (Bfloat16, 448.0, Some(0x43e0)),
+            (Bfloat16, 464.0, Some(0x43e8)),
+            (Bfloat16, 479.99, Some(0x43f0)),
+            (Bfloat16, 480.0, Some(0x43f0)),
+            (Bfloat16, 240.0, Some(0x4370)),
+            (Bfloat16, 57344.0, Some(0x4760)),
+            (Bfloat16, 61439.0, Some(0x4770)),
+            (Bfloat16, 61440.0, Some(0x4770)),
+            (Bfloat16, 0.0009765625, Some(0x3a80)),
+            (Bfloat16, 0.0019, Some(0x3af9)),
+            (Bfloat16, 6.0, Some(0x40c0)),
+            (Bfloat16, 7.0, Some(0x40e0)),
+            (Bfloat16, 5.0, Some(0x40a0)),
+            (Bfloat16, 0.25, Some(0x3e80)),
+            (Bfloat16, 0.3, Some(0x3e9a)),
+            (Bfloat16, 3e+38, Some(0x7f62)),
+            (Bfloat16, 3.4e+38, None),
+            (Bfloat16, 1e-40, Some(0x1)),
+            (Bfloat16, 2.5, Some(0x4020)),
+            (Bfloat16, 0.75, Some(0x3f40)),
+            (Bfloat16, 1.25, Some(0x3fa0)),
+            (Bfloat16, 1.125, Some(0x3f90)),
+            (Bfloat16, 1.0625, Some(0x3f88)),
+            (Bfloat16, 1.03125, Some(0x3f84)),
+            (Float8e4m3fn, 1.000488281250001, Some(0x38)),
+            (Float8e4m3fn, 1.00048828125, Some(0x38)),
+            (Float8e4m3fn, 65519.99999, None),
+            (Float8e4m3fn, 65520.0, None),
+            (Float8e4m3fn, 65504.0, None),
+            (Float8e4m3fn, 2.980232238772512e-08, None),
+            (Float8e4m3fn, 2.9802322387695312e-08, None),
+            (Float8e4m3fn, 5.960464477539063e-08, None),
+            (Float8e4m3fn, 1e-30, None),
+            (Float8e4m3fn, 0.1, Some(0x1d)),
+            (Float8e4m3fn, -0.1, Some(0x9d)),
+            (Float8e4m3fn, 3.14159, Some(0x45)),
+            (Float8e4m3fn, 1.5, Some(0x3c)),
+            (Float8e4m3fn, -2.75, Some(0xc3)),
+            (Float8e4m3fn, 100000.0, None),
+            (Float8e4m3fn, 448.0, Some(0x7e)),
+            (Float8e4m3fn, 464.0, Some(0x7e)),
+            (Float8e4m3fn, 479.99, None),
+            (Float8e4m3fn, 480.0, None),
+            (Float8e4m3fn, 240.0, Some(0x77)),
+            (Float8e4m3fn, 57344.0, None),
+            (Float8e4m3fn, 61439.0, None),
+            (Float8e4m3fn, 61440.0, None),
+            (Float8e4m3fn, 0.0009765625, None),
+            (Float8e4m3fn, 0.0019, Some(0x1)),
+            (Float8e4m3fn, 6.0, Some(0x4c)),
+            (Float8e4m3fn, 7.0, Some(0x4e)),
+            (Float8e4m3fn, 5.0, Some(0x4a)),
+            (Float8e4m3fn, 0.25, Some(0x28)),
+            (Float8e4m3fn, 0.3, Some(0x2a)),
+            (Float8e4m3fn, 3e+38, None),
+            (Float8e4m3fn, 3.4e+38, None),
+            (Float8e4m3fn, 1e-40, None),
+            (Float8e4m3fn, 2.5, Some(0x42)),
+            (Float8e4m3fn, 0.75, Some(0x34)),
+            (Float8e4m3fn, 1.25, Some(0x3a)),
+            (Float8e4m3fn, 1.125, Some(0x39)),
+            (Float8e4m3fn, 1.0625, Some(0x38)),
+            (Float8e4m3fn, 1.03125, Some(0x38)),
+            (Float8e4m3fnuz, 1.000488281250001, Some(0x40)),
+            (Float8e4m3fnuz, 1.00048828125, Some(0x40)),
+            (Float8e4m3fnuz, 65519.99999, None),
+            (Float8e4m3fnuz, 65520.0, None),
+            (Float8e4m3fnuz, 65504.0, None),
+            (Float8e4m3fnuz, 2.980232238772512e-08, None),
+            (Float8e4m3fnuz, 2.9802322387695312e-08, None),
+            (Float8e4m3fnuz, 5.960464477539063e-08, None),
+            (Float8e4m3fnuz, 1e-30, None),
+            (Float8e4m3fnuz, 0.1, Some(0x25)),
+            (Float8e4m3fnuz, -0.1, Some(0xa5)),
+            (Float8e4m3fnuz, 3.14159, Some(0x4d)),
+            (Float8e4m3fnuz, 1.5, Some(0x44)),
+            (Float8e4m3fnuz, -2.75, Some(0xcb)),
+            (Float8e4m3fnuz, 100000.0, None),
+            (Float8e4m3fnuz, 448.0, None),
+            (Float8e4m3fnuz, 464.0, None),
+            (Float8e4m3fnuz, 479.99, None),
+            (Float8e4m3fnuz, 480.0, None),
+            (Float8e4m3fnuz, 240.0, Some(0x7f)),
+            (Float8e4m3fnuz, 57344.0, None),
+            (Float8e4m3fnuz, 61439.0, None),
+            (Float8e4m3fnuz, 61440.0, None),
+            (Float8e4m3fnuz, 0.0009765625, Some(0x1)),
+            (Float8e4m3fnuz, 0.0019, Some(0x2)),
+            (Float8e4m3fnuz, 6.0, Some(0x54)),
+            (Float8e4m3fnuz, 7.0, Some(0x56)),
+            (Float8e4m3fnuz, 5.0, Some(0x52)),
+            (Float8e4m3fnuz, 0.25, Some(0x30)),
+            (Float8e4m3fnuz, 0.3, Some(0x32)),
+            (Float8e4m3fnuz, 3e+38, None),
+            (Float8e4m3fnuz, 3.4e+38, None),
+            (Float8e4m3fnuz, 1e-40, None),
+            (Float8e4m3fnuz, 2.5, Some(0x4a)),
+            (Float8e4m3fnuz, 0.75, Some(0x3c)),
+            (Float8e4m3fnuz, 1.25, Some(0x42)),
+            (Float8e4m3fnuz, 1.125, Some(0x41)),
+            (Float8e4m3fnuz, 1.0625, Some(0x40)),
+            (Float8e4m3fnuz, 1.03125, Some(0x40)),
+            (Float8e5m2, 1.000488281250001, Some(0x3c)),
+            (Float8e5m2, 1.00048828125, Some(0x3c)),
+            (Float8e5m2, 65519.99999, None),
+            (Float8e5m2, 65520.0, None),
+            (Float8e5m2, 65504.0, None),
+            (Float8e5m2, 2.980232238772512e-08, None),
+            (Float8e5m2, 2.9802322387695312e-08, None),
+            (Float8e5m2, 5.960464477539063e-08, None),
+            (Float8e5m2, 1e-30, None),
+            (Float8e5m2, 0.1, Some(0x2e)),
+            (Float8e5m2, -0.1, Some(0xae)),
+            (Float8e5m2, 3.14159, Some(0x42)),
+            (Float8e5m2, 1.5, Some(0x3e)),
+            (Float8e5m2, -2.75, Some(0xc2)),
+            (Float8e5m2, 100000.0, None),
+            (Float8e5m2, 448.0, Some(0x5f)),
+            (Float8e5m2, 464.0, Some(0x5f)),
+            (Float8e5m2, 479.99, Some(0x5f)),
+            (Float8e5m2, 480.0, Some(0x60)),
+            (Float8e5m2, 240.0, Some(0x5c)),
+            (Float8e5m2, 57344.0, Some(0x7b)),
+            (Float8e5m2, 61439.0, Some(0x7b)),
+            (Float8e5m2, 61440.0, None),
+            (Float8e5m2, 0.0009765625, Some(0x14)),
+            (Float8e5m2, 0.0019, Some(0x18)),
+            (Float8e5m2, 6.0, Some(0x46)),
+            (Float8e5m2, 7.0, Some(0x47)),
+            (Float8e5m2, 5.0, Some(0x45)),
+            (Float8e5m2, 0.25, Some(0x34)),
+            (Float8e5m2, 0.3, Some(0x35)),
+            (Float8e5m2, 3e+38, None),
+            (Float8e5m2, 3.4e+38, None),
+            (Float8e5m2, 1e-40, None),
+            (Float8e5m2, 2.5, Some(0x41)),
+            (Float8e5m2, 0.75, Some(0x3a)),
+            (Float8e5m2, 1.25, Some(0x3d)),
+            (Float8e5m2, 1.125, Some(0x3c)),
+            (Float8e5m2, 1.0625, Some(0x3c)),
+            (Float8e5m2, 1.03125, Some(0x3c)),
+            (Float8e5m2fnuz, 1.000488281250001, Some(0x40)),
+            (Float8e5m2fnuz, 1.00048828125, Some(0x40)),
+            (Float8e5m2fnuz, 65519.99999, None),
+            (Float8e5m2fnuz, 65520.0, None),
+            (Float8e5m2fnuz, 65504.0, None),
+            (Float8e5m2fnuz, 2.980232238772512e-08, None),
+            (Float8e5m2fnuz, 2.9802322387695312e-08, None),
+            (Float8e5m2fnuz, 5.960464477539063e-08, None),
+            (Float8e5m2fnuz, 1e-30, None),
+            (Float8e5m2fnuz, 0.1, Some(0x32)),
+            (Float8e5m2fnuz, -0.1, Some(0xb2)),
+            (Float8e5m2fnuz, 3.14159, Some(0x46)),
+            (Float8e5m2fnuz, 1.5, Some(0x42)),
+            (Float8e5m2fnuz, -2.75, Some(0xc6)),
+            (Float8e5m2fnuz, 100000.0, None),
+            (Float8e5m2fnuz, 448.0, Some(0x63)),
+            (Float8e5m2fnuz, 464.0, Some(0x63)),
+            (Float8e5m2fnuz, 479.99, Some(0x63)),
+            (Float8e5m2fnuz, 480.0, Some(0x64)),
+            (Float8e5m2fnuz, 240.0, Some(0x60)),
+            (Float8e5m2fnuz, 57344.0, Some(0x7f)),
+            (Float8e5m2fnuz, 61439.0, Some(0x7f)),
+            (Float8e5m2fnuz, 61440.0, None),
+            (Float8e5m2fnuz, 0.0009765625, Some(0x18)),
+            (Float8e5m2fnuz, 0.0019, Some(0x1c)),
+            (Float8e5m2fnuz, 6.0, Some(0x4a)),
+            (Float8e5m2fnuz, 7.0, Some(0x4b)),
+            (Float8e5m2fnuz, 5.0, Some(0x49)),
+            (Float8e5m2fnuz, 0.25, Some(0x38)),
+            (Float8e5m2fnuz, 0.3, Some(0x39)),
+            (Float8e5m2fnuz, 3e+38, None),
+            (Float8e5m2fnuz, 3.4e+38, None),
+            (Float8e5m2fnuz, 1e-40, None),
+            (Float8e5m2fnuz, 2.5, Some(0x45)),
+            (Float8e5m2fnuz, 0.75, Some(0x3e)),
+            (Float8e5m2fnuz, 1.25, Some(0x41)),
+            (Float8e5m2fnuz, 1.125, Some(0x40)),
+            (Float8e5m2fnuz, 1.0625, Some(0x40)),
+            (Float8e5m2fnuz, 1.03125, Some(0x40)),
+            (Float4e2m1, 1.000488281250001, Some(0x2)),
+            (Float4e2m1, 1.00048828125, Some(0x2)),
+            (Float4e2m1, 65519.99999, None),
+            (Float4e2m1, 65520.0, None),
+            (Float4e2m1, 65504.0, None),
+            (Float4e2m1, 2.980232238772512e-08, None),
+            (Float4e2m1, 2.9802322387695312e-08, None),
+            (Float4e2m1, 5.960464477539063e-08, None),
+            (Float4e2m1, 1e-30, None),
+            (Float4e2m1, 0.1, None),
+            (Float4e2m1, -0.1, None),
+            (Float4e2m1, 3.14159, Some(0x5)),
+            (Float4e2m1, 1.5, Some(0x3)),
+            (Float4e2m1, -2.75, Some(0xd)),
+            (Float4e2m1, 100000.0, None),
+            (Float4e2m1, 448.0, None),
+            (Float4e2m1, 464.0, None),
+            (Float4e2m1, 479.99, None),
+            (Float4e2m1, 480.0, None),
+            (Float4e2m1, 240.0, None),
+            (Float4e2m1, 57344.0, None),
+            (Float4e2m1, 61439.0, None),
+            (Float4e2m1, 61440.0, None),
+            (Float4e2m1, 0.0009765625, None),
+            (Float4e2m1, 0.0019, None),
+            (Float4e2m1, 6.0, Some(0x7)),
+            (Float4e2m1, 7.0, None),
+            (Float4e2m1, 5.0, Some(0x6)),
+            (Float4e2m1, 0.25, None),
+            (Float4e2m1, 0.3, Some(0x1)),
+            (Float4e2m1, 3e+38, None),
+            (Float4e2m1, 3.4e+38, None),
+            (Float4e2m1, 1e-40, None),
+            (Float4e2m1, 2.5, Some(0x4)),
+            (Float4e2m1, 0.75, Some(0x2)),
+            (Float4e2m1, 1.25, Some(0x2)),
+            (Float4e2m1, 1.125, Some(0x2)),
+            (Float4e2m1, 1.0625, Some(0x2)),
+            (Float4e2m1, 1.03125, Some(0x2)),
+        ];
+        for &(dtype, v, expected) in cases {
+            let got = number_bytes(dtype, Number::Float(v), "v").ok().map(|b| match b.len() {
+                2 => u16::from_le_bytes([b[0], b[1]]),
+                _ => u16::from(b[0]),
+            });
+            assert_eq!(got, expected, "{dtype} {v:e}");
         }
     }
 }

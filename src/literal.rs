@@ -15,11 +15,29 @@ fn float(text: &str) -> Option<f64> {
     }
 }
 
+/// Why a finite literal did not survive parsing as an f64: past its range (Rust parses
+/// `1e400` as infinity) or a non-zero one below it (`1e-400` as 0).
+fn past_f64(text: &str, v: f64) -> Option<&'static str> {
+    let t = text.trim().to_ascii_lowercase();
+    let spelled_inf = matches!(t.trim_start_matches(['+', '-']), "inf" | "infinity");
+    let mantissa = t.split('e').next().unwrap_or("");
+    let nonzero = mantissa.bytes().any(|b| (b'1'..=b'9').contains(&b));
+    if v.is_infinite() && !spelled_inf {
+        Some("out of range: past float64's, and so past any type's")
+    } else if v == 0.0 && nonzero {
+        Some("too small: it rounds to 0 in float64, and so in any type")
+    } else {
+        None
+    }
+}
+
 /// Parses `text` as one element of `dtype`, returning a scalar tensor.
 ///
 /// Integers must fit the type; floats accept `nan` and `inf`; complex takes `re,im` (or
-/// `re`); bool takes `true`/`false`/`1`/`0`; strings are taken as they are. Float8 and
-/// float4 literals must be exactly representable, or given as raw bits in hex (`0x7e`).
+/// `re`); bool takes `true`/`false`/`1`/`0`; strings are taken as they are. Floats round to
+/// the nearest value, ties to even (float8 and float4 also take raw bits in hex, `0x7e`);
+/// literals past float64's own range (`1e400`) are refused as past any type's, not taken as
+/// infinity, and non-zero ones below it (`1e-400`) as rounding to 0.
 ///
 /// ```
 /// use wgpu_pad::{literal::parse_value, DataType};
@@ -32,7 +50,10 @@ pub fn parse_value(dtype: DataType, text: &str) -> Result<Tensor> {
     let t = text.trim();
     let shown = format!("{text:?}");
     let bad = |why: &str| bad(dtype, &shown, why);
-    let real = |t: &str| float(t).ok_or_else(|| bad("not a number"));
+    let real = |t: &str| {
+        let v = float(t).ok_or_else(|| bad("not a number"))?;
+        past_f64(t, v).map_or(Ok(v), |why| Err(bad(why)))
+    };
     let bytes: Vec<u8> = match dtype {
         String => return Tensor::from_strings(vec![], vec![text.to_string()]),
         Bool => match t {
@@ -42,9 +63,13 @@ pub fn parse_value(dtype: DataType, text: &str) -> Result<Tensor> {
         },
         Complex64 | Complex128 => {
             let mut parts = t.trim_matches(|c| c == '(' || c == ')').split(',');
-            let re = parts.next().and_then(float).ok_or_else(|| bad("expected re,im"))?;
+            let part = |p: &str| {
+                let v = float(p).ok_or_else(|| bad("expected re,im"))?;
+                past_f64(p, v).map_or(Ok(v), |why| Err(bad(why)))
+            };
+            let re = part(parts.next().unwrap_or(""))?;
             let im = match parts.next() {
-                Some(p) => float(p).ok_or_else(|| bad("expected re,im"))?,
+                Some(p) => part(p)?,
                 None => 0.0,
             };
             if parts.next().is_some() {
@@ -98,7 +123,9 @@ mod tests {
         assert_eq!(bits(DataType::Float8e8m0, "1"), [127]);
         assert_eq!(bits(DataType::Float8e4m3fnuz, "0x80"), [0x80]);
         assert_eq!(bits(DataType::Float8e4m3fn, "448"), [0x7e]);
-        assert!(parse_value(DataType::Float8e4m3fn, "0.3").is_err());
+        // Rounded to nearest-even: 0.3 lies between 0.28125 (0x29) and 0.3125 (0x2a).
+        assert_eq!(bits(DataType::Float8e4m3fn, "0.3"), [0x2a]);
+        assert_eq!(bits(DataType::Float16, "1.000488281250001"), [0x01, 0x3c]);
         // Finite literals that would overflow to inf or round to 0 are refused; inf is said.
         for (dtype, text, why) in [
             (DataType::Float32, "1e40", "out of range"),
@@ -110,6 +137,12 @@ mod tests {
             (DataType::Uint8, "256", "outside 0..=255"),
             (DataType::Int64, "99999999999999999999", "outside"),
             (DataType::Int8, "1.5", "not an integer"),
+            // Past float64's own range: refused for every float type alike, not taken as inf.
+            (DataType::Float64, "1e400", "past float64's"),
+            (DataType::Float16, "-1e999", "past float64's"),
+            (DataType::Float32, "1e-400", "rounds to 0 in float64"),
+            (DataType::Complex128, "1e400,0", "past float64's"),
+            (DataType::Complex128, "0,-1e-400", "rounds to 0"),
         ] {
             let e = parse_value(dtype, text).unwrap_err().to_string();
             assert!(e.contains(why), "{dtype} {text}: {e}");

@@ -458,6 +458,7 @@ mod tests {
     /// past 6's boundary, which ml_dtypes saturates to 6 but this crate refuses as out of range).
     /// The expected bits were printed by numpy 2 and ml_dtypes.
     #[test]
+    #[allow(clippy::approx_constant)] // 3.14159 is a test value, not a stand-in for π
     fn floats_round_once_to_nearest_even_as_numpy_and_ml_dtypes_do() {
         use DataType::*;
         let cases: &[(DataType, f64, Option<u16>)] = &[

@@ -405,13 +405,7 @@ fn sweep_report(args: &Args, records: &[Record]) -> Result<serde_json::Value, Fa
     let mut points = Vec::new();
     let mut fits = serde_json::Map::new();
     let mut series = Vec::new();
-    println!(
-        "{:<24} {:>12} {:>10}   (fit on outputs of {} MiB and more)",
-        "path",
-        "fixed us",
-        "GB/s",
-        sweep::FIT_FROM_BYTES >> 20
-    );
+    println!("{:<24} {:>12} {:>10}   (GB/s: the slope over outputs of 1 MiB and more; fixed: the smallest output less its bytes at that rate)", "path", "fixed us", "GB/s");
     for (name, column) in sweep::PATHS {
         let times: Vec<f64> = records.iter().map(column).collect();
         for (r, t) in records.iter().zip(&times) {
@@ -445,7 +439,7 @@ fn sweep_report(args: &Args, records: &[Record]) -> Result<serde_json::Value, Fa
         println!("wrote {}", path.display());
     }
     Ok(
-        serde_json::json!({ "records": points, "fit": fits, "fit_from_bytes": sweep::FIT_FROM_BYTES, "crossover_bytes": crossover }),
+        serde_json::json!({ "records": points, "fit": fits, "fit_rule": "gbps: least-squares slope over outputs of 1 MiB and more; fixed_us: the smallest output's time less its bytes at gbps", "crossover_bytes": crossover }),
     )
 }
 

@@ -1,7 +1,7 @@
 //! Where does the GPU start to win? One family of pads over output sizes from 4 KiB up in
 //! steps of 4x, every path measured at each size; per path a fit of
-//! `t = fixed + bytes / bandwidth` (least squares over the sizes of 1 MiB and more) and the
-//! crossover: the smallest size where the GPU end to end beats the CPU path.
+//! `t = fixed + bytes / bandwidth` (the bandwidth from the slope over outputs of 1 MiB and
+//! more, the fixed cost from the smallest) and the crossover: the smallest size where the GPU end to end beats the CPU path.
 
 use serde::Serialize;
 use wgpu_pad::{DataType, Mode};
@@ -21,9 +21,6 @@ pub const PATHS: [Path; 7] = [
     ("gpu_copy_shader", |r| r.gpu_copy_shader_ms),
     ("gpu_end_to_end_pooled", |r| r.gpu_e2e_pooled_ms),
 ];
-
-/// Sizes the fit uses: at least this many output bytes (smaller ones measure fixed costs).
-pub const FIT_FROM_BYTES: u64 = 1 << 20;
 
 /// Output sizes from 4 KiB in steps of 4x up to `max` (at least one).
 pub fn sizes(max: u64) -> Vec<u64> {
@@ -61,26 +58,34 @@ pub struct Fit {
     pub points: usize,
 }
 
-/// Least squares `ms = a + b * bytes` over the points of `FIT_FROM_BYTES` and more (all of
-/// them where fewer than two are that large); `None` with fewer than two points.
+/// Sizes whose slope gives the bandwidth: at least this many output bytes.
+pub const BANDWIDTH_FROM_BYTES: u64 = 1 << 20;
+
+/// `ms = fixed + bytes / bandwidth`: the bandwidth from the least-squares slope over the
+/// sizes of [`BANDWIDTH_FROM_BYTES`] and more (all sizes where fewer than two are), the
+/// fixed cost from the smallest size, less its bytes at that bandwidth (at least 0). A fit
+/// of both over the large sizes alone lets their noise swing the intercept by milliseconds;
+/// one over every size takes cache-resident speeds for the bandwidth. `None` with fewer
+/// than two points.
 pub fn fit(points: &[(u64, f64)]) -> Option<Fit> {
-    let large: Vec<(f64, f64)> = points.iter().filter(|p| p.0 >= FIT_FROM_BYTES).map(|&(b, t)| (b as f64, t)).collect();
+    let large: Vec<(f64, f64)> =
+        points.iter().filter(|p| p.0 >= BANDWIDTH_FROM_BYTES).map(|&(b, t)| (b as f64, t)).collect();
     let used: Vec<(f64, f64)> =
         if large.len() >= 2 { large } else { points.iter().map(|&(b, t)| (b as f64, t)).collect() };
-    let n = used.len() as f64;
     if used.len() < 2 {
         return None;
     }
-    let (sx, sy) = used.iter().fold((0.0, 0.0), |(a, b), p| (a + p.0, b + p.1));
-    let (mx, my) = (sx / n, sy / n);
+    let n = used.len() as f64;
+    let (mx, my) = (used.iter().map(|p| p.0).sum::<f64>() / n, used.iter().map(|p| p.1).sum::<f64>() / n);
     let sxx: f64 = used.iter().map(|p| (p.0 - mx).powi(2)).sum();
     let sxy: f64 = used.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
-    if sxx == 0.0 {
+    if sxx == 0.0 || sxy <= 0.0 {
         return None;
     }
-    let b = sxy / sxx; // ms per byte
-    let a = my - b * mx;
-    Some(Fit { fixed_us: a * 1e3, gbps: if b > 0.0 { 1.0 / b / 1e6 } else { f64::INFINITY }, points: used.len() })
+    let ms_per_byte = sxy / sxx;
+    let &(b0, t0) = points.iter().min_by_key(|p| p.0)?;
+    let fixed_ms = (t0 - b0 as f64 * ms_per_byte).max(0.0);
+    Some(Fit { fixed_us: fixed_ms * 1e3, gbps: 1.0 / ms_per_byte / 1e6, points: used.len() })
 }
 
 /// The smallest output size where `gpu` beats `cpu` (time per size, sizes ascending).
@@ -147,7 +152,13 @@ mod tests {
         let f = fit(&points).unwrap();
         assert!((f.fixed_us - 25.0).abs() < 1e-6, "{f:?}");
         assert!((f.gbps - 10.0).abs() < 1e-9, "{f:?}");
-        assert_eq!(f.points, 5, "1 MiB to 256 MiB");
+        assert_eq!(f.points, 5, "the slope from 1 MiB to 256 MiB");
+        // Noise of 10 % on the largest size moves the bandwidth, not the fixed cost by
+        // milliseconds.
+        let mut noisy = points.clone();
+        noisy.last_mut().unwrap().1 *= 1.1;
+        let f = fit(&noisy).unwrap();
+        assert!((f.fixed_us - 25.0).abs() < 1.0 && f.gbps > 9.0 && f.gbps < 10.0, "{f:?}");
         assert_eq!(fit(&points[..1]), None);
     }
 

@@ -156,9 +156,26 @@ fn storage_of(device: &wgpu::Device, bytes: u64, mapped_at_creation: bool) -> wg
     device.create_buffer(&wgpu::BufferDescriptor {
         label: None,
         size: bytes,
-        usage: wgpu::BufferUsages::STORAGE,
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
         mapped_at_creation,
     })
+}
+
+/// The first `len` bytes of `buffer`, read back on a device of the test's own.
+fn read_with(device: &wgpu::Device, queue: &wgpu::Queue, buffer: &wgpu::Buffer, len: u64) -> Vec<u8> {
+    let staging = device.create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size: len,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut enc = device.create_command_encoder(&Default::default());
+    enc.copy_buffer_to_buffer(buffer, 0, &staging, 0, len);
+    queue.submit([enc.finish()]);
+    staging.slice(..).map_async(wgpu::MapMode::Read, |r| r.unwrap());
+    device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
+    let bytes = staging.slice(..).get_mapped_range().unwrap().to_vec();
+    bytes
 }
 
 /// Round three: a destroyed buffer is a typed error from `prepare` and `encode`, never a
@@ -169,7 +186,7 @@ fn destroyed_buffers_are_errors_not_panics() {
     let Some(ctx) = ctx() else { return };
     let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
     let adapter = pollster::block_on(instance.request_adapter(&Default::default())).unwrap();
-    let (engine_device, _queue) = pollster::block_on(adapter.request_device(&Default::default())).unwrap();
+    let (engine_device, engine_queue) = pollster::block_on(adapter.request_device(&Default::default())).unwrap();
     let p = plan(DataType::Float32, &[4], &[1, 1], Mode::Edge);
     for (name, device) in [("a default device", &engine_device), ("the shared context's", ctx.device())] {
         let kernel = PadKernel::new(device).unwrap();
@@ -184,12 +201,43 @@ fn destroyed_buffers_are_errors_not_panics() {
     }
     // A buffer still mapped (mapped_at_creation): refused before anything is recorded, where
     // the engine's submit would otherwise fail; once unmapped, the pad runs.
+    // Round four: the output and the input, with the engine holding a view of the buffer's
+    // first 16 bytes (the probe tries other words too), and of all of it; once unmapped, the
+    // pad runs and writes what the CPU path does.
     let kernel = PadKernel::new(&engine_device).unwrap();
-    let (mapped, input) = (storage_of(&engine_device, 24, true), storage_of(&engine_device, 16, false));
-    let e = kernel.prepare(&p, BufferRange::whole(&input), BufferRange::whole(&mapped)).unwrap_err();
-    assert!(matches!(e, PadError::BufferMapped { which: Side::Output }), "{e:?}");
-    mapped.unmap();
-    kernel.prepare(&p, BufferRange::whole(&input), BufferRange::whole(&mapped)).unwrap();
+    for (which, held_bytes) in [(Side::Output, 16), (Side::Input, 16), (Side::Output, 64), (Side::Input, 64)] {
+        let input = storage_of(&engine_device, 64, which == Side::Input);
+        let output = storage_of(&engine_device, 64, which == Side::Output);
+        let mapped = if which == Side::Input { &input } else { &output };
+        {
+            let held = mapped.slice(0..held_bytes).get_mapped_range_mut();
+            let e = kernel.prepare(&p, BufferRange::new(&input, 0, 16), BufferRange::whole(&output)).unwrap_err();
+            assert!(
+                matches!(e, PadError::BufferMapped { which: w } if w == which),
+                "{which}, {held_bytes} bytes held: {e:?}"
+            );
+            drop(held);
+        }
+        if which == Side::Input {
+            input
+                .slice(0..16)
+                .get_mapped_range_mut()
+                .unwrap()
+                .copy_from_slice(bytemuck::cast_slice(&[1f32, 2., 3., 4.]));
+        }
+        mapped.unmap();
+        let pad = kernel.prepare(&p, BufferRange::new(&input, 0, 16), BufferRange::new(&output, 0, 24)).unwrap();
+        let mut enc = engine_device.create_command_encoder(&Default::default());
+        {
+            let mut pass = enc.begin_compute_pass(&Default::default());
+            pad.record(&mut pass);
+        }
+        engine_queue.submit([enc.finish()]);
+        let got = read_with(&engine_device, &engine_queue, &output, 24);
+        let x = if which == Side::Input { [1f32, 2., 3., 4.] } else { [0f32; 4] };
+        let want = [x[0], x[0], x[1], x[2], x[3], x[3]];
+        assert_eq!(bytemuck::cast_slice::<u8, f32>(&got), want, "{which}: once unmapped");
+    }
     // Buffers of another device of the same instance: an error, not an overlap or a panic.
     // (Of another instance, wgpu 30 itself panics looking the buffer up, and offers no way to
     // ask a buffer for its device beforehand.)

@@ -100,6 +100,26 @@ impl From<&wgpu::Limits> for DeviceLimits {
     }
 }
 
+/// Whether `buffer` is mapped. wgpu 30 has no map state to ask: a view of a word is had only
+/// while the buffer is mapped (and asking is no error where it is not), but not of a word
+/// under a view the engine holds. So the first, middle and last words are tried, and a
+/// refusal because a view already covers the word also says the buffer is mapped (wgpu 30
+/// names that refusal in its message; were the wording to change, a buffer whose every
+/// probed word is under the engine's views would pass, and its submit fail, as without the
+/// check).
+fn is_mapped(buffer: &wgpu::Buffer) -> bool {
+    let size = buffer.size();
+    if size < 4 {
+        return false;
+    }
+    // Views start at multiples of wgpu::MAP_ALIGNMENT and are whole words.
+    let aligned = |o: u64| o / wgpu::MAP_ALIGNMENT * wgpu::MAP_ALIGNMENT;
+    [0, aligned(size / 2), aligned(size - 4)].iter().any(|&o| match buffer.slice(o..o + 4).get_mapped_range() {
+        Ok(_) => true,
+        Err(e) => e.to_string().contains("already been mapped"),
+    })
+}
+
 /// Uniform buffers a kernel keeps (a few KiB each at most); past this many it drops them all.
 const UNIFORM_CACHE_ENTRIES: usize = 256;
 
@@ -380,9 +400,7 @@ impl PadKernel {
             if !usage.contains(wgpu::BufferUsages::STORAGE) {
                 return Err(PadError::BufferUsage { which, usage: "STORAGE", has: format!("{usage:?}") });
             }
-            // wgpu 30 has no map state to ask; a view of the first word is had only while the
-            // buffer is mapped (and asking is no error where it is not).
-            if r.buffer.size() >= 4 && r.buffer.slice(0..4).get_mapped_range().is_ok() {
+            if is_mapped(r.buffer) {
                 return Err(PadError::BufferMapped { which });
             }
         }

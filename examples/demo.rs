@@ -55,6 +55,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
             None => (cpu::pad(&plan, &x)?, "cpu"),
         };
+        // Where a GPU is required (CI), a pad the context ran on the CPU path proves nothing.
+        if gpu.is_some() && path != "gpu" && std::env::var("WGPU_PAD_REQUIRE_GPU").is_ok_and(|v| v == "1") {
+            return Err(format!("{mode}: WGPU_PAD_REQUIRE_GPU=1 but the pad fell back to the CPU path").into());
+        }
         let same = y == cpu::pad(&plan, &x)?;
         println!("\n{mode} pads {pads:?} -> {:?} on the {path}, equal to the CPU path: {same}", y.shape());
         show(&y);

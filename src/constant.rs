@@ -68,6 +68,11 @@ scalar_from!(Bool: bool);
 impl std::fmt::Display for Scalar {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
+            // Shortest round-tripping digits; an exponent where plain digits would be long
+            // (1e40, not forty digits; 1e-50, not fifty).
+            Scalar::Float(v) if v.is_finite() && *v != 0.0 && (v.abs() >= 1e16 || v.abs() < 1e-5) => {
+                write!(f, "{v:e}")
+            }
             Scalar::Float(v) => write!(f, "{v}"),
             Scalar::Int(v) => write!(f, "{v}"),
             Scalar::Uint(v) => write!(f, "{v}"),
@@ -192,7 +197,9 @@ impl Number {
 
 /// The error for a value (`shown` as the caller wrote it) that is not an element of `dtype`.
 pub(crate) fn bad(dtype: DataType, shown: &str, why: &str) -> PadError {
-    PadError::ConstantValue { reason: format!("{shown} is not a {dtype} value: {why}") }
+    // "an int32", "a uint8" (said "you-int"): the article by how the type's name is said.
+    let article = if dtype.name().starts_with('i') { "an" } else { "a" };
+    PadError::ConstantValue { reason: format!("{shown} is not {article} {dtype} value: {why}") }
 }
 
 /// A whole number in `min..=max`.
@@ -436,8 +443,10 @@ mod tests {
         for (err, want) in [
             (refused(Uint8, 300), "300 is not a uint8 value: outside 0..=255"),
             (refused(Uint8, -1), "-1 is not a uint8 value: outside 0..=255"),
-            (refused(Int32, 2.5), "2.5 is not a int32 value: not an integer"),
-            (refused(Int32, f64::NAN), "NaN is not a int32 value: not an integer"),
+            (refused(Int32, 2.5), "2.5 is not an int32 value: not an integer"),
+            (refused(Int32, f64::NAN), "NaN is not an int32 value: not an integer"),
+            (refused(Float32, 1e40), "1e40 is not a float32 value: out of range"),
+            (refused(Float32, 1e-50), "1e-50 is not a float32 value: too small"),
             (refused(Int64, 1e19), "outside"),
             (refused(Float16, 70000.0), "70000 is not a float16 value: out of range"),
             (refused(Float16, 1e-30), "rounds to 0"),

@@ -454,3 +454,28 @@ fn repeated_and_many_distinct_pads_share_parameters_safely() {
         }
     }
 }
+
+/// Round four: contexts can share an instance the caller names, and a buffer of one such
+/// context given to another's kernel is a typed error (of another instance it would alias an
+/// unrelated buffer by id, silently).
+#[test]
+fn contexts_sharing_an_instance_refuse_each_others_buffers() {
+    if ctx().is_none() {
+        return;
+    }
+    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+    let a = pollster::block_on(GpuContext::with_instance(&instance, None)).unwrap();
+    let b = pollster::block_on(GpuContext::with_instance(&instance, None)).unwrap();
+    let p = plan(DataType::Float32, &[4], &[1, 1], Mode::Edge);
+    let (input, output) = (storage_of(b.device(), 16, false), storage_of(b.device(), 24, false));
+    match a.kernel().prepare(&p, BufferRange::whole(&input), BufferRange::whole(&output)) {
+        Err(PadError::Gpu { reason }) => assert!(!reason.is_empty()),
+        other => panic!("a buffer of another context's device: {other:?}"),
+    }
+    // Each pads its own.
+    let x = wgpu_pad::Tensor::from_slice(DataType::Float32, vec![4], &[1f32, 2., 3., 4.]).unwrap();
+    for c in [&a, &b] {
+        let y = c.pad_blocking(&p, &x).unwrap();
+        assert_eq!(y.tensor.as_slice::<f32>().unwrap(), &[1., 1., 2., 3., 4., 4.]);
+    }
+}

@@ -114,6 +114,20 @@ impl GpuContext {
         check_backends(wgpu::Instance::enabled_backend_features())?;
         check_environment()?;
         let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+        Self::with_instance(&instance, limits).await
+    }
+
+    /// Opens the default device of `instance`, an instance the caller names (and may share
+    /// between contexts, or with its own devices), with `limits` (`None`: the adapter's).
+    ///
+    /// Buffers of one `wgpu::Instance` given to a context of another alias unrelated buffers
+    /// by id (a wgpu-core limitation, gfx-rs/wgpu#3927): the pad would silently write into
+    /// them, and no check can see it. Contexts that may see each other's buffers should
+    /// share one instance: a buffer of another context's device is then refused with a typed
+    /// [`PadError::Gpu`]. [`new`](Self::new) and [`with_limits`](Self::with_limits) make an
+    /// instance each.
+    pub async fn with_instance(instance: &wgpu::Instance, limits: Option<wgpu::Limits>) -> Result<GpuContext> {
+        check_environment()?;
         let adapter = match std::env::var("WGPU_ADAPTER_NAME") {
             Ok(name) => {
                 let wanted = name.to_lowercase();

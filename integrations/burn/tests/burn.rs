@@ -303,7 +303,7 @@ fn bad_requests_are_errors() {
     // A constant the type cannot hold: 2.5 in an int tensor, 2 in a bool one, 1e6 in f16.
     let ints = Tensor::<2, Int>::ones([3, 4], device);
     let err = pad.pad(ints, &[(1, 1)], PadMode::Constant(2.5.into())).unwrap_err();
-    assert!(err.to_string().contains("2.5 is not a int32 value: not an integer"), "{err}");
+    assert!(err.to_string().contains("2.5 is not an int32 value: not an integer"), "{err}");
     let bools = Tensor::<2, Bool>::from_data(TensorData::new(vec![true; 4], [2, 2]), device);
     let err = pad.pad(bools, &[(1, 1)], PadMode::Constant(2.into())).unwrap_err();
     assert!(err.to_string().contains("expected 0 or 1"), "{err}");

@@ -452,6 +452,18 @@ fn an_interrupted_run_leaves_nothing_behind() {
                 if named_file {
                     cmd.env("WGPU_PAD_TEST_NAMED_FILE", "1");
                 }
+                // The caller's dispositions, not the test runner's: a runner started in the
+                // background of a non-interactive shell ignores SIGINT, and the binary keeps
+                // an ignored signal ignored (the next test), which this one is not about.
+                // SAFETY: signal(2) is async-signal-safe; it only sets this child's dispositions.
+                unsafe {
+                    std::os::unix::process::CommandExt::pre_exec(cmd, || {
+                        for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+                            libc::signal(s, libc::SIG_DFL);
+                        }
+                        Ok(())
+                    });
+                }
             });
             if named_file {
                 let named = entries_but(dir.path(), &["in.npy", "out.npy", "held"]);

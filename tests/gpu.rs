@@ -479,3 +479,20 @@ fn contexts_sharing_an_instance_refuse_each_others_buffers() {
         assert_eq!(y.tensor.as_slice::<f32>().unwrap(), &[1., 1., 2., 3., 4., 4.]);
     }
 }
+
+/// Round four: rank 16, the shaders' most, on the GPU: every other axis padded, so no axes
+/// merge; every mode, bit for bit against the CPU path, and it ran on the GPU.
+#[test]
+fn rank_sixteen_pads_run_on_the_gpu() {
+    let Some(ctx) = ctx() else { return };
+    let shape = [2usize; 16];
+    let pads: Vec<i64> = (0..32).map(|i| i64::from(i % 16 % 2 == 0 && i < 16)).collect();
+    let n = 1 << 16;
+    let x = Tensor::from_bytes(DataType::Uint8, shape.to_vec(), (0..n).map(|i| (i * 7 % 251) as u8).collect()).unwrap();
+    for mode in Mode::ALL {
+        let p = PadPlan::new(DataType::Uint8, &shape, &PadRequest::new(pads.clone()).mode(mode)).unwrap();
+        let y = ctx.pad_blocking(&p, &x).unwrap();
+        assert_eq!(y.path, wgpu_pad::gpu::ExecPath::Gpu, "{mode}: rank 16 fell back");
+        assert!(y.tensor == cpu::pad(&p, &x).unwrap(), "{mode}");
+    }
+}

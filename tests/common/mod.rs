@@ -285,8 +285,12 @@ impl PadPath {
             PadPath::Cpu => wgpu_pad::cpu::pad(plan, input),
             PadPath::Gpu(ctx) => {
                 let padded = ctx.pad_blocking(plan, input)?;
-                // A plan the GPU path can run must have run there, not fallen back quietly.
-                if plan.dtype().gpu_capable() && ctx.kernel().check_plan(plan).is_ok() {
+                // A plan the GPU path can run must have run there, not fallen back quietly. The
+                // rule is this test's own, not the product's check_plan (a mutant of which
+                // would pass itself): a fixed-width type, a rank the shaders hold before any
+                // merging, and a size far inside any device's limits.
+                let small = plan.byte_sizes().is_some_and(|(i, o)| i + o < 1 << 26);
+                if plan.dtype().gpu_capable() && plan.in_shape().len() <= wgpu_pad::gpu::MAX_RANK && small {
                     assert_eq!(padded.path, wgpu_pad::gpu::ExecPath::Gpu, "{plan:?} fell back");
                 }
                 assert_no_gpu_errors();

@@ -171,16 +171,24 @@ mod tests {
     /// not, for sizes around the split and its page-sized parts.
     #[test]
     fn readbacks_are_copied_whole() {
+        use crate::threads::{PARTS_SHARED, THREADS_HERE};
         let split = PARALLEL_MIN_BYTES;
         let src: Vec<u8> = (0..2 * split + 4099).map(|i| (i % 251) as u8).collect();
+        // Three threads on this thread, whatever the machine has: the split is taken on one
+        // core too.
+        THREADS_HERE.set(Some(3));
         for len in [0, 1, 4095, split - 1, split, split + 4097, src.len()] {
             for refuse in [false, true] {
                 REFUSE_HELPERS.set(refuse);
+                PARTS_SHARED.set(0);
                 let copy = copy_to_new_vec(&src[..len], "a test", None).unwrap();
+                let parts = PARTS_SHARED.get();
                 REFUSE_HELPERS.set(false);
                 assert!(copy == src[..len], "{len} bytes, helpers refused: {refuse}");
+                assert_eq!(parts > 1, len >= split, "{len} bytes: {parts} parts");
             }
         }
+        THREADS_HERE.set(None);
     }
 
     /// Copies through the vector loop and in pieces (where `rep movsb` is slow) arrive whole

@@ -33,6 +33,10 @@ fn from_env(text: Option<&str>, available: usize) -> usize {
 /// Threads for large outputs: [`set_max_threads`], else `WGPU_PAD_CPU_THREADS`, else the
 /// machine's parallelism; at most [`MAX_THREADS`].
 pub fn threads() -> usize {
+    #[cfg(test)]
+    if let Some(n) = THREADS_HERE.get() {
+        return n;
+    }
     static FROM_ENV: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     match MAX_THREADS_SET.load(Ordering::Relaxed) {
         0 => *FROM_ENV.get_or_init(|| {
@@ -46,6 +50,8 @@ pub fn threads() -> usize {
 /// Runs `work` on every one of `parts`, which the calling thread and up to `threads - 1`
 /// helpers take in turn; a helper the system refuses leaves its share to the others.
 pub(crate) fn share_out<P: Send>(parts: Vec<P>, threads: usize, work: impl Fn(P) + Sync) {
+    #[cfg(test)]
+    PARTS_SHARED.set(parts.len());
     let parts = std::sync::Mutex::new(parts);
     // `let ... else`, not `while let`: the lock is released before the work.
     let run = || loop {
@@ -65,6 +71,12 @@ pub(crate) fn share_out<P: Send>(parts: Vec<P>, threads: usize, work: impl Fn(P)
 
 #[cfg(test)]
 thread_local! {
+    /// Tests fix the thread count on their own thread, whatever the machine and the
+    /// process-wide setting other tests use.
+    pub(crate) static THREADS_HERE: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+    /// The parts the last `share_out` on this thread split its work into (tests assert the
+    /// split happened).
+    pub(crate) static PARTS_SHARED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
     /// Tests stand in for a system that refuses threads: per thread, so that one test's
     /// refusal never reaches another running beside it (helpers are spawned by the thread
     /// that shares the work out).

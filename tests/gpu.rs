@@ -496,3 +496,29 @@ fn rank_sixteen_pads_run_on_the_gpu() {
         assert!(y.tensor == cpu::pad(&p, &x).unwrap(), "{mode}");
     }
 }
+
+/// Round four: `GpuContext::output_arena` feeds the readbacks: an output given back is the
+/// memory the next pad of its size reads back into (the arena holds it in between, and not
+/// after), bit for bit.
+#[test]
+fn readbacks_reuse_what_is_given_back_to_the_context_arena() {
+    let Some(ctx) = ctx() else { return };
+    ctx.output_arena().release();
+    // 16 MiB and more: smaller buffers the allocator serves cheaply and the arena drops.
+    let p = plan(DataType::Float32, &[1024, 4096], &[1, 0, 1, 0], Mode::Reflect);
+    let x = Tensor::from_bytes(
+        DataType::Float32,
+        vec![1024, 4096],
+        (0..1024 * 4096 * 4).map(|i| (i % 253) as u8).collect(),
+    )
+    .unwrap();
+    let first = ctx.pad_blocking(&p, &x).unwrap().tensor;
+    assert!(first == cpu::pad(&p, &x).unwrap());
+    let at = first.bytes().unwrap().as_ptr() as usize;
+    ctx.output_arena().recycle(first);
+    assert!(ctx.output_arena().held_bytes() >= 1024 * 4096 * 4, "the arena kept nothing");
+    let second = ctx.pad_blocking(&p, &x).unwrap().tensor;
+    assert_eq!(ctx.output_arena().held_bytes(), 0, "the readback did not take the arena's buffer");
+    assert_eq!(second.bytes().unwrap().as_ptr() as usize, at, "the readback went elsewhere");
+    assert!(second == cpu::pad(&p, &x).unwrap());
+}

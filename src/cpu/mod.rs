@@ -291,6 +291,30 @@ mod tests {
     use crate::threads::REFUSE_HELPERS;
     use crate::{DataType, Mode, PadRequest};
 
+    /// Round four: outputs of PARALLEL_MIN_BYTES and more are split across threads on any
+    /// machine (the count fixed on this thread), and smaller ones are not; bit for bit.
+    #[test]
+    fn large_outputs_are_split_across_threads() {
+        use crate::threads::{PARTS_SHARED, THREADS_HERE};
+        let rows = crate::threads::PARALLEL_MIN_BYTES / 4096 + 8;
+        for (rows, split) in [(rows, true), (64, false)] {
+            let x = Tensor::from_bytes(
+                DataType::Uint8,
+                vec![rows, 4096],
+                (0..rows * 4096).map(|i| (i % 251) as u8).collect(),
+            )
+            .unwrap();
+            let plan = PadPlan::new(x.dtype(), x.shape(), &PadRequest::new(vec![1, 2, 1, 2]).mode(Mode::Edge)).unwrap();
+            THREADS_HERE.set(Some(4));
+            PARTS_SHARED.set(0);
+            let y = crate::cpu::pad(&plan, &x).unwrap();
+            let parts = PARTS_SHARED.get();
+            THREADS_HERE.set(None);
+            assert_eq!(parts, if split { 4 } else { 0 }, "{rows} rows: {parts} parts");
+            assert_eq!(y, crate::reference::pad(&plan, &x));
+        }
+    }
+
     /// A large pad split across threads, each refused, still pads every byte (on the
     /// calling thread) instead of panicking.
     #[test]

@@ -54,7 +54,7 @@ pub(crate) fn copy_bytes(to: &mut [MaybeUninit<u8>], from: &[MaybeUninit<u8>]) {
 
 /// `to = from` where their length is from `N` to `2N` bytes (true), as two copies of `N`
 /// bytes that may overlap; else nothing (false). Rows and blocks of a few pixels are many,
-/// and memcpy's call and size dispatch cost more than the copy: f32 [32,256,7,7] padded by 1
+/// and memcpy's call and size dispatch cost more than the copy: f32 \[32,256,7,7\] padded by 1
 /// copies rows of 36 bytes.
 #[inline(always)]
 pub(crate) fn copy_short<const N: usize>(to: &mut [MaybeUninit<u8>], from: &[MaybeUninit<u8>]) -> bool {
@@ -77,7 +77,7 @@ pub(crate) fn copy_short<const N: usize>(to: &mut [MaybeUninit<u8>], from: &[May
 /// <https://lunnova.dev/articles/ryzen-slow-short-rep-mov>; measured on this project's AMD
 /// EPYC, glibc 2.36) that runs 10 to 13 times slower when the destination lies a few bytes
 /// past the source modulo 4 KiB (slow at 1, 6 and 16 bytes; not at 32, 63 or 64). Padded rows
-/// land on such distances now and then (a few of the 1024 rows of u8 [1,1024,1024,3] padded
+/// land on such distances now and then (a few of the 1024 rows of u8 \[1,1024,1024,3\] padded
 /// by 2, depending on where the buffers start), and every block of a pad can (when the pads
 /// add a multiple of 4 KiB per block). And at good distances, such rows (3 KiB) copied one
 /// by one took 1.2 times a plain 32-byte vector loop. So copies of those sizes go through

@@ -1,5 +1,5 @@
 //! A bounded list of buffers kept for reuse, the oldest dropped first: `GpuContext`'s device
-//! buffers and the process's pool of dropped tensors' bytes are both one.
+//! buffers and a caller's `OutputArena` are both one (nothing is kept process-wide).
 
 /// Something kept for its bytes.
 pub(crate) trait Bytes {

@@ -94,7 +94,7 @@ pub(crate) fn buffer_with(
     Ok(buffer)
 }
 
-/// `to = from` through a mapping, by the CPU path's copy ([`crate::cpu::copy_raw`]): glibc's
+/// `to = from` through a mapping, by the crate's copy ([`crate::copy::copy_raw`]): glibc's
 /// memcpy is 10 times slower at some distances between the two on some x86 CPUs.
 fn write_mapped(mut to: wgpu::WriteOnly<'_, [u8]>, from: &[u8]) {
     assert_eq!(to.len(), from.len());

@@ -32,7 +32,7 @@ type ErrorFuture = Pin<Box<dyn Future<Output = Option<wgpu::Error>>>>;
 /// Records ONNX Pad on one `wgpu::Device`.
 ///
 /// Made once per device and shared (it is `Send + Sync`). Pipelines depend on mode, moved
-/// word width and two fixed variants, never on shape (88 exist in all); they compile on
+/// word width and two fixed variants, never on shape ([`PadKernel::PIPELINES`] exist in all); they compile on
 /// first use, or ahead of time with [`precompile`](Self::precompile), into an optional
 /// `wgpu::PipelineCache`.
 ///
@@ -202,6 +202,10 @@ fn gpu_error(e: wgpu::Error, doing: &str) -> PadError {
 }
 
 impl PadKernel {
+    /// How many pipelines exist in all: what [`precompile`](Self::precompile) of every
+    /// mode and type compiles, and the most a kernel ever holds.
+    pub const PIPELINES: usize = super::shader::PIPELINES;
+
     /// A kernel for `device`. Compiles nothing yet. Fails with
     /// [`PadError::DeviceUnsupported`] where the device's limits cannot run the shaders
     /// (WebGL2's, say: no storage buffers in compute).

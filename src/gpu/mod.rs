@@ -11,8 +11,11 @@
 //! over binding windows. Strings and 4-bit types have no kernel; [`GpuContext::pad`] runs
 //! them on the CPU path and says so.
 //!
-//! Inside: `layout` (views, merged axes, binding windows), `params` (the uniform and the
-//! constants shared with WGSL), `shader` (pipeline keys and their WGSL), `buffers`; and
+//! Inside: `program` (a pad's dispatches as plain data, [`Program`]), `layout` (views,
+//! merged axes, binding windows), `wide` and `narrow` (each kernel's host half: its grid),
+//! `params` (the uniform and the constants shared with WGSL), `shader` (pipeline keys and
+//! their WGSL), `kernel` ([`PadKernel`]: pipelines, bind groups, recording), `context`
+//! ([`GpuContext`]: device, upload, readback), `buffers` (ranges, uploads, the pool); and
 //! [`model`], the memory-transaction model that traces the real shaders.
 
 mod buffers;

@@ -19,13 +19,19 @@
 //!
 //! `gpu_vs_cpu --model` reports these per case; BENCHMARKS.md holds the figures.
 
+// The trace runs a device and blocks: not in the browser, where the analysis alone is built.
+#![cfg_attr(target_arch = "wasm32", allow(dead_code))]
+
 use std::collections::{HashMap, HashSet};
 
-use super::buffers::describe;
 use super::params::WORKGROUP;
-use super::program::{BufferView, DeviceLimits, Program};
-use crate::error::{PadError, Result};
-use crate::plan::PadPlan;
+#[cfg(not(target_arch = "wasm32"))]
+use {
+    super::buffers::describe,
+    super::program::{BufferView, DeviceLimits, Program},
+    crate::error::{PadError, Result},
+    crate::plan::PadPlan,
+};
 
 /// What an access did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

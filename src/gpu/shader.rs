@@ -5,11 +5,16 @@
 //! 16-bit words, how rows are walked (per word, rows of whole words along one or two axes, or
 //! rows that end mid-word). Never on shape. Variants are pipeline constants rather than
 //! runtime branches because llvmpipe executes both sides of a uniform branch. At most
-//! 3 × (2 + 3 × 2) + 2 × (2 + 3 × 2) × 4 = 88 pipelines exist.
+//! 3 × (2 + 3 × 2) + 2 × (2 + 3 × 2) × 4 = [`PIPELINES`] pipelines exist.
 
 use crate::mode::Mode;
 
 use super::params::wgsl_constants;
+
+/// Every pipeline the kernels can need: wide widths (3) × (constant and edge, and the three
+/// periodic modes in two variants: 2 + 3 × 2), and narrow widths (2) the same × 4 row walks.
+/// The one place this number is written.
+pub const PIPELINES: usize = 3 * (2 + 3 * 2) + 2 * (2 + 3 * 2) * 4;
 
 /// Bytes a shader moves per element: the type's width, or wider where an unpadded
 /// innermost run splits evenly into 4-, 8- or 16-byte words.
@@ -105,6 +110,7 @@ impl PipelineKey {
 
     /// The memory model's trace variant of the same pipeline ([`super::model`]): `TRACE`
     /// true and a fourth binding that records every access. Never built by `PadKernel`.
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))] // the trace blocks: native only
     pub fn wgsl_traced(&self) -> String {
         self.wgsl_with(true)
     }
@@ -190,7 +196,8 @@ mod tests {
     fn the_key_space_is_bounded() {
         let mut all: Vec<PipelineKey> = Mode::ALL.iter().flat_map(|&m| PipelineKey::all_for(m, 1)).collect();
         all.dedup();
-        assert_eq!(all.len(), 88);
+        assert_eq!(all.len(), PIPELINES);
+        assert_eq!(PIPELINES, 88, "a change to the key space is a decision: say it in the docs");
         // Constant and edge never take the modulo variant, wide words no row variant.
         let per_word = RowWalk::PerWord;
         assert_eq!(PipelineKey::new(Mode::Edge, 4, true, per_word), PipelineKey::new(Mode::Edge, 4, false, per_word));

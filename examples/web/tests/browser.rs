@@ -186,7 +186,7 @@ async fn corpus_on_webgpu_and_cpu_paths() {
     assert!(on_gpu >= min_gpu, "only {on_gpu} cases ran on the GPU (at least {min_gpu})");
 }
 
-/// All 88 pipelines (5 modes, every moved width, both fixed variants) compile under Tint,
+/// All `PadKernel::PIPELINES` pipelines (5 modes, every moved width, both fixed variants) compile under Tint,
 /// and pads of each type and mode then run without compiling more, equal to the CPU path.
 #[wasm_bindgen_test]
 async fn every_pipeline_variant_compiles_and_runs() {
@@ -202,7 +202,7 @@ async fn every_pipeline_variant_compiles_and_runs() {
         DataType::String,
         DataType::Int4,
     ];
-    assert_eq!(kernel.precompile(&Mode::ALL, &types).await.unwrap(), 88);
+    assert_eq!(kernel.precompile(&Mode::ALL, &types).await.unwrap(), wgpu_pad::gpu::PadKernel::PIPELINES);
     let compiled = kernel.compile_count();
     for (i, dtype) in types.iter().filter(|d| d.gpu_capable()).enumerate() {
         for mode in Mode::ALL {

@@ -269,7 +269,7 @@ fn run(args: &Args, progress: &Progress) -> Result<Vec<String>, String> {
     let flag = |e: PadError| e.to_string().replace("(max_output_bytes)", "(--max-output-bytes)");
     let plan = PadPlan::new(dtype, input.shape(), &request).map_err(flag)?;
 
-    let (gpu, why_cpu) = choose_device(args.device, dtype)?;
+    let (gpu, why_cpu) = choose_device(args.device, dtype, args.verbose)?;
     let on = gpu.as_ref().map_or("the CPU".to_string(), |g| g.adapter_info().name.clone());
     progress.phase(format!("padding {:?} to {:?} on {on}", plan.in_shape(), plan.out_shape()));
     let started = std::time::Instant::now();
@@ -309,17 +309,52 @@ fn run(args: &Args, progress: &Progress) -> Result<Vec<String>, String> {
     Ok(vec![path, read, pad, phase("write", started, file_bytes)])
 }
 
+/// Runs `f` with standard error pointed at /dev/null unless `verbose`: probing the backends,
+/// Vulkan and EGL libraries print to it themselves (`error: XDG_RUNTIME_DIR is invalid or not
+/// set` where a service runs without one), which a successful run must not show. What `f`
+/// returns, errors included, is printed by the caller afterwards.
+#[cfg(unix)]
+fn quietly<T>(verbose: bool, f: impl FnOnce() -> T) -> T {
+    if verbose {
+        return f();
+    }
+    // SAFETY: dup, open and dup2 on descriptors this function owns or on 2; each result is
+    // checked, and standard error is restored before returning.
+    unsafe {
+        let saved = libc::dup(2);
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if saved < 0 || null < 0 || libc::dup2(null, 2) < 0 {
+            for fd in [saved, null] {
+                if fd >= 0 {
+                    libc::close(fd);
+                }
+            }
+            return f();
+        }
+        libc::close(null);
+        let out = f();
+        libc::dup2(saved, 2);
+        libc::close(saved);
+        out
+    }
+}
+
+#[cfg(not(unix))]
+fn quietly<T>(_verbose: bool, f: impl FnOnce() -> T) -> T {
+    f()
+}
+
 /// The GPU context to pad on, or none and why. `auto` takes the CPU path where the type
 /// has no GPU kernel, where there is no adapter, and where the adapter is a CPU emulating a
 /// GPU (llvmpipe, SwiftShader, WARP: slower than the CPU path on the same cores, and
 /// twice the memory) unless it was asked for by name (`WGPU_ADAPTER_NAME`).
-fn choose_device(device: Device, dtype: DataType) -> Result<(Option<GpuContext>, String), String> {
+fn choose_device(device: Device, dtype: DataType, verbose: bool) -> Result<(Option<GpuContext>, String), String> {
     match device {
         Device::Cpu => return Ok((None, "--device cpu".into())),
         Device::Auto if !dtype.gpu_capable() => return Ok((None, format!("{dtype} has no GPU kernel"))),
         _ => {}
     }
-    let ctx = match GpuContext::new_blocking() {
+    let ctx = match quietly(verbose, GpuContext::new_blocking) {
         Ok(ctx) => ctx,
         Err(e) if device == Device::Gpu => return Err(e.to_string()),
         Err(e) => return Ok((None, format!("no GPU: {e}"))),

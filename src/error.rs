@@ -8,8 +8,8 @@ use crate::mode::Mode;
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[non_exhaustive]
 pub enum PadError {
-    /// The mode is none of constant, reflect, edge, wrap, symmetric.
-    #[error("invalid mode {mode:?}: expected constant, reflect, edge, wrap or symmetric")]
+    /// The mode is none of [`Mode::ALL`](crate::Mode::ALL).
+    #[error("invalid mode {mode:?}: expected {}", crate::mode::Mode::names())]
     InvalidMode {
         /// The mode as given.
         mode: String,

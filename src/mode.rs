@@ -27,6 +27,15 @@ impl Mode {
     /// Every mode.
     pub const ALL: [Mode; 5] = [Mode::Constant, Mode::Reflect, Mode::Edge, Mode::Wrap, Mode::Symmetric];
 
+    /// Every mode's name, for messages: "constant, reflect, edge, wrap or symmetric".
+    pub fn names() -> String {
+        let names: Vec<&str> = Mode::ALL.iter().map(|m| m.name()).collect();
+        match names.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+            _ => names.join(""),
+        }
+    }
+
     /// The mode's name as ONNX and OpenVINO spell it.
     pub fn name(self) -> &'static str {
         match self {
@@ -59,6 +68,28 @@ impl Mode {
             Mode::Reflect => kept.saturating_sub(1),
             _ => kept,
         }
+    }
+
+    /// The kept indices (from 0, of `kept`) that the pad positions `[a, b)` (relative to the
+    /// first kept element: negative before it, `kept` and more after) read, as a closed
+    /// range; `None` where they read nothing (the constant, or nothing kept). A stretch a
+    /// whole period long reads every kept index; shorter ones what the index function gives
+    /// (edge: its one end). Callers bind only this much of the input.
+    pub fn pad_reach(self, a: i64, b: i64, kept: u64) -> Option<(u64, u64)> {
+        if a >= b || kept == 0 || self == Mode::Constant {
+            return None;
+        }
+        if self.is_periodic() && (b - a) as u64 >= self.period(kept) {
+            return Some((0, kept - 1));
+        }
+        // Where the positions are many, the ends of a run suffice for the non-periodic mode
+        // (edge reads one end); periodic stretches shorter than a period are at most 2n.
+        if self == Mode::Edge {
+            return source_index(self, a, kept).map(|k| (k, k));
+        }
+        (a..b)
+            .filter_map(|j| source_index(self, j, kept))
+            .fold(None, |r, k| Some(r.map_or((k, k), |(lo, hi): (u64, u64)| (lo.min(k), hi.max(k)))))
     }
 
     /// What the mode does with the kept elements, for messages.
@@ -224,5 +255,32 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// What a pad reaches is the index function's span, for every mode, kept length and
+    /// stretch (a period and more read everything; edge one end), and the names are
+    /// every mode's.
+    #[test]
+    fn pad_reach_is_the_span_of_the_index_function() {
+        for mode in Mode::ALL {
+            for kept in 0..7u64 {
+                for a in -20i64..20 {
+                    for b in a..a + 20 {
+                        let span = (a..b)
+                            .filter(|&j| j < 0 || j >= kept as i64)
+                            .filter_map(|j| source_index(mode, j, kept))
+                            .fold(None, |r: Option<(u64, u64)>, k| {
+                                Some(r.map_or((k, k), |(lo, hi)| (lo.min(k), hi.max(k))))
+                            });
+                        // Stretches wholly before or after the kept part, as callers ask.
+                        if a < 0 && b > 0 || a < kept as i64 && b > kept as i64 || (a >= 0 && a < kept as i64) {
+                            continue;
+                        }
+                        assert_eq!(mode.pad_reach(a, b, kept), span, "{mode} kept {kept}, [{a}, {b})");
+                    }
+                }
+            }
+        }
+        assert_eq!(Mode::names(), "constant, reflect, edge, wrap or symmetric");
     }
 }

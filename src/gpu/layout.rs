@@ -42,25 +42,11 @@ fn source_range(mode: Mode, m: &AxisMap, s: usize, e: usize) -> Option<(usize, u
         add(m.crop_start + ks - p);
         add(m.crop_start + ke - 1 - p);
     }
-    if mode == Mode::Constant || n == 0 {
-        return range;
-    }
+    // The pads before and after the kept part: what each reaches is the mode's rule.
     for (a, b) in [(s, e.min(p)), (s.max(p + n), e)] {
-        if a >= b {
-            continue;
-        }
-        if mode == Mode::Edge {
-            add(if b <= p { m.crop_start } else { m.crop_start + n - 1 });
-        } else if b - a >= 2 * n {
-            // A whole period: every kept index.
-            add(m.crop_start);
-            add(m.crop_start + n - 1);
-        } else {
-            for o in a..b {
-                if let Some(k) = m.source(mode, o) {
-                    add(k);
-                }
-            }
+        if let Some((lo, hi)) = mode.pad_reach(a as i64 - p as i64, b as i64 - p as i64, n as u64) {
+            add(m.crop_start + lo as usize);
+            add(m.crop_start + hi as usize);
         }
     }
     range

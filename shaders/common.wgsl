@@ -3,64 +3,14 @@
 // MAX_RANK, WORKGROUP, WIDE_ELEMS, NARROW_ROW_WORDS, NARROW_WORD_RUN, MAGIC_DIVIDE_BY_ONE,
 // ROW_WORDS_NONE), the ROWS_* names, MULTI_PERIOD, ROW_WALK, the width's WORD definitions
 // (WORD, WORD_BYTES; EPW, EPW_LOG2, BITS, MASK for narrow words) and the trace prelude
-// (TRACE, trace_begin, trace_access); the mode file supplies `source_coord`. src/gpu/params.rs declares the same structs.
+// (TRACE, trace_begin, trace_access), and the uniform's structs; the mode file supplies
+// `source_coord`.
 
 const NONE: u32 = 0xffffffffu;
 
-// One axis of a dispatch. Coordinates are global, over the whole output; this dispatch
-// (a binding window) covers [start, start + len) of each axis.
-struct Axis {
-    pad_before: u32,
-    kept: u32,
-    crop_start: u32,
-    start: u32,
-    len: u32,
-    // Magic multiplier and shift dividing by len (MAGIC_DIVIDE_BY_ONE: len is 1).
-    len_magic: u32,
-    len_shift: u32,
-    // Strides of the input and output views, in moved words.
-    in_stride: u32,
-    out_stride: u32,
-    // The mode's period, an offset making (o + period_offset) mod period the position in
-    // the period, and the period's magic multiplier and shift.
-    period: u32,
-    period_offset: u32,
-    period_magic: u32,
-    period_shift: u32,
-    _pad0: u32,
-    _pad1: u32,
-    _pad2: u32,
-}
-
-struct Params {
-    rank: u32,
-    // Rows of the window; the narrow kernel per word: output words it covers.
-    count: u32,
-    // Narrow kernel: the window's first output element (from the binding's start) and its
-    // element count; the window is one contiguous run of a dense output.
-    first: u32,
-    elems: u32,
-    // Offsets of coordinate (0, ..., 0) in the input and output bindings, in moved words;
-    // they wrap when a window's binding starts past the tensor's start.
-    in_base: u32,
-    out_base: u32,
-    // Narrow kernel: ROW_WORDS_NONE (row_first 0) for runs of words anywhere in the window; else the
-    // words of each row, where rows are runs of whole words along axis 0 (row_first 1) or
-    // axes 0 and 1 (row_first 2, axis 0 an unpadded run of channels).
-    row_first: u32,
-    row_words: u32,
-    // Rows one workgroup takes (1 where a row needs more than half a workgroup).
-    pack: u32,
-    // Narrow kernel's rows: invocations per row (the whole grid width for unpacked rows),
-    // and its magic multiplier and shift.
-    row_lanes: u32,
-    lanes_magic: u32,
-    lanes_shift: u32,
-    // The constant's bits, repeated to fill a word.
-    constant: vec4<u32>,
-    // Innermost first: axis 0 is the row.
-    axes: array<Axis, MAX_RANK>,
-}
+// The uniform's structs, AxisParams (one axis; coordinates are global, over the whole
+// output, and this dispatch covers [start, start + len) of each) and Params, are declared
+// once in src/gpu/params.rs (`uniform!`) and prepended with the constants.
 
 @group(0) @binding(0) var<uniform> P: Params;
 // The input is bound read_write, though never written, so that input and output may sit in

@@ -22,65 +22,94 @@ pub(crate) const NARROW_WORD_RUN: u32 = 16;
 /// Largest index the shaders divide (magic division is exact below 2^31).
 pub(crate) const INDEX_LIMIT: u64 = (1 << 31) - 8;
 
-/// One axis of a dispatch, innermost first in [`Params::axes`]. Coordinates are global
-/// (over the whole output); a window covers `[start, start + len)`.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
-pub(crate) struct AxisParams {
-    pub pad_before: u32,
-    pub kept: u32,
-    pub crop_start: u32,
-    /// First output coordinate of the window on this axis.
-    pub start: u32,
-    /// Window length on this axis.
-    pub len: u32,
-    /// Magic multiplier and shift dividing by `len` (magic 0: `len == 1`).
-    pub len_magic: u32,
-    pub len_shift: u32,
-    /// Element strides of the input and output views, in moved words.
-    pub in_stride: u32,
-    pub out_stride: u32,
-    /// The mode's period (1 for constant and edge), an offset making
-    /// `(o + period_offset) mod period` the position in the period, and its magic divisor.
-    pub period: u32,
-    pub period_offset: u32,
-    pub period_magic: u32,
-    pub period_shift: u32,
-    pub _pad0: u32,
-    pub _pad1: u32,
-    pub _pad2: u32,
+/// Declares a uniform struct once: the Rust struct (`repr(C)`, `Pod`) and its WGSL
+/// declaration (`WGSL`, written into the shader prelude), field by field, so that the two
+/// cannot name or order a field differently. `layout_matches_the_wgsl_struct` checks the
+/// offsets and sizes WGSL's layout rules give against Rust's.
+macro_rules! uniform {
+    ($(#[$meta:meta])* $name:ident { $($(#[$fmeta:meta])* $field:ident: $ty:ty => $wgsl:literal,)* }) => {
+        $(#[$meta])*
+        #[repr(C)]
+        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+        pub(crate) struct $name {
+            $($(#[$fmeta])* pub $field: $ty,)*
+        }
+
+        impl $name {
+            /// The struct's WGSL declaration.
+            pub(crate) const WGSL: &'static str =
+                concat!("struct ", stringify!($name), " {\n", $("    ", stringify!($field), ": ", $wgsl, ",\n",)* "}\n");
+
+            /// Its fields as (name, offset, size), for the layout test.
+            #[cfg(test)]
+            pub(crate) fn fields() -> Vec<(String, u32, u32)> {
+                vec![$((stringify!($field).to_string(), std::mem::offset_of!($name, $field) as u32, std::mem::size_of::<$ty>() as u32),)*]
+            }
+        }
+    };
 }
 
-/// The uniform buffer's contents.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
-pub(crate) struct Params {
-    pub rank: u32,
-    /// Rows of the window (the wide kernel's rows along axis 0, the narrow kernel's rows of
-    /// whole words), or the output words it covers (the narrow kernel per word).
-    pub count: u32,
-    /// Narrow kernel: the window's first output element, counted from the binding's start.
-    pub first: u32,
-    /// Narrow kernel: the window's output elements.
-    pub elems: u32,
-    /// Offsets of coordinate (0, …, 0) into the input and output bindings, in moved words;
-    /// wrapping (a window's binding starts past the tensor's start).
-    pub in_base: u32,
-    pub out_base: u32,
-    /// Narrow kernel: rows along axes below `row_first` (1 or 2), each owning at most
-    /// `row_words` words (the words that start in it); `row_words` [`ROW_WORDS_NONE`] for the per-word path.
-    pub row_first: u32,
-    pub row_words: u32,
-    /// Rows one workgroup takes (1 where a row needs more than half a workgroup).
-    pub pack: u32,
-    /// Narrow kernel's rows: invocations per row (the whole grid width for unpacked rows)
-    /// and the magic multiplier and shift dividing by it.
-    pub row_lanes: u32,
-    pub lanes_magic: u32,
-    pub lanes_shift: u32,
-    /// The constant's bits, repeated to fill a word.
-    pub constant: [u32; 4],
-    pub axes: [AxisParams; MAX_RANK],
+uniform! {
+    /// One axis of a dispatch, innermost first in [`Params::axes`]. Coordinates are global
+    /// (over the whole output); a window covers `[start, start + len)`.
+    AxisParams {
+        pad_before: u32 => "u32",
+        kept: u32 => "u32",
+        crop_start: u32 => "u32",
+        /// First output coordinate of the window on this axis.
+        start: u32 => "u32",
+        /// Window length on this axis.
+        len: u32 => "u32",
+        /// Magic multiplier and shift dividing by `len` (`MAGIC_DIVIDE_BY_ONE`: `len == 1`).
+        len_magic: u32 => "u32",
+        len_shift: u32 => "u32",
+        /// Element strides of the input and output views, in moved words.
+        in_stride: u32 => "u32",
+        out_stride: u32 => "u32",
+        /// The mode's period (1 for constant and edge), an offset making
+        /// `(o + period_offset) mod period` the position in the period, and its magic divisor.
+        period: u32 => "u32",
+        period_offset: u32 => "u32",
+        period_magic: u32 => "u32",
+        period_shift: u32 => "u32",
+        _pad0: u32 => "u32",
+        _pad1: u32 => "u32",
+        _pad2: u32 => "u32",
+    }
+}
+
+uniform! {
+    /// The uniform buffer's contents.
+    Params {
+        rank: u32 => "u32",
+        /// Rows of the window (the wide kernel's rows along axis 0, the narrow kernel's rows
+        /// of whole words), or the output words it covers (the narrow kernel per word).
+        count: u32 => "u32",
+        /// Narrow kernel: the window's first output element, counted from the binding's start.
+        first: u32 => "u32",
+        /// Narrow kernel: the window's output elements.
+        elems: u32 => "u32",
+        /// Offsets of coordinate (0, …, 0) into the input and output bindings, in moved
+        /// words; wrapping (a window's binding starts past the tensor's start).
+        in_base: u32 => "u32",
+        out_base: u32 => "u32",
+        /// Narrow kernel: rows along axes below `row_first` (1 or 2), each owning at most
+        /// `row_words` words (the words that start in it); `row_words` [`ROW_WORDS_NONE`]
+        /// for the per-word path.
+        row_first: u32 => "u32",
+        row_words: u32 => "u32",
+        /// Rows one workgroup takes (1 where a row needs more than half a workgroup).
+        pack: u32 => "u32",
+        /// Narrow kernel's rows: invocations per row (the whole grid width for unpacked rows)
+        /// and the magic multiplier and shift dividing by it.
+        row_lanes: u32 => "u32",
+        lanes_magic: u32 => "u32",
+        lanes_shift: u32 => "u32",
+        /// The constant's bits, repeated to fill a word (narrow words: one element).
+        constant: [u32; 4] => "vec4<u32>",
+        /// Innermost first: axis 0 is the row.
+        axes: [AxisParams; MAX_RANK] => "array<AxisParams, MAX_RANK>",
+    }
 }
 
 impl Params {
@@ -114,9 +143,10 @@ pub(crate) fn magic_divisor(d: u32) -> (u32, u32) {
     (magic as u32, l - 1)
 }
 
-/// The WGSL constants shared with the host, for the shader prelude.
+/// The WGSL constants and uniform structs shared with the host, for the shader prelude.
 pub(crate) fn wgsl_constants() -> String {
-    format!(
+    let structs = [AxisParams::WGSL, Params::WGSL].concat();
+    structs + &format!(
         "const MAX_RANK: u32 = {MAX_RANK}u;\nconst WORKGROUP: u32 = {WORKGROUP}u;\nconst WIDE_ELEMS: u32 = {WIDE_ELEMS}u;\nconst NARROW_ROW_WORDS: u32 = {NARROW_ROW_WORDS}u;\nconst NARROW_WORD_RUN: u32 = {NARROW_WORD_RUN}u;\nconst MAGIC_DIVIDE_BY_ONE: u32 = {MAGIC_DIVIDE_BY_ONE}u;\nconst ROW_WORDS_NONE: u32 = {ROW_WORDS_NONE}u;\n"
     )
 }
@@ -153,12 +183,12 @@ mod tests {
         }
     }
 
-    /// Every member of `Params` and `Axis` in the generated WGSL has the name, offset and
-    /// size of the Rust struct's field at the same place: a field moved, renamed or resized
-    /// on one side only fails here.
+    /// Every member of `Params` and `AxisParams` in the generated WGSL has the offset and
+    /// size of the Rust field of its name: the declarations are one (`uniform!`), and this
+    /// checks that WGSL's layout rules (uniform alignment) place them where `repr(C)` does.
     #[test]
     fn layout_matches_the_wgsl_struct() {
-        use std::mem::{offset_of, size_of};
+        use std::mem::size_of;
         let key =
             super::super::shader::PipelineKey::new(crate::Mode::Wrap, 1, true, super::super::shader::RowWalk::PerWord);
         let module = naga::front::wgsl::parse_str(&key.wgsl()).expect("the shader parses");
@@ -171,18 +201,7 @@ mod tests {
                 members.iter().map(|m| (m.name.clone().unwrap(), m.offset, layouter[m.ty].size)).collect();
             (list, *span)
         };
-        macro_rules! fields {
-            ($t:ty: $($f:ident: $s:ty),* $(,)?) => {
-                vec![$((stringify!($f).to_string(), offset_of!($t, $f) as u32, size_of::<$s>() as u32)),*]
-            };
-        }
-        let axis = fields!(AxisParams: pad_before: u32, kept: u32, crop_start: u32, start: u32, len: u32,
-            len_magic: u32, len_shift: u32, in_stride: u32, out_stride: u32, period: u32, period_offset: u32,
-            period_magic: u32, period_shift: u32, _pad0: u32, _pad1: u32, _pad2: u32);
-        let params = fields!(Params: rank: u32, count: u32, first: u32, elems: u32, in_base: u32, out_base: u32,
-            row_first: u32, row_words: u32, pack: u32, row_lanes: u32, lanes_magic: u32, lanes_shift: u32,
-            constant: [u32; 4], axes: [AxisParams; MAX_RANK]);
-        assert_eq!(members("Axis"), (axis, size_of::<AxisParams>() as u32));
-        assert_eq!(members("Params"), (params, size_of::<Params>() as u32));
+        assert_eq!(members("AxisParams"), (AxisParams::fields(), size_of::<AxisParams>() as u32));
+        assert_eq!(members("Params"), (Params::fields(), size_of::<Params>() as u32));
     }
 }

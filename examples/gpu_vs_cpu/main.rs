@@ -210,7 +210,8 @@ fn report_comparison(old: &serde_json::Value, new: &serde_json::Value, args: &Ar
     (entries, regressed)
 }
 
-fn run(args: &Args) -> Result<ExitCode, Failure> {
+/// The checks on the flags alone, before anything is opened or measured.
+fn validate(args: &Args) -> Result<(), Failure> {
     if args.reps == Some(0) {
         return Err(usage("--reps: at least 1"));
     }
@@ -220,6 +221,14 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
             "--noise takes a fraction in (0, 1), --max-time a positive number of seconds, --min-reps at least 1",
         ));
     }
+    if args.fail_on_regression.is_some_and(|p| p.is_nan() || p < 0.0) {
+        return Err(usage("--fail-on-regression takes a percentage, 0 or more"));
+    }
+    Ok(())
+}
+
+fn run(args: &Args) -> Result<ExitCode, Failure> {
+    validate(args)?;
     if let Some(paths) = &args.compare {
         let (old, new) = (read_report(&paths[0])?, read_report(&paths[1])?);
         let (_, regressed) = report_comparison(&old, &new, args);
@@ -521,4 +530,43 @@ fn cases_of(args: &Args) -> Result<Vec<(PadPlan, Tensor)>, Failure> {
         _ => return Err(usage("a custom case needs --dtype, --shape and --pads")),
     }
     Ok(cases)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Args {
+        Args::try_parse_from(std::iter::once("gpu_vs_cpu").chain(args.iter().copied())).unwrap()
+    }
+
+    fn usage_error<T>(result: Result<T, Failure>) -> String {
+        match result {
+            Err(Failure::Usage(e)) => e,
+            Err(Failure::Run(e)) => panic!("a run error, not a usage error: {e}"),
+            Ok(_) => panic!("accepted"),
+        }
+    }
+
+    /// Bad requests are usage errors (exit 2) with a message, never a panic; a bad output
+    /// path is found before anything is measured (a run error, exit 1).
+    #[test]
+    fn bad_requests_are_errors_that_say_what_is_wrong() {
+        assert!(usage_error(validate(&parse(&["--reps", "0"]))).contains("--reps"));
+        assert!(usage_error(validate(&parse(&["--noise", "1.5"]))).contains("--noise"));
+        assert!(usage_error(validate(&parse(&["--fail-on-regression=-3"]))).contains("--fail-on-regression"));
+        assert!(validate(&parse(&["--reps", "3", "--noise", "0.05"])).is_ok(), "good flags refused");
+        let e = usage_error(cases_of(&parse(&["--dtype", "float32", "--shape", "4,a", "--pads", "1,1,1,1"])));
+        assert!(e.contains("--shape") && e.contains("\"a\""), "{e}");
+        let e = usage_error(cases_of(&parse(&["--dtype", "float32", "--shape", "4,4", "--pads", "-2,0,-2,0"])));
+        assert!(e.contains("empty output"), "{e}");
+        assert!(usage_error(cases_of(&parse(&["--dtype", "float32"]))).contains("needs --dtype, --shape and --pads"));
+        assert!(usage_error(cases_of(&parse(&["--mode", "mirror"]))).contains("--mode"));
+        assert!(usage_error(cases_of(&parse(&["--suite", "nope"]))).contains("--suite"));
+        assert!(Args::try_parse_from(["gpu_vs_cpu", "--reps", "x"]).is_err(), "clap refuses a non-number");
+        match check_writable(Path::new("/nonexistent-dir/out.json")) {
+            Err(Failure::Run(e)) => assert!(e.contains("/nonexistent-dir/out.json"), "{e}"),
+            _ => panic!("an unwritable path was accepted"),
+        }
+    }
 }

@@ -304,12 +304,29 @@ mod tests {
                         assert!(len <= small.max_binding && offset % small.storage_alignment == 0);
                         assert!(offset + len <= size, "{dtype} {mode}: binding past the buffer");
                     }
-                    let (offset, len) = d.output();
-                    written[offset as usize..(offset + len) as usize].iter_mut().for_each(|w| *w += 1);
+                    // The bytes this dispatch's window writes: every element position over
+                    // its axes' [start, start + len), as the shaders compute it (out_base plus
+                    // coordinates times strides, wrapping, in moved words from the binding).
+                    let (offset, _) = d.output();
+                    let word = u32::from(p.key.word_bytes);
+                    let q = &d.params;
+                    let mut positions = vec![q.out_base];
+                    for a in &q.axes[..q.rank as usize] {
+                        positions = positions
+                            .iter()
+                            .flat_map(|&b| {
+                                (a.start..a.start + a.len).map(move |c| b.wrapping_add(c.wrapping_mul(a.out_stride)))
+                            })
+                            .collect();
+                    }
+                    for pos in positions {
+                        let at = offset as usize + (pos * word) as usize;
+                        written[at..at + word as usize].iter_mut().for_each(|w| *w += 1);
+                    }
                 }
                 assert!(
-                    written[..out_bytes as usize].iter().all(|&n| n >= 1),
-                    "{dtype} {mode}: a byte no binding covers"
+                    written[..out_bytes as usize].iter().all(|&n| n == 1),
+                    "{dtype} {mode}: the windows do not write every output byte exactly once"
                 );
             }
         }

@@ -821,3 +821,30 @@ fn a_successful_run_prints_no_backend_chatter() {
         small_output_ok(&fs::read(&output).unwrap());
     }
 }
+
+/// Round four: where the output cannot be created (a link into a missing directory, a
+/// directory the user may not write), the error names the user's path and its directory,
+/// never a temporary file's name the user never gave.
+#[cfg(unix)]
+#[test]
+fn unwritable_outputs_are_named_as_the_user_gave_them() {
+    let (dir, input) = open_scratch();
+    let dangling = dir.path().join("dang.npy");
+    std::os::unix::fs::symlink(dir.path().join("missing/out.npy"), &dangling).unwrap();
+    let locked = dir.path().join("locked");
+    fs::create_dir(&locked).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(&locked, fs::Permissions::from_mode(0o555)).unwrap();
+    for target in [dangling.clone(), locked.join("out.npy")] {
+        let args = [s(&input), s(&target), "--pads=1,1", "--mode", "edge", "--device", "cpu"];
+        let out = as_user(Command::new(pad_exe()).args(args)).output().unwrap();
+        if out.status.success() {
+            assert_ne!(target, dangling, "a link into a missing directory was written");
+            continue; // root writes into a 0555 directory where no user is switched to
+        }
+        assert_clean_error(&out, s(&target));
+        let line = stderr_lines(&out).pop().unwrap();
+        assert!(line.contains(s(&target)), "{line}");
+        assert!(!line.contains(".wgpu-pad-") && !line.contains(".tmp"), "a temporary name: {line}");
+    }
+}

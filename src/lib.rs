@@ -28,6 +28,7 @@
 //!
 //! Every bad request is a [`PadError`] naming the axis and the values, never a panic.
 #![warn(missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
 
 mod arena;
 mod constant;

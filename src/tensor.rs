@@ -217,6 +217,8 @@ pub(crate) fn try_zeroed_bytes(len: usize, what: &str) -> Result<Vec<u8>> {
     if ptr.is_null() {
         return Err(PadError::OutOfMemory { reason: format!("cannot allocate {len} bytes for {what}") });
     }
+    // SAFETY: `ptr` is non-null, from the global allocator with u8's layout for `len`
+    // bytes, all initialised (zeroed): a Vec<u8> of that capacity and length owns it.
     let v = unsafe { Vec::from_raw_parts(ptr, len, len) };
     advise_huge_pages(&v);
     Ok(v)

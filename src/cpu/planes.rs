@@ -205,7 +205,10 @@ impl Planes {
         use std::arch::x86_64::{__m128i, _mm_loadu_si128 as load, _mm_or_si128 as or, _mm_shuffle_epi8 as shuffle};
         // SAFETY (every load and store): of 16 bytes, from or into an array or a slice of 16
         // (the slices' lengths checked by `try_from`).
-        let bytes = |b: &[u8; W]| unsafe { load(b.as_ptr().cast()) };
+        let bytes = |b: &[u8; W]| {
+            // SAFETY: a 16-byte load from a 16-byte array.
+            unsafe { load(b.as_ptr().cast()) }
+        };
         let take = |l: &Load| {
             let at = l.at as usize;
             let from = <&[u8; W]>::try_from(&input[at..at + W]).expect("16 bytes");
@@ -214,6 +217,7 @@ impl Planes {
         let mut put = |at: u32, v: __m128i| {
             let at = at as usize;
             let to = <&mut [MaybeUninit<u8>; W]>::try_from(&mut out[at..at + W]).expect("16 bytes");
+            // SAFETY: a 16-byte store into a 16-byte array.
             unsafe { store(to.as_mut_ptr().cast(), v) };
         };
         for (k, l) in self.ones.iter().enumerate() {

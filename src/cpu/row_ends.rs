@@ -132,14 +132,19 @@ impl RowEnds {
         // SAFETY (every load and store): of 16 bytes, from or into an array or slice of 16
         // (the slices' lengths checked by `sixteen`).
         let sixteen = |bytes: &[u8]| <&[u8; END]>::try_from(bytes).expect("16 bytes").as_ptr().cast::<__m128i>();
-        let [head_first, head_last, head_constant] =
-            [&head.first, &head.last, &head.constant].map(|b| unsafe { load(b.as_ptr().cast()) });
-        let [tail_first, tail_last, tail_constant] =
-            [&tail.first, &tail.last, &tail.constant].map(|b| unsafe { load(b.as_ptr().cast()) });
+        let [head_first, head_last, head_constant] = [&head.first, &head.last, &head.constant].map(|b| {
+            // SAFETY: a 16-byte load from a 16-byte array.
+            unsafe { load(b.as_ptr().cast()) }
+        });
+        let [tail_first, tail_last, tail_constant] = [&tail.first, &tail.last, &tail.constant].map(|b| {
+            // SAFETY: a 16-byte load from a 16-byte array.
+            unsafe { load(b.as_ptr().cast()) }
+        });
         for r in 0..rows.count {
             let o = (rows.out_first + r * rows.out_stride) * c;
             let i = (rows.in_first + r * rows.in_stride) * c + self.kept_start;
             let kept = &input[i..i + self.kept];
+            // SAFETY: 16-byte loads from slices of 16 (`sixteen` checks their lengths).
             let (first, last) = unsafe { (load(sixteen(&kept[..END])), load(sixteen(&kept[self.kept - END..]))) };
             let head = or(or(shuffle(first, head_first), shuffle(last, head_last)), head_constant);
             let tail = or(or(shuffle(first, tail_first), shuffle(last, tail_last)), tail_constant);
@@ -153,6 +158,8 @@ impl RowEnds {
                 // it; the second ends at the middle's end.
                 let mut move16 = |to: usize, at: usize| {
                     let slot = <&mut [MaybeUninit<u8>; END]>::try_from(&mut row[END + to..2 * END + to]);
+                    // SAFETY: a 16-byte store into a 16-byte array, of a 16-byte load from a
+                    // slice of 16 (`sixteen` checks it).
                     unsafe { store(slot.expect("16 bytes").as_mut_ptr().cast(), load(sixteen(&kept[at..at + END]))) };
                 };
                 move16(0, from);
@@ -166,6 +173,7 @@ impl RowEnds {
             let row_tail = &mut rest[m..];
             let row_head = <&mut [MaybeUninit<u8>; END]>::try_from(row_head).expect("16 bytes");
             let row_tail = <&mut [MaybeUninit<u8>; END]>::try_from(row_tail).expect("16 bytes");
+            // SAFETY: 16-byte stores into 16-byte arrays.
             unsafe {
                 store(row_head.as_mut_ptr().cast(), head);
                 store(row_tail.as_mut_ptr().cast(), tail);

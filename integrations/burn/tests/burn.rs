@@ -194,20 +194,21 @@ fn check(kind: Kind, mode: Mode) {
 
         let value = if kind == Kind::Bool { 1.0 } else { -3.0 };
         let ours = if mode == Mode::Constant { PadMode::Constant(value.into()) } else { mode.into() };
-        let plan = wgpu_pad_burn::plan(
-            match kind {
-                Kind::F32 => DType::F32,
-                Kind::F16 => DType::F16,
-                Kind::I32 => DType::I32,
-                Kind::Bool => DType::Bool(burn::tensor::BoolStore::U32),
-            },
-            &SHAPE,
-            &PAIRS,
-            ours,
-        )
-        .unwrap();
-        let input = wgpu_pad::Tensor::from_bytes(kind.onnx(), SHAPE.to_vec(), logical).unwrap();
+        // The oracle: the core crate's plan, written from the adapter's contract (Burn's
+        // pairs pad the last axes, in order) with the test's own mode, not through the
+        // adapter's mapping (a mutant mapping wrap to symmetric would pass itself).
+        let full = [(0, 0), PAIRS[0], PAIRS[1]];
+        let request = wgpu_pad::PadRequest::from_pairs(&full).mode(mode).constant(value);
+        let plan = wgpu_pad::PadPlan::new(kind.onnx(), &SHAPE, &request).unwrap();
+        let input = wgpu_pad::Tensor::from_bytes(kind.onnx(), SHAPE.to_vec(), logical.clone()).unwrap();
         let want = cpu::pad(&plan, &input).unwrap().bytes().unwrap().to_vec();
+        // The view itself, padded as it is (transposed: its strides are what the kernel
+        // reads), before anything else is queued on it.
+        let mut not_negated = logical.clone();
+        not_negated.chunks_mut(width).for_each(|e| kind.negate(e));
+        let direct_input = wgpu_pad::Tensor::from_bytes(kind.onnx(), SHAPE.to_vec(), not_negated).unwrap();
+        let direct_want = cpu::pad(&plan, &direct_input).unwrap().bytes().unwrap().to_vec();
+        let direct = x.clone().pad(pad, &PAIRS, ours).unwrap();
         let mut want_after = want.clone();
         want_after.chunks_mut(width).for_each(|e| kind.negate(e));
 
@@ -228,6 +229,7 @@ fn check(kind: Kind, mode: Mode) {
         assert_eq!(padded.dims(), [2, 9, 13], "{case}");
         assert!(after.bytes() == want_after, "{case}: Burn's op after the pad read something else");
         assert!(padded.bytes() == want, "{case}: differs from the CPU path");
+        assert!(direct.bytes() == direct_want, "{case}: the view padded directly differs from the CPU path");
         if let Some(b) = burn_padded {
             assert!(b.bytes() == want, "{case}: differs from Burn's own pad");
         }

@@ -185,7 +185,9 @@ mod tests {
                 let parts = PARTS_SHARED.get();
                 REFUSE_HELPERS.set(false);
                 assert!(copy == src[..len], "{len} bytes, helpers refused: {refuse}");
-                assert_eq!(parts > 1, len >= split, "{len} bytes: {parts} parts");
+                // The split path shares whole pages out: one part or more (one only where
+                // the output is a single page, as under Miri's small split).
+                assert_eq!(parts >= 1, len >= split, "{len} bytes: {parts} parts");
             }
         }
         THREADS_HERE.set(None);

@@ -186,6 +186,27 @@ fn a_lost_device_is_an_error() {
 }
 
 #[test]
+fn a_lost_engine_device_is_an_error() {
+    // An engine's device, wrapped: the context installs no callback of its own there (the
+    // engine's would be replaced), so the loss is read from what the device refuses.
+    if common::gpu().is_none() {
+        return;
+    }
+    let owner = GpuContext::new_blocking().unwrap();
+    let (device, queue) = (owner.device(), owner.queue());
+    let before = GpuContext::from_device(device, queue, owner.adapter_info().clone()).unwrap();
+    let p = plan(&[4], PadRequest::new(vec![1, 1])).unwrap();
+    let x = Tensor::from_slice(DataType::Float32, vec![4], &[1f32, 2., 3., 4.]).unwrap();
+    assert!(before.pad_blocking(&p, &x).is_ok());
+    device.destroy();
+    check(before.pad_blocking(&p, &x), |e| matches!(e, PadError::DeviceLost { .. }), &["lost"]);
+    // Wrapped after the loss.
+    let after = GpuContext::from_device(device, queue, owner.adapter_info().clone());
+    let after = after.unwrap();
+    check(after.pad_blocking(&p, &x), |e| matches!(e, PadError::DeviceLost { .. }), &["lost"]);
+}
+
+#[test]
 fn rank_64_runs_and_folds() {
     // 64 axes of length 1 and 2, a few padded: valid on both paths.
     let mut shape = vec![1usize; 64];

@@ -66,7 +66,9 @@ pub struct GpuContext {
     queue: wgpu::Queue,
     kernel: PadKernel,
     info: wgpu::AdapterInfo,
-    lost: Arc<Mutex<Option<String>>>,
+    /// Set by the device-lost callback, where this context made the device; `None` for an
+    /// engine's device (its callback is the engine's), where a probe tells instead.
+    lost: Option<Arc<Mutex<Option<String>>>>,
     pool: Mutex<BufferPool>,
     /// Host memory for outputs, fed only by the caller's `output_arena().recycle(..)`.
     arena: OutputArena,
@@ -181,7 +183,7 @@ impl GpuContext {
             device,
             queue,
             info,
-            lost,
+            lost: Some(lost),
             pool: Mutex::new(BufferPool::new(DEFAULT_BUFFER_POOL_BYTES)),
             arena: OutputArena::default(),
         })
@@ -195,7 +197,9 @@ impl GpuContext {
 
     /// Wraps a device and queue the caller already has; fails where the device cannot run
     /// the shaders. Its pads map their buffers directly where `info` says the CPU and the
-    /// GPU share memory and the device has `MAPPABLE_PRIMARY_BUFFERS`.
+    /// GPU share memory and the device has `MAPPABLE_PRIMARY_BUFFERS`. The device's lost
+    /// callback stays the caller's: a pad on a lost or destroyed device still fails with
+    /// [`PadError::DeviceLost`], found by a probe once something has failed.
     pub fn from_device(device: &wgpu::Device, queue: &wgpu::Queue, info: wgpu::AdapterInfo) -> Result<GpuContext> {
         Ok(GpuContext {
             kernel: PadKernel::new(device)?,
@@ -203,7 +207,7 @@ impl GpuContext {
             device: device.clone(),
             queue: queue.clone(),
             info,
-            lost: Arc::new(Mutex::new(None)),
+            lost: None,
             pool: Mutex::new(BufferPool::new(DEFAULT_BUFFER_POOL_BYTES)),
             arena: OutputArena::default(),
         })
@@ -259,13 +263,27 @@ impl GpuContext {
         &self.info
     }
 
+    /// `DeviceLost` where the callback has said so (contexts that made their device).
     fn check_lost(&self) -> Result<()> {
+        let Some(lost) = &self.lost else { return Ok(()) };
         // Let wgpu run pending callbacks, the device-lost one among them (never waits).
         let _ = self.device.poll(wgpu::PollType::Poll);
-        match &*self.lost.lock().unwrap_or_else(|e| e.into_inner()) {
+        match &*lost.lock().unwrap_or_else(|e| e.into_inner()) {
             Some(reason) => Err(PadError::DeviceLost { reason: reason.clone() }),
             None => Ok(()),
         }
+    }
+
+    /// What a failed pad reports: `DeviceLost` where the device is gone (wgpu reports no
+    /// error for a lost device, only the invalid objects it leaves), else `failure`.
+    fn explain(&self, failure: PadError) -> PadError {
+        if let Err(lost) = self.check_lost() {
+            return lost;
+        }
+        if self.lost.is_none() && device_is_lost(&self.device) {
+            return PadError::DeviceLost { reason: format!("the device was destroyed or lost ({failure})") };
+        }
+        failure
     }
 
     /// Pads `input`: uploads it, runs the pad, downloads the output. Where the GPU path
@@ -353,12 +371,12 @@ impl GpuContext {
             return Err(PadError::OutOfMemory { reason: format!("GPU: {}", describe(&e)) });
         }
         if let Some(e) = validation {
-            self.check_lost()?;
-            return Err(PadError::Gpu { reason: describe(&e) });
+            return Err(self.explain(PadError::Gpu { reason: describe(&e) }));
         }
-        let submission = made.inspect_err(|_| drop(self.check_lost()))?;
+        let submission = made.map_err(|e| self.explain(e))?;
         let read_from = readback.as_ref().unwrap_or(&out_buf);
         let bytes = read_buffer(&self.device, read_from, out_bytes, submission, wait, Some(&self.arena)).await;
+        let bytes = bytes.map_err(|e| self.explain(e));
         self.check_lost()?;
         if bytes.is_ok() {
             let used = [Some((in_role, in_buf)), Some((out_role, out_buf)), readback.map(|b| (Role::Readback, b))];
@@ -369,6 +387,24 @@ impl GpuContext {
         }
         bytes
     }
+}
+
+/// Whether `device` is lost or destroyed, for a device whose lost callback is not ours: a
+/// 4-byte buffer mapped at creation cannot be viewed there (wgpu makes an invalid buffer and
+/// reports nothing, as WebGPU asks). Run only after a failure: it costs a buffer.
+fn device_is_lost(device: &wgpu::Device) -> bool {
+    let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+    let probe = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("wgpu-pad device probe"),
+        size: 4,
+        usage: wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC,
+        mapped_at_creation: true,
+    });
+    let lost = probe.slice(..).get_mapped_range_mut().is_err();
+    probe.destroy();
+    // Popped now (the scope holds what the probe made the device say); the future is not needed.
+    drop(scope.pop());
+    lost
 }
 
 /// Who drives wgpu until a readback is mapped, on native targets (in the browser, the event

@@ -594,6 +594,77 @@ fn progress_shows_on_a_terminal_only() {
     assert!(piped.status.success() && piped.stderr.is_empty(), "{:?}", String::from_utf8_lossy(&piped.stderr));
 }
 
+/// Round four: a signal on a terminal clears the progress line, so the shell's prompt does
+/// not continue it, and standard input is named as such. The run is held reading its input
+/// from a FIFO the test feeds part of, then stops feeding: no race with the run's end.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_signal_clears_the_progress_line() {
+    use std::io::Read;
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("no `script` (util-linux) to make a terminal with: not checked");
+        return;
+    }
+    let dir = scratch();
+    let whole = dir.path().join("big.npy");
+    zeros_npy(&whole, "<f4", &[16, 1 << 20]);
+    let fifo = dir.path().join("in.fifo");
+    let path = std::ffi::CString::new(s(&fifo)).unwrap();
+    // SAFETY: mkfifo on a NUL-terminated path in the test's own directory.
+    assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+    let pid_file = dir.path().join("pid");
+    let output = dir.path().join("out.npy");
+    let cmd = format!(
+        "echo $$ > {}; exec {} - {} --pads=0,0,16,0 --device cpu < {}",
+        s(&pid_file),
+        s(&pad_exe()),
+        s(&output),
+        s(&fifo)
+    );
+    let mut script = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .env("WGPU_PAD_PROGRESS_AFTER_MS", "0")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let shown = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let reader = {
+        let (shown, mut stdout) = (shown.clone(), script.stdout.take().unwrap());
+        std::thread::spawn(move || {
+            let mut chunk = [0u8; 4096];
+            while let Ok(n @ 1..) = stdout.read(&mut chunk) {
+                shown.lock().unwrap().extend_from_slice(&chunk[..n]);
+            }
+        })
+    };
+    // The header and a page of the body, then nothing more: the run waits reading.
+    let mut feed = fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+    feed.write_all(&fs::read(&whole).unwrap()[..4096]).unwrap();
+    let started = std::time::Instant::now();
+    while !String::from_utf8_lossy(&shown.lock().unwrap()).contains("reading standard input") {
+        assert!(
+            started.elapsed().as_secs() < 60,
+            "no phase drawn: {:?}",
+            String::from_utf8_lossy(&shown.lock().unwrap())
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let pid: libc::pid_t = fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+    // SAFETY: kill(2) on the run the test started (script's child, exec'd in place of its shell).
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let status = script.wait().unwrap();
+    drop(feed);
+    reader.join().unwrap();
+    assert_eq!(status.code(), Some(130), "{status:?}");
+    let shown = String::from_utf8_lossy(&shown.lock().unwrap()).into_owned();
+    // What stays on the line after the last "erase line" is nothing but returns and newlines.
+    let last_erase = shown.rfind("\x1b[2K").unwrap_or_else(|| panic!("the line was never cleared: {shown:?}"));
+    let tail = &shown[last_erase + "\x1b[2K".len()..];
+    assert!(tail.chars().all(|c| c == '\r' || c == '\n'), "left on the line after the signal: {tail:?}");
+    assert!(!output.exists());
+}
+
 /// `<U3` elements from code points (UTF-32LE).
 fn utf32(elements: &[&[u32]], chars: usize) -> Vec<u8> {
     let mut out = Vec::new();

@@ -28,11 +28,11 @@
 //! The device can be shared the other way too: [`BurnPad::register`] gives Burn a device
 //! the application (or `wgpu_pad::gpu::GpuContext`) made.
 //!
-//! **Ordering.** A pad submits its own command buffer on Burn's queue. Before it does, it
-//! flushes Burn's pending work (the stream that wrote the input and the calling thread's
-//! stream, which owns the output's memory), so everything Burn queued before the call runs
-//! before the pad, and everything Burn queues after it (reading the output) runs after. No
-//! call waits for the GPU.
+//! **Ordering.** A pad submits its own command buffer on Burn's queue. Burn's pending work
+//! (the stream that wrote the input and the calling thread's stream, which owns the
+//! output's memory) is submitted first, by cubecl's `get_resource` handing over the
+//! buffers, so everything Burn queued before the call runs before the pad, and everything
+//! Burn queues after it (reading the output) runs after. No call waits for the GPU.
 //!
 //! **Burn's features.** Burn's `wgpu` backend with fusion off, which this crate's `burn`
 //! dependency asks for. With Burn's `fusion` feature on (a default of `burn`), a tensor's
@@ -77,7 +77,7 @@ pub enum Error {
     /// a pad too large, a wgpu error.
     #[error(transparent)]
     Pad(#[from] wgpu_pad::PadError),
-    /// Burn's runtime refused to hand over a buffer or to flush.
+    /// Burn's runtime refused to hand over a buffer.
     #[error("Burn's runtime: {0}")]
     Burn(String),
 }
@@ -276,7 +276,7 @@ impl BurnPad {
         Ok(Tensor::from_primitive::<CubeBackend>(output))
     }
 
-    /// Reaches both buffers, flushes Burn's work before them, submits the pad.
+    /// Reaches both buffers (which puts Burn's work before them on the queue), submits the pad.
     fn record_and_submit(&self, plan: &PadPlan, input: &CubeTensor, output: &CubeTensor) -> Result<(), Error> {
         let client = &output.client;
         let resource = |handle: &Handle| {
@@ -297,15 +297,12 @@ impl BurnPad {
         };
         let output_range = BufferRange::new(&out.buffer, out.offset, out.size);
 
-        // Burn's queued work goes to the queue first: the stream that wrote the input (it may
-        // be another thread's) and this thread's, which owns the output's memory and may still
-        // hold work reading it from an earlier tensor. (cubecl 0.11's `get_resource` already
-        // submits the streams it touches; this is the client's documented way to say so, and
-        // costs nothing when there is nothing left.)
-        let flush = || client.flush().map_err(|e| Error::Burn(format!("{e:?}")));
-        input.handle.stream.executes(flush)?;
-        flush()?;
-
+        // Burn's queued work is on the queue already: `get_resource` (cubecl-wgpu 0.11's
+        // server) submits the calling thread's stream and the stream that wrote the buffer,
+        // before it hands the buffer over. Burn's work before the pad therefore runs first;
+        // the tests (an op queued before and after the pad, and an input written on another
+        // thread) fail if a cubecl update stops doing so. No flush of our own: it would
+        // submit nothing.
         let device = self.kernel.device();
         let mut encoder = device.create_command_encoder(&Default::default());
         self.kernel.encode(&mut encoder, plan, input_range, output_range)?;

@@ -115,6 +115,17 @@ impl Any {
         }
     }
 
+    /// The strides (in elements) of Burn's storage under this tensor: what the pad reads.
+    fn strides(&self) -> Vec<usize> {
+        use burn::backend::wgpu::CubeBackend;
+        let of = |p: burn::backend::wgpu::CubeTensor| p.meta.strides().to_vec();
+        match self {
+            Any::Float(t) => of(t.clone().try_into_primitive::<CubeBackend>().unwrap()),
+            Any::Int(t) => of(t.clone().try_into_primitive::<CubeBackend>().unwrap()),
+            Any::Bool(t) => of(t.clone().try_into_primitive::<CubeBackend>().unwrap()),
+        }
+    }
+
     /// Burn's `neg` (`bool_not` for bool): queued, not run.
     fn negate(self) -> Any {
         match self {
@@ -181,6 +192,12 @@ fn check(kind: Kind, mode: Mode) {
             x = x.transpose();
         }
         assert_eq!(x.dims(), SHAPE);
+        // The transposed view reaches the pad as strides over the stored buffer (no copy):
+        // the output below is right only if the kernel read through them (mutant: the
+        // adapter's `with_strides` dropped fails every transposed case).
+        let contiguous = vec![SHAPE[1] * SHAPE[2], SHAPE[2], 1];
+        let view = vec![SHAPE[1] * SHAPE[2], 1, SHAPE[1]];
+        assert_eq!(x.strides(), if transposed { view } else { contiguous }, "{kind:?}");
         // The logical elements, negated as Burn's op before the pad will.
         let logical: Vec<u8> = (0..SHAPE.iter().product::<usize>())
             .flat_map(|i| {
@@ -338,8 +355,8 @@ fn reflects_past_the_axis_crops_and_empty_tensors() {
     pad.kernel().pop_errors_blocking().unwrap();
 }
 
-/// A tensor written on one thread (its own Burn stream), padded on another: the pad flushes
-/// the writer's stream first. Repeated, with the writer's work still queued each time.
+/// A tensor written on one thread (its own Burn stream), padded on another: the writer's
+/// stream reaches the queue before the pad (cubecl's `get_resource` submits it). Repeated, with the writer's work still queued each time.
 #[test]
 fn inputs_written_on_another_thread() {
     let Some((device, pad)) = burn() else { return };

@@ -7,7 +7,7 @@
 //!     cargo run --release --example program
 
 use wgpu::util::DeviceExt;
-use wgpu_pad::gpu::{device_limits, BufferView, DeviceLimits, Program};
+use wgpu_pad::gpu::{BufferView, DeviceLimits, Program};
 use wgpu_pad::{cpu, DataType, Mode, PadPlan, PadRequest, Tensor};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -25,7 +25,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (in_size, out_size) = (in_bytes.next_multiple_of(4), out_bytes.next_multiple_of(4));
 
     // The program: no device needed to make it.
-    let limits = DeviceLimits { max_binding: 64 << 10, ..device_limits(&device.limits()) };
+    let limits = DeviceLimits { max_binding: 64 << 10, ..DeviceLimits::from(&device.limits()) };
     let program = Program::new(&plan, &BufferView::dense(0, in_size), &BufferView::dense(0, out_size), &limits)?;
 
     // The host's half: buffers, one pipeline, a uniform slot and a bind group per dispatch.

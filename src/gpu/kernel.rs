@@ -15,9 +15,8 @@ use std::sync::Mutex;
 use std::task::{Context, Poll, Waker};
 
 use super::buffers::{describe, BufferRange};
-use super::layout::layout;
-use super::params::{params_stride, AxisParams, Params, WORKGROUP};
-use super::program::{DeviceLimits, Dispatch, Program, View};
+use super::params::{params_stride, WORKGROUP};
+use super::program::{BufferView, DeviceLimits, Dispatch, Program};
 use super::shader::PipelineKey;
 use crate::dtype::DataType;
 use crate::error::{PadError, Result, Side};
@@ -83,20 +82,16 @@ pub struct PadKernel {
     uniforms: Mutex<HashMap<Vec<u8>, wgpu::Buffer>>,
 }
 
-/// What a [`Program`] needs of a device's limits, read from wgpu's.
-pub fn device_limits(limits: &wgpu::Limits) -> DeviceLimits {
-    DeviceLimits {
-        max_binding: limits.max_storage_buffer_binding_size.min(limits.max_buffer_size),
-        max_buffer: limits.max_buffer_size,
-        storage_alignment: limits.min_storage_buffer_offset_alignment as u64,
-        max_groups: limits.max_compute_workgroups_per_dimension,
-    }
-}
-
 impl From<&wgpu::Limits> for DeviceLimits {
-    /// What a [`Program`] needs of a device's limits, as [`device_limits`] reads them.
+    /// What a [`Program`] needs of a device's limits, read from wgpu's (the largest storage
+    /// binding capped by the largest buffer).
     fn from(limits: &wgpu::Limits) -> DeviceLimits {
-        device_limits(limits)
+        DeviceLimits {
+            max_binding: limits.max_storage_buffer_binding_size.min(limits.max_buffer_size),
+            max_buffer: limits.max_buffer_size,
+            storage_alignment: limits.min_storage_buffer_offset_alignment as u64,
+            max_groups: limits.max_compute_workgroups_per_dimension,
+        }
     }
 }
 
@@ -227,7 +222,7 @@ impl PadKernel {
                     ty: wgpu::BindingType::Buffer {
                         ty: wgpu::BufferBindingType::Uniform,
                         has_dynamic_offset: false,
-                        min_binding_size: wgpu::BufferSize::new(std::mem::size_of::<Params>() as u64),
+                        min_binding_size: wgpu::BufferSize::new(Program::PARAMS_BYTES),
                     },
                     count: None,
                 },
@@ -254,7 +249,7 @@ impl PadKernel {
             compiles: AtomicUsize::new(0),
             cache,
             empty_input,
-            limits: device_limits(&limits),
+            limits: DeviceLimits::from(&limits),
             uniform_alignment: limits.min_uniform_buffer_offset_alignment,
             pending: Mutex::new(Vec::new()),
             uniforms: Mutex::new(HashMap::new()),
@@ -280,11 +275,7 @@ impl PadKernel {
             ("max_bind_groups", l.max_bind_groups as u64, 1),
             ("max_compute_workgroup_size_x", l.max_compute_workgroup_size_x as u64, WORKGROUP as u64),
             ("max_compute_invocations_per_workgroup", l.max_compute_invocations_per_workgroup as u64, WORKGROUP as u64),
-            (
-                "max_uniform_buffer_binding_size",
-                l.max_uniform_buffer_binding_size,
-                std::mem::size_of::<Params>() as u64,
-            ),
+            ("max_uniform_buffer_binding_size", l.max_uniform_buffer_binding_size, Program::PARAMS_BYTES),
             (
                 "max_storage_buffer_binding_size",
                 l.max_storage_buffer_binding_size,
@@ -392,8 +383,8 @@ impl PadKernel {
     /// any buffer is made: a [`PadError::GpuLimit`] (or `Unsupported` for strings and 4-bit
     /// types) says why not.
     pub fn check_plan(&self, plan: &PadPlan) -> Result<()> {
-        let dense = |which| View { which, offset: 0, strides: None, end: u64::MAX, buffer_size: u64::MAX };
-        layout(plan, &dense(Side::Input), &dense(Side::Output), &self.limits).map(drop)
+        let dense = BufferView { offset: 0, strides: None, end: u64::MAX, buffer_size: u64::MAX };
+        Program::new(plan, &dense, &dense, &self.limits).map(drop)
     }
 
     /// The program of `plan` on these buffers, with the checks only buffers allow (usages,
@@ -408,18 +399,20 @@ impl PadKernel {
                 return Err(PadError::BufferMapped { which });
             }
         }
-        fn view<'a>(which: Side, r: &BufferRange<'a>) -> Result<View<'a>> {
-            Ok(View { which, offset: r.offset, strides: r.strides, end: r.end(which)?, buffer_size: r.buffer.size() })
+        fn view<'a>(which: Side, r: &BufferRange<'a>) -> Result<BufferView<'a>> {
+            Ok(BufferView { offset: r.offset, strides: r.strides, end: r.end(which)?, buffer_size: r.buffer.size() })
         }
-        let l = layout(plan, &view(Side::Input, input)?, &view(Side::Output, output)?, &self.limits)?;
-        if let (true, Some((a0, a1)), Some((b0, b1))) = (input.buffer == output.buffer, l.in_span, l.out_span) {
+        // Through the public API, as any host would.
+        let l = Program::new(plan, &view(Side::Input, input)?, &view(Side::Output, output)?, &self.limits)?;
+        if let (true, Some((a0, a1)), Some((b0, b1))) = (input.buffer == output.buffer, l.input_span(), l.output_span())
+        {
             if a0 < b1 && b0 < a1 {
                 return Err(PadError::Overlap { input_start: a0, input_end: a1, output_start: b0, output_end: b1 });
             }
         }
         // Bindings round up to whole words; they must stay inside the buffers.
-        for w in &l.dispatches {
-            for (which, r, bind) in [(Side::Input, input, w.input), (Side::Output, output, Some(w.output))] {
+        for w in l.dispatches() {
+            for (which, r, bind) in [(Side::Input, input, w.input()), (Side::Output, output, Some(w.output()))] {
                 if let Some((offset, size)) = bind {
                     if offset + size > r.buffer.size() {
                         return Err(PadError::BufferTooSmall {
@@ -442,22 +435,22 @@ impl PadKernel {
     pub fn prepare(&self, plan: &PadPlan, input: BufferRange<'_>, output: BufferRange<'_>) -> Result<PreparedPad> {
         let l = self.program(plan, &input, &output)?;
         let out_bytes = plan.byte_sizes().map_or(0, |b| b.1);
-        if l.dispatches.is_empty() {
+        if l.dispatches().is_empty() {
             return Ok(PreparedPad { pipeline: None, dispatches: Vec::new(), out_bytes });
         }
-        let pipeline = self.pipeline(l.key)?;
+        let pipeline = self.pipeline(l.pipeline_key())?;
         let stride = params_stride(self.uniform_alignment);
-        let uniform = self.uniform_buffer(&l.dispatches, stride)?;
+        let uniform = self.uniform_buffer(l.dispatches(), stride)?;
         // What only wgpu can see of the caller's buffers (destroyed, from another device) is a
         // validation error here: caught, not left to the device's handler (whose default
         // panics), and returned, or kept for `pop_errors` where it arrives later.
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let dispatches = l
-            .dispatches
+            .dispatches()
             .iter()
             .enumerate()
             .map(|(i, w)| {
-                let input_binding = match w.input {
+                let input_binding = match w.input() {
                     Some((offset, size)) => {
                         wgpu::BufferBinding { buffer: input.buffer, offset, size: wgpu::BufferSize::new(size) }
                     }
@@ -472,7 +465,7 @@ impl PadKernel {
                             resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
                                 buffer: &uniform,
                                 offset: i as u64 * stride,
-                                size: wgpu::BufferSize::new(std::mem::size_of::<Params>() as u64),
+                                size: wgpu::BufferSize::new(Program::PARAMS_BYTES),
                             }),
                         },
                         wgpu::BindGroupEntry { binding: 1, resource: wgpu::BindingResource::Buffer(input_binding) },
@@ -480,13 +473,13 @@ impl PadKernel {
                             binding: 2,
                             resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
                                 buffer: output.buffer,
-                                offset: w.output.0,
-                                size: wgpu::BufferSize::new(w.output.1),
+                                offset: w.output().0,
+                                size: wgpu::BufferSize::new(w.output().1),
                             }),
                         },
                     ],
                 });
-                (bind_group, w.workgroups)
+                (bind_group, w.workgroups())
             })
             .collect();
         self.settle(Box::pin(scope.pop()), "binding the pad's buffers")?;
@@ -500,14 +493,14 @@ impl PadKernel {
     /// steady state, whatever buffers it binds) makes no buffer. The cache holds only this
     /// kernel's own small buffers, never a caller's.
     fn uniform_buffer(&self, windows: &[Dispatch], stride: u64) -> Result<wgpu::Buffer> {
-        // Parameters past `rank` axes are zero, so the used prefix of each window is the key.
-        fn used(p: &Params) -> &[u8] {
-            let len = std::mem::offset_of!(Params, axes) + p.rank as usize * std::mem::size_of::<AxisParams>();
-            &bytemuck::bytes_of(p)[..len]
-        }
-        let mut key = Vec::with_capacity(windows.iter().map(|w| used(&w.params).len()).sum());
+        // The key: each window's parameters up to their trailing zeros (the axes past the
+        // rank), with their length, so that different windows never run together.
+        let mut key = Vec::new();
         for w in windows {
-            key.extend_from_slice(used(&w.params));
+            let params = w.params();
+            let used = params.len() - params.iter().rev().take_while(|&&b| b == 0).count();
+            key.extend_from_slice(&(used as u32).to_le_bytes());
+            key.extend_from_slice(&params[..used]);
         }
         let mut uniforms = self.uniforms.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(buffer) = uniforms.get(&key) {
@@ -516,7 +509,7 @@ impl PadKernel {
         let mut bytes = vec![0u8; (stride * windows.len() as u64) as usize];
         for (i, w) in windows.iter().enumerate() {
             let at = i * stride as usize;
-            bytes[at..at + std::mem::size_of::<Params>()].copy_from_slice(bytemuck::bytes_of(&w.params));
+            bytes[at..at + w.params().len()].copy_from_slice(w.params());
         }
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let buffer = super::buffers::buffer_with(&self.device, "wgpu-pad params", wgpu::BufferUsages::UNIFORM, &bytes);

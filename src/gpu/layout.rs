@@ -7,23 +7,16 @@ use crate::error::{GpuLimit, PadError, Result, Side};
 use crate::mode::Mode;
 use crate::plan::{AxisMap, PadPlan};
 
+use super::narrow::{self, RowWalk};
 use super::params::{magic_divisor, AxisParams, Params, INDEX_LIMIT, MAX_RANK};
-use super::program::{
-    check_no_self_overlap, dense_strides, invalid, view_strides, DeviceLimits, Dispatch, Program, View,
-};
-use super::shader::{PipelineKey, RowWalk};
-use super::{narrow, wide};
+use super::program::{BufferView, DeviceLimits, Dispatch, Program};
+use super::shader::PipelineKey;
+use super::view::{check_no_self_overlap, dense_strides, invalid, view_strides, View};
+use super::wide;
+use super::window::{Axis, WindowShape};
 
 /// Windows one pad may split into before the GPU path refuses it.
 const MAX_WINDOWS: usize = 1 << 16;
-
-/// An axis after merging, with its view strides in moved words.
-#[derive(Debug, Clone, Copy)]
-struct Axis {
-    map: AxisMap,
-    in_stride: u64,
-    out_stride: u64,
-}
 
 fn limit(limit: GpuLimit, what: String) -> PadError {
     PadError::GpuLimit { limit, what }
@@ -52,9 +45,19 @@ fn source_range(mode: Mode, m: &AxisMap, s: usize, e: usize) -> Option<(usize, u
     range
 }
 
+impl Program {
+    /// The program of `plan` reading `input` and writing `output` on a device with
+    /// `limits`. Everything is checked here, before anything is created: views (strides,
+    /// alignment, bounds, an output writing an element twice) and the device's limits
+    /// (`PadError::GpuLimit` names which). Strings and 4-bit types have no program.
+    pub fn new(plan: &PadPlan, input: &BufferView, output: &BufferView, limits: &DeviceLimits) -> Result<Program> {
+        lay_out(plan, &View::new(Side::Input, input), &View::new(Side::Output, output), limits)
+    }
+}
+
 /// Lays out `plan` reading `input` and writing `output` on a device with `limits`.
 /// Everything is checked here, before anything is created.
-pub(crate) fn layout(plan: &PadPlan, input: &View, output: &View, limits: &DeviceLimits) -> Result<Program> {
+fn lay_out(plan: &PadPlan, input: &View, output: &View, limits: &DeviceLimits) -> Result<Program> {
     let mode = plan.mode();
     let elem = plan.dtype().width().bytes().ok_or_else(|| PadError::Unsupported {
         dtype: plan.dtype().name(),
@@ -222,60 +225,20 @@ pub(crate) fn layout(plan: &PadPlan, input: &View, output: &View, limits: &Devic
         }
     }
     // The key, once the windows say how the narrow kernel walks them.
-    let row_walk = if word < 4 { narrow::row_walk(&mut layout.dispatches, word, limits) } else { RowWalk::PerWord };
+    let row_walk = match word {
+        1 | 2 => narrow::row_walk(layout.dispatches.iter().map(|d| (d.params.row_first, d.mid_word))),
+        _ => RowWalk::PerWord,
+    };
+    if word < 4 && row_walk == RowWalk::PerWord {
+        // Windows that disagree on their rows all go per word (one pipeline for the pad).
+        for d in layout.dispatches.iter_mut().filter(|d| d.params.row_first != 0) {
+            d.workgroups = narrow::per_word(&mut d.params, word, limits.max_groups as u64);
+            d.mid_word = false;
+        }
+    }
     layout.key = PipelineKey::new(mode, word as u8, multi_period, row_walk);
     debug_assert!(out_span.1 > out_span.0);
     Ok(layout)
-}
-
-/// A window's extent for the kernels' grids: per axis (outermost first) its start and
-/// length in the window, with the merged axes.
-pub(super) struct WindowShape<'a> {
-    b: &'a [(usize, usize)],
-    axes: &'a [Axis],
-    pub max_groups: u64,
-}
-
-impl WindowShape<'_> {
-    /// Axes.
-    pub fn rank(&self) -> usize {
-        self.b.len()
-    }
-
-    /// The window's length on axis `d`, innermost first (1 past the rank).
-    pub fn len(&self, d: usize) -> u64 {
-        if d < self.rank() {
-            self.b[self.rank() - 1 - d].1 as u64
-        } else {
-            1
-        }
-    }
-
-    /// Positions of the window over the axes above `d`.
-    pub fn above(&self, d: usize) -> u64 {
-        (d + 1..self.rank()).map(|a| self.len(a)).product()
-    }
-
-    /// Elements in the window.
-    pub fn elems(&self) -> u64 {
-        self.b.iter().map(|&(_, len)| len as u64).product()
-    }
-
-    /// The output stride of axis `d`, innermost first, in moved words (0 past the rank).
-    pub fn out_stride(&self, d: usize) -> u64 {
-        if d < self.rank() {
-            self.axes[self.rank() - 1 - d].out_stride
-        } else {
-            0
-        }
-    }
-
-    /// Whether axis 0 is a whole unpadded run (a pixel's channels, say), so that rows can
-    /// run along axes 0 and 1.
-    pub fn inner_is_whole_run(&self) -> bool {
-        let inner = &self.axes[self.rank() - 1].map;
-        self.rank() >= 2 && inner.is_identity() && self.len(0) == inner.out_len as u64
-    }
 }
 
 struct Splitter<'a> {
@@ -353,11 +316,7 @@ impl Splitter<'_> {
             params.elems = shape.elems() as u32;
             match narrow::row_grid(&shape, &mut params, self.word) {
                 Some(grid) => grid,
-                None => {
-                    let mut d = Dispatch { params, mid_word: false, workgroups: [0; 3], input, output };
-                    narrow::per_word(&mut d, self.word, self.limits);
-                    return Ok(Some(d));
-                }
+                None => (narrow::per_word(&mut params, self.word, self.limits.max_groups as u64), false),
             }
         } else {
             (wide::grid(&shape, &mut params), false)
@@ -383,7 +342,7 @@ pub(super) mod tests {
     }
 
     pub(crate) fn lay(p: &PadPlan, limits: &DeviceLimits) -> Program {
-        layout(p, &dense(Side::Input), &dense(Side::Output), limits).unwrap()
+        lay_out(p, &dense(Side::Input), &dense(Side::Output), limits).unwrap()
     }
 
     #[test]
@@ -466,15 +425,15 @@ pub(super) mod tests {
         let p = plan(DataType::Float32, &[4, 4], &[1, 1, 1, 1], Mode::Edge);
         let strides = [1u64, 6];
         let out = View { strides: Some(&strides), ..dense(Side::Output) };
-        assert!(layout(&p, &dense(Side::Input), &out, &LIMITS).is_ok());
+        assert!(lay_out(&p, &dense(Side::Input), &out, &LIMITS).is_ok());
         let overlapping = [6u64, 2];
         let out = View { strides: Some(&overlapping), ..dense(Side::Output) };
-        let e = layout(&p, &dense(Side::Input), &out, &LIMITS).unwrap_err();
+        let e = lay_out(&p, &dense(Side::Input), &out, &LIMITS).unwrap_err();
         assert!(matches!(e, PadError::InvalidView { which: Side::Output, .. }), "{e}");
         let q = plan(DataType::Uint8, &[4, 4], &[1, 1, 1, 1], Mode::Edge);
         let strided = [12u64, 1];
         let out = View { strides: Some(&strided), ..dense(Side::Output) };
-        let e = layout(&q, &dense(Side::Input), &out, &LIMITS).unwrap_err();
+        let e = lay_out(&q, &dense(Side::Input), &out, &LIMITS).unwrap_err();
         assert!(e.to_string().contains("axis 0 has stride 12"), "{e}");
     }
 

@@ -11,12 +11,15 @@
 //! over binding windows. Strings and 4-bit types have no kernel; [`GpuContext::pad`] runs
 //! them on the CPU path and says so.
 //!
-//! Inside: `program` (a pad's dispatches as plain data, [`Program`]), `layout` (views,
-//! merged axes, binding windows), `wide` and `narrow` (each kernel's host half: its grid),
-//! `params` (the uniform and the constants shared with WGSL), `shader` (pipeline keys and
-//! their WGSL), `kernel` ([`PadKernel`]: pipelines, bind groups, recording), `context`
-//! ([`GpuContext`]: device, upload, readback), `buffers` (ranges, uploads, the pool); and
-//! [`model`], the memory-transaction model that traces the real shaders.
+//! Inside: `program` (a pad's dispatches as plain data, [`Program`]; it imports no layout),
+//! `layout` ([`Program::new`]: merged axes, binding windows), `view` (a view's checks before
+//! any layout), `window` (a window's shape, shared by the layout and the kernels' host
+//! halves), `wide` and `narrow` (each kernel's host half: its grid; `narrow` also the
+//! `RowWalk`), `params` (the uniform and the constants shared with WGSL),
+//! `shader` (pipeline keys and their WGSL), `kernel` ([`PadKernel`]: pipelines, bind groups,
+//! recording, through `Program`'s public API), `context` ([`GpuContext`]: device, upload,
+//! readback), `buffers` (ranges, uploads, the pool); and [`model`], the memory-transaction
+//! model that traces the real shaders.
 
 mod buffers;
 mod context;
@@ -27,10 +30,13 @@ mod narrow;
 mod params;
 mod program;
 mod shader;
+mod view;
 mod wide;
+mod window;
 
 pub use buffers::BufferRange;
 pub use context::{ExecPath, GpuContext, Padded, DEFAULT_BUFFER_POOL_BYTES};
-pub use kernel::{device_limits, Encoded, PadKernel, PreparedPad};
+pub use kernel::{Encoded, PadKernel, PreparedPad};
 pub use params::MAX_RANK;
 pub use program::{BufferView, DeviceLimits, Dispatch, Program};
+pub use shader::PipelineKey;

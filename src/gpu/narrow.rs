@@ -7,10 +7,53 @@
 //! width apart, each finding its row by division. Either way a SIMD group's lanes store
 //! neighbouring words (the memory model, `gpu::model`, checks it).
 
-use super::layout::WindowShape;
 use super::params::{magic_divisor, Params, INDEX_LIMIT, NARROW_ROW_WORDS, NARROW_WORD_RUN, ROW_WORDS_NONE, WORKGROUP};
-use super::program::{DeviceLimits, Dispatch};
-use super::shader::RowWalk;
+use super::window::WindowShape;
+
+/// How the narrow kernel (8- and 16-bit words) walks its output: a pipeline constant
+/// (`ROW_WALK` in narrow.wgsl, compared with the names [`RowWalk::wgsl_constants`] emits).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub(crate) enum RowWalk {
+    /// One invocation per run of output words, its row found by division (rows too short
+    /// to walk, or windows whose rows differ); also what wide words always take.
+    PerWord = 0,
+    /// Rows of whole words along axis 0.
+    Axis0 = 1,
+    /// Rows of whole words along axes 0 and 1 (axis 0 an unpadded run of channels).
+    Axes01 = 2,
+    /// Rows along either that end mid-word (odd image widths, RGB rows): each row owns the
+    /// words that start in it; the axes come from the uniform's `row_first`.
+    MidWord = 3,
+}
+
+impl RowWalk {
+    /// Every variant.
+    pub const ALL: [RowWalk; 4] = [RowWalk::PerWord, RowWalk::Axis0, RowWalk::Axes01, RowWalk::MidWord];
+
+    /// Rows of whole words along the axes below `first` (1 or 2).
+    pub fn whole_words(first: u32) -> RowWalk {
+        match first {
+            1 => RowWalk::Axis0,
+            2 => RowWalk::Axes01,
+            _ => unreachable!("rows span one or two axes, not {first}"),
+        }
+    }
+
+    /// The variants' names as WGSL constants.
+    pub fn wgsl_constants() -> String {
+        RowWalk::ALL.iter().map(|w| format!("const ROWS_{}: u32 = {}u;\n", w.wgsl_name(), *w as u32)).collect()
+    }
+
+    pub(super) fn wgsl_name(self) -> &'static str {
+        match self {
+            RowWalk::PerWord => "PER_WORD",
+            RowWalk::Axis0 => "AXIS0",
+            RowWalk::Axes01 => "AXES01",
+            RowWalk::MidWord => "MID_WORD",
+        }
+    }
+}
 
 /// Invocations a row owning `row_words` words takes where rows share a workgroup. Up to a
 /// workgroup's words, one a word, so that a SIMD group's lanes store neighbouring words,
@@ -87,43 +130,45 @@ pub(super) fn row_grid(s: &WindowShape, params: &mut Params, word: u64) -> Optio
 }
 
 /// Gives a window the per-word path: [`NARROW_WORD_RUN`] consecutive words an invocation
-/// (`row_words` 0, `count` the words it covers).
-pub(super) fn per_word(d: &mut Dispatch, word: u64, limits: &DeviceLimits) {
+/// (`row_words` 0, `count` the words it covers); returns its workgroup counts.
+pub(super) fn per_word(p: &mut Params, word: u64, max_groups: u64) -> [u32; 3] {
     let epw = 4 / word as u32;
-    d.mid_word = false;
-    let p = &mut d.params;
-    p.row_first = RowWalk::PerWord as u32;
+    p.row_first = 0; // no axes in rows
     p.row_words = ROW_WORDS_NONE;
     p.pack = 0;
     let words = (p.first % epw + p.elems).div_ceil(epw);
     p.count = words;
     let groups = (words as u64).div_ceil((WORKGROUP * NARROW_WORD_RUN) as u64);
-    let x = groups.min(limits.max_groups as u64);
-    d.workgroups = [x as u32, groups.div_ceil(x) as u32, 1];
+    let x = groups.min(max_groups);
+    [x as u32, groups.div_ceil(x) as u32, 1]
 }
 
-/// The pad's walk, one pipeline for all its windows: rows where every window has them, along
-/// the same axes (rows ending mid-word in any window: that pipeline, which runs rows of whole
-/// words correctly too); else every window goes per word.
-pub(super) fn row_walk(dispatches: &mut [Dispatch], word: u64, limits: &DeviceLimits) -> RowWalk {
-    let Some(first) = dispatches.first().map(|d| d.params.row_first) else { return RowWalk::PerWord };
-    if dispatches.iter().all(|d| d.params.row_first == first) {
-        match first {
-            0 => RowWalk::PerWord,
-            _ if dispatches.iter().any(|d| d.mid_word) => RowWalk::MidWord,
-            _ => RowWalk::whole_words(first),
+/// The pad's walk, one pipeline for all its windows, from each window's `row_first` and
+/// whether its rows end mid-word: rows where every window has them, along the same axes
+/// (rows ending mid-word in any window: that pipeline, which runs rows of whole words
+/// correctly too); else per word, where the layout gives every window with rows the per-word
+/// path ([`per_word`]).
+pub(super) fn row_walk(windows: impl IntoIterator<Item = (u32, bool)>) -> RowWalk {
+    let mut windows = windows.into_iter().peekable();
+    let Some(&(first, _)) = windows.peek() else { return RowWalk::PerWord };
+    let mut mid_word = false;
+    for (row_first, mid) in windows {
+        if row_first != first {
+            return RowWalk::PerWord;
         }
-    } else {
-        for d in dispatches {
-            per_word(d, word, limits);
-        }
-        RowWalk::PerWord
+        mid_word |= mid;
+    }
+    match first {
+        0 => RowWalk::PerWord,
+        _ if mid_word => RowWalk::MidWord,
+        _ => RowWalk::whole_words(first),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::layout::tests::{lay, plan, LIMITS};
+    use super::super::program::DeviceLimits;
     use super::*;
     use crate::{DataType, Mode};
 

@@ -1,13 +1,10 @@
 //! The GPU program of one pad: plain data, no wgpu in it. From a plan, two buffer views and
-//! a device's limits, [`Program::new`] lists the dispatches; [`PadKernel`](super::PadKernel)
+//! a device's limits, [`Program::new`] (made in `layout.rs`) lists the dispatches; [`PadKernel`](super::PadKernel)
 //! turns them into wgpu calls, and any other WebGPU host (another wgpu major, Dawn, a
 //! JavaScript engine) can run them the same way (`examples/program.rs` does, in plain wgpu).
 
-use super::layout::layout;
 use super::params::{Params, WORKGROUP};
 use super::shader::PipelineKey;
-use crate::error::{PadError, Result, Side};
-use crate::plan::PadPlan;
 
 /// What a program needs to know of a device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,22 +46,6 @@ impl BufferView<'_> {
     /// A dense tensor filling a buffer of `buffer_size` bytes from `offset`.
     pub fn dense(offset: u64, buffer_size: u64) -> BufferView<'static> {
         BufferView { offset, strides: None, end: buffer_size, buffer_size }
-    }
-}
-
-/// A view with the side it is, for messages.
-#[derive(Debug, Clone)]
-pub(crate) struct View<'a> {
-    pub which: Side,
-    pub offset: u64,
-    pub strides: Option<&'a [u64]>,
-    pub end: u64,
-    pub buffer_size: u64,
-}
-
-impl<'a> View<'a> {
-    pub(crate) fn new(which: Side, v: &BufferView<'a>) -> View<'a> {
-        View { which, offset: v.offset, strides: v.strides, end: v.end, buffer_size: v.buffer_size }
     }
 }
 
@@ -120,14 +101,6 @@ impl Program {
     /// Invocations per workgroup, as the WGSL declares (`@workgroup_size`).
     pub const WORKGROUP_SIZE: u32 = WORKGROUP;
 
-    /// The program of `plan` reading `input` and writing `output` on a device with
-    /// `limits`. Everything is checked here, before anything is created: views (strides,
-    /// alignment, bounds, an output writing an element twice) and the device's limits
-    /// (`PadError::GpuLimit` names which). Strings and 4-bit types have no program.
-    pub fn new(plan: &PadPlan, input: &BufferView, output: &BufferView, limits: &DeviceLimits) -> Result<Program> {
-        layout(plan, &View::new(Side::Input, input), &View::new(Side::Output, output), limits)
-    }
-
     /// The pipeline's WGSL (entry point `main`).
     pub fn wgsl(&self) -> String {
         self.key.wgsl()
@@ -140,7 +113,7 @@ impl Program {
 
     /// What the pipeline depends on, to cache compiled pipelines by: two programs with equal
     /// keys have the same WGSL.
-    pub fn pipeline_key(&self) -> impl std::hash::Hash + Eq + Copy + std::fmt::Debug {
+    pub fn pipeline_key(&self) -> PipelineKey {
         self.key
     }
 
@@ -184,85 +157,10 @@ impl Dispatch {
     }
 }
 
-// View checks, before any layout.
-
-pub(crate) fn dense_strides(shape: &[usize]) -> Vec<u64> {
-    let mut strides = vec![1u64; shape.len()];
-    for i in (0..shape.len().saturating_sub(1)).rev() {
-        strides[i] = strides[i + 1].saturating_mul(shape[i + 1] as u64);
-    }
-    strides
-}
-
-pub(crate) fn invalid(which: Side, reason: String) -> PadError {
-    PadError::InvalidView { which, reason }
-}
-
-/// The view's strides, checked against the shape, and the byte range it covers.
-pub(crate) fn view_strides(v: &View, shape: &[usize], elem: u64) -> Result<(Vec<u64>, Option<Span>)> {
-    let strides = match v.strides {
-        Some(s) if s.len() != shape.len() => {
-            return Err(invalid(
-                v.which,
-                format!("{} strides given for {} axes (shape {shape:?})", s.len(), shape.len()),
-            ))
-        }
-        Some(s) => s.to_vec(),
-        None => dense_strides(shape),
-    };
-    if !v.offset.is_multiple_of(elem) {
-        return Err(PadError::MisalignedOffset { which: v.which, offset: v.offset, alignment: elem });
-    }
-    if shape.contains(&0) {
-        return Ok((strides, None));
-    }
-    let mut last = 0u128;
-    for (axis, (&n, &s)) in shape.iter().zip(&strides).enumerate() {
-        last += (n as u128 - 1) * s as u128;
-        if last >= 1 << 62 {
-            return Err(invalid(
-                v.which,
-                format!("axis {axis}: length {n} with stride {s} reaches past 2^62 elements"),
-            ));
-        }
-    }
-    let end = v.offset as u128 + (last + 1) * elem as u128;
-    if end > v.end as u128 {
-        return Err(PadError::BufferTooSmall {
-            which: v.which,
-            needed: (end - v.offset as u128) as u64,
-            offset: v.offset,
-            size: v.buffer_size,
-        });
-    }
-    Ok((strides, Some((v.offset, end as u64))))
-}
-
-/// Refuses an output view that writes some element twice: ordered by stride, each axis
-/// must step past everything the axes inside it cover.
-pub(crate) fn check_no_self_overlap(shape: &[usize], strides: &[u64]) -> Result<()> {
-    let mut axes: Vec<(u64, usize, usize)> =
-        shape.iter().zip(strides).enumerate().filter(|(_, (&n, _))| n > 1).map(|(i, (&n, &s))| (s, n, i)).collect();
-    axes.sort();
-    let mut covered = 1u128; // elements spanned by the axes so far, plus one
-    for (s, n, axis) in axes {
-        if (s as u128) < covered {
-            return Err(invalid(
-                Side::Output,
-                format!(
-                    "axis {axis} (length {n}) has stride {s}, which overlaps the {covered} elements the axes inside it span: each output element must have its own place"
-                ),
-            ));
-        }
-        covered += s as u128 * (n as u128 - 1);
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{DataType, Mode, PadRequest};
+    use crate::{DataType, Mode, PadPlan, PadRequest};
 
     /// Round four: a storage alignment of 0 (or any non-power of two) is a `GpuLimit`, not a
     /// division by zero.

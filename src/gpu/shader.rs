@@ -9,6 +9,7 @@
 
 use crate::mode::Mode;
 
+use super::narrow::RowWalk;
 use super::params::wgsl_constants;
 
 /// Every pipeline the kernels can need: wide widths (3) × (constant and edge, and the three
@@ -20,74 +21,30 @@ pub const PIPELINES: usize = 3 * (2 + 3 * 2) + 2 * (2 + 3 * 2) * 4;
 /// innermost run splits evenly into 4-, 8- or 16-byte words.
 pub(crate) const WORD_BYTES: [u8; 5] = [1, 2, 4, 8, 16];
 
-/// How the narrow kernel (8- and 16-bit words) walks its output: a pipeline constant
-/// (`ROW_WALK` in narrow.wgsl, compared with the names [`RowWalk::wgsl_constants`] emits).
+/// What one pipeline is specialised for ([`Program::pipeline_key`](super::Program::pipeline_key)):
+/// two programs with equal keys run the same WGSL, so a host caches pipelines by it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u32)]
-pub(crate) enum RowWalk {
-    /// One invocation per run of output words, its row found by division (rows too short
-    /// to walk, or windows whose rows differ); also what wide words always take.
-    PerWord = 0,
-    /// Rows of whole words along axis 0.
-    Axis0 = 1,
-    /// Rows of whole words along axes 0 and 1 (axis 0 an unpadded run of channels).
-    Axes01 = 2,
-    /// Rows along either that end mid-word (odd image widths, RGB rows): each row owns the
-    /// words that start in it; the axes come from the uniform's `row_first`.
-    MidWord = 3,
-}
-
-impl RowWalk {
-    /// Every variant.
-    pub const ALL: [RowWalk; 4] = [RowWalk::PerWord, RowWalk::Axis0, RowWalk::Axes01, RowWalk::MidWord];
-
-    /// Rows of whole words along the axes below `first` (1 or 2).
-    pub fn whole_words(first: u32) -> RowWalk {
-        match first {
-            1 => RowWalk::Axis0,
-            2 => RowWalk::Axes01,
-            _ => unreachable!("rows span one or two axes, not {first}"),
-        }
-    }
-
-    /// The variants' names as WGSL constants.
-    pub fn wgsl_constants() -> String {
-        RowWalk::ALL.iter().map(|w| format!("const ROWS_{}: u32 = {}u;\n", w.wgsl_name(), *w as u32)).collect()
-    }
-
-    fn wgsl_name(self) -> &'static str {
-        match self {
-            RowWalk::PerWord => "PER_WORD",
-            RowWalk::Axis0 => "AXIS0",
-            RowWalk::Axes01 => "AXES01",
-            RowWalk::MidWord => "MID_WORD",
-        }
-    }
-}
-
-/// What one pipeline is specialised for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) struct PipelineKey {
-    pub mode: Mode,
+pub struct PipelineKey {
+    pub(crate) mode: Mode,
     /// 1, 2 (the narrow kernel, per u32 word), 4, 8 or 16 (the wide kernel).
-    pub word_bytes: u8,
+    pub(crate) word_bytes: u8,
     /// Some pad reaches past one period of the mode's extension, so the shader needs the
     /// modulo; false for constant and edge, which have no period.
-    pub multi_period: bool,
+    pub(crate) multi_period: bool,
     /// Narrow kernel: how it walks the output; [`RowWalk::PerWord`] for wide words.
-    pub row_walk: RowWalk,
+    pub(crate) row_walk: RowWalk,
 }
 
 impl PipelineKey {
     /// The key, with `multi_period` dropped for modes without a period.
-    pub fn new(mode: Mode, word_bytes: u8, multi_period: bool, row_walk: RowWalk) -> PipelineKey {
+    pub(crate) fn new(mode: Mode, word_bytes: u8, multi_period: bool, row_walk: RowWalk) -> PipelineKey {
         let periodic = mode.is_periodic();
         let row_walk = if word_bytes < 4 { row_walk } else { RowWalk::PerWord };
         PipelineKey { mode, word_bytes, multi_period: multi_period && periodic, row_walk }
     }
 
     /// Every key a type of `elem_bytes` bytes can need in `mode`.
-    pub fn all_for(mode: Mode, elem_bytes: u8) -> Vec<PipelineKey> {
+    pub(crate) fn all_for(mode: Mode, elem_bytes: u8) -> Vec<PipelineKey> {
         let mut keys = Vec::new();
         for &w in WORD_BYTES.iter().filter(|&&w| w >= elem_bytes) {
             for multi in [false, true] {
@@ -104,14 +61,14 @@ impl PipelineKey {
 
     /// The pipeline's WGSL: the shared constants, this key's constants, the width's
     /// definitions, the shared prelude, the mode's index function and the width's main.
-    pub fn wgsl(&self) -> String {
+    pub(crate) fn wgsl(&self) -> String {
         self.wgsl_with(false)
     }
 
     /// The memory model's trace variant of the same pipeline ([`super::model`]): `TRACE`
     /// true and a fourth binding that records every access. Never built by `PadKernel`.
     #[cfg_attr(target_arch = "wasm32", allow(dead_code))] // the trace blocks: native only
-    pub fn wgsl_traced(&self) -> String {
+    pub(crate) fn wgsl_traced(&self) -> String {
         self.wgsl_with(true)
     }
 
@@ -153,7 +110,7 @@ impl PipelineKey {
     }
 
     /// A label for wgpu's debug output.
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         format!(
             "wgpu-pad {} {}-byte{}",
             self.mode,

@@ -4,8 +4,8 @@
 //! invocation a grid width apart; shorter rows share a workgroup, one element an
 //! invocation.
 
-use super::layout::WindowShape;
 use super::params::{Params, INDEX_LIMIT, WIDE_ELEMS, WORKGROUP};
+use super::window::WindowShape;
 
 /// Rows of `row_len` elements one workgroup takes (`Params::pack`): as many as fit, so that
 /// short rows do not leave most of a workgroup idle (a 7 x 7 feature map padded by 1 has

@@ -124,6 +124,16 @@ pub enum PadError {
         /// What, how large, and the limit.
         what: String,
     },
+    /// The output needs more bytes than the request allows
+    /// ([`PadRequest::max_output_bytes`](crate::PadRequest::max_output_bytes)). The limit is a
+    /// field, so that a front end can name its own setting (the CLI: `--max-output-bytes`).
+    #[error("too large: {what}, over the limit of {limit} bytes (max_output_bytes)")]
+    OutputLimit {
+        /// What needs how many bytes.
+        what: String,
+        /// The limit, in bytes.
+        limit: u64,
+    },
     /// The data type is not handled by this entry point (e.g. strings on a GPU buffer).
     #[error("{dtype} is not supported here: {reason}")]
     Unsupported {

@@ -59,6 +59,6 @@ pub use constant::{Constant, ConstantValue, Scalar};
 pub use dtype::{DataType, ElementWidth};
 pub use error::{GpuLimit, PadError, Result, Side};
 pub use forms::FormOptions;
-pub use mode::{source_index, Mode};
+pub use mode::Mode;
 pub use plan::{AxisMap, PadPlan, PadRequest, DEFAULT_MAX_OUTPUT_BYTES};
-pub use tensor::{element_count, pack_nibbles, unpack_nibbles, Tensor, TensorData};
+pub use tensor::{pack_nibbles, unpack_nibbles, Tensor, TensorData};

@@ -49,21 +49,21 @@ impl Mode {
 
     /// Whether pads longer than one period repeat the period (reflect, wrap, symmetric);
     /// constant and edge pads are the same however long.
-    pub fn is_periodic(self) -> bool {
+    pub(crate) fn is_periodic(self) -> bool {
         matches!(self, Mode::Reflect | Mode::Wrap | Mode::Symmetric)
     }
 
     /// The period of this mode's pads along an axis of `kept` elements: `n` for wrap,
     /// `2n - 2` for reflect (1 where `n` is 1), `2n` for symmetric; 1 for constant and edge,
     /// and for an axis with nothing kept.
-    pub fn period(self, kept: u64) -> u64 {
+    pub(crate) fn period(self, kept: u64) -> u64 {
         period(self, kept).max(1)
     }
 
     /// The longest pad one pass over the kept elements gives without repeating the period:
     /// `n - 1` for reflect (the edge is not repeated), `n` otherwise. Longer pads take
     /// several periods (the GPU path's `multi_period` shaders).
-    pub fn one_bounce_limit(self, kept: u64) -> u64 {
+    pub(crate) fn one_bounce_limit(self, kept: u64) -> u64 {
         match self {
             Mode::Reflect => kept.saturating_sub(1),
             _ => kept,
@@ -75,7 +75,7 @@ impl Mode {
     /// range; `None` where they read nothing (the constant, or nothing kept). A stretch a
     /// whole period long reads every kept index; shorter ones what the index function gives
     /// (edge: its one end). Callers bind only this much of the input.
-    pub fn pad_reach(self, a: i64, b: i64, kept: u64) -> Option<(u64, u64)> {
+    pub(crate) fn pad_reach(self, a: i64, b: i64, kept: u64) -> Option<(u64, u64)> {
         if a >= b || kept == 0 || self == Mode::Constant {
             return None;
         }
@@ -136,7 +136,7 @@ impl FromStr for Mode {
 /// The source position for position `j` relative to a kept range of length `kept`
 /// (`j` runs from `-p` to `kept + q - 1`): `Some(index in 0..kept)`, or `None` where the
 /// constant goes. This is the per-mode index function every path and the GPU shaders follow.
-pub fn source_index(mode: Mode, j: i64, kept: u64) -> Option<u64> {
+pub(crate) fn source_index(mode: Mode, j: i64, kept: u64) -> Option<u64> {
     // i64 suffices unless the period 2n or the offset could overflow it; i128 is a library
     // call on most targets and this runs once per padded row on the CPU path.
     if kept < 1 << 60 && j.unsigned_abs() < 1 << 60 {

@@ -122,7 +122,7 @@ impl AxisMap {
     }
 
     /// Every length and offset of the axis, as an array.
-    pub fn fields(&self) -> [usize; 6] {
+    pub(crate) fn fields(&self) -> [usize; 6] {
         [self.in_len, self.out_len, self.crop_start, self.kept, self.pad_before, self.pad_after]
     }
 
@@ -203,12 +203,12 @@ impl PadPlan {
         match out_bytes {
             Some(b) if b <= request.max_output_bytes => {}
             _ => {
-                return Err(PadError::TooLarge {
+                return Err(PadError::OutputLimit {
                     what: format!(
-                        "output shape {out_shape:?} of {dtype} needs {} bytes, over the limit of {} (max_output_bytes)",
+                        "output shape {out_shape:?} of {dtype} needs {} bytes",
                         out_bytes.map_or("more than 2^64".to_string(), |b| b.to_string()),
-                        request.max_output_bytes
                     ),
+                    limit: request.max_output_bytes,
                 })
             }
         }

@@ -24,7 +24,7 @@ pub struct Tensor {
 
 /// Number of elements of a shape, or `None` if it overflows `u64`. A zero anywhere makes
 /// it 0, however large the other dimensions.
-pub fn element_count(shape: &[usize]) -> Option<u64> {
+pub(crate) fn element_count(shape: &[usize]) -> Option<u64> {
     if shape.contains(&0) {
         return Some(0);
     }
@@ -265,6 +265,9 @@ fn too_large(n: u64) -> PadError {
 }
 
 /// Splits 4-bit packed bytes into one element per byte (low nibble), `count` elements.
+/// Public because 4-bit tensors hold their bytes packed, two elements a byte, low nibble
+/// first (ONNX's layout, what [`Tensor::from_bytes`] takes and [`Tensor::bytes`] gives):
+/// this and [`pack_nibbles`] are how a caller reads and builds them.
 pub fn unpack_nibbles(packed: &[u8], count: usize) -> Vec<u8> {
     let mut out = vec![0; count];
     unpack_nibbles_into(packed, &mut out);

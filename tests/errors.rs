@@ -69,7 +69,7 @@ fn plan_errors() {
     );
     check(
         plan(&[1 << 16, 1 << 16], PadRequest::new(vec![0, 0, 0, 1]).max_output_bytes(1 << 20)),
-        |e| matches!(e, PadError::TooLarge { .. }),
+        |e| matches!(e, PadError::OutputLimit { limit: 1048576, .. }),
         &["[65536, 65537]", "1048576", "max_output_bytes"],
     );
     // Element counts overflowing u64.
@@ -92,8 +92,8 @@ fn string_bytes_past_the_limit() {
     let under = PadPlan::new(DataType::String, &[4], &request(need - 1)).unwrap();
     check(
         cpu::pad(&under, &x),
-        |e| matches!(e, PadError::TooLarge { .. }),
-        &["8 strings", &format!("max_output_bytes ({} bytes)", need - 1), "bytes of text"],
+        |e| matches!(e, PadError::OutputLimit { .. }),
+        &["8 strings", &format!("limit of {} bytes (max_output_bytes)", need - 1), "bytes of text"],
     );
 }
 

@@ -127,12 +127,12 @@ pub(crate) fn pad_with(plan: &PadPlan, input: &Tensor, arena: Option<&OutputAren
                 match store.error {
                     // Said here, where the limit and the headers' share are known.
                     Some(PadError::TooLarge { .. }) => {
-                        return Err(PadError::TooLarge {
+                        return Err(PadError::OutputLimit {
                             what: format!(
-                                "the output's {out_len} strings hold more than max_output_bytes ({} bytes): \
-                                 {held} bytes of String values and over {budget} bytes of text",
-                                plan.max_output_bytes()
+                                "the output's {out_len} strings need {held} bytes of String values and \
+                                 over {budget} bytes of text"
                             ),
+                            limit: plan.max_output_bytes(),
                         })
                     }
                     Some(e) => return Err(e),

@@ -708,7 +708,8 @@ fn string_contents_count_against_the_cap() {
     for mode in ["edge", "constant", "wrap"] {
         let out = run(&[s(&input), s(&output), "--pads=0,999999", "--mode", mode]);
         assert_clean_error(&out, mode);
-        assert!(stderr_lines(&out).last().unwrap().contains("too large"), "{mode}: {:?}", stderr_lines(&out));
+        let line = stderr_lines(&out).pop().unwrap();
+        assert!(line.contains("too large") && line.contains("(--max-output-bytes)"), "{mode}: {line}");
         assert!(!output.exists());
     }
     // Within a cap the same pads work: 4 copies of 4 MiB of contents in a 32 MiB cap.
@@ -720,6 +721,8 @@ fn string_contents_count_against_the_cap() {
     // And a cap below what they hold refuses them.
     let out = run(&[s(&input), s(&output), "--pads=0,3", "--mode", "edge", "--max-output-bytes", "8388608"]);
     assert_clean_error(&out, "string contents over the cap");
+    let line = stderr_lines(&out).pop().unwrap();
+    assert!(line.contains("limit of 8388608 bytes (--max-output-bytes)"), "{line}");
 }
 
 /// Sets an address-space limit on a child before it runs.

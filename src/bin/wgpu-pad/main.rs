@@ -265,9 +265,7 @@ fn run(args: &Args, progress: &Progress) -> Result<Vec<String>, String> {
         }
         request = request.constant(value);
     }
-    // The library names its limit as the API does; here it is the flag.
-    let flag = |e: PadError| e.to_string().replace("(max_output_bytes)", "(--max-output-bytes)");
-    let plan = PadPlan::new(dtype, input.shape(), &request).map_err(flag)?;
+    let plan = PadPlan::new(dtype, input.shape(), &request).map_err(message)?;
 
     let (gpu, why_cpu) = choose_device(args.device, dtype, args.verbose)?;
     let on = gpu.as_ref().map_or("the CPU".to_string(), |g| g.adapter_info().name.clone());
@@ -275,7 +273,7 @@ fn run(args: &Args, progress: &Progress) -> Result<Vec<String>, String> {
     let started = std::time::Instant::now();
     let (padded, path) = match &gpu {
         Some(ctx) => {
-            let padded = ctx.pad_blocking(&plan, &input).map_err(|e| e.to_string())?;
+            let padded = ctx.pad_blocking(&plan, &input).map_err(message)?;
             let info = ctx.adapter_info();
             let path = match padded.path {
                 ExecPath::Gpu => format!("path=gpu adapter={} backend={:?}", info.name, info.backend),
@@ -283,14 +281,14 @@ fn run(args: &Args, progress: &Progress) -> Result<Vec<String>, String> {
             };
             (padded.tensor, path)
         }
-        None => (cpu::pad(&plan, &input).map_err(flag)?, format!("path=cpu reason=\"{why_cpu}\"")),
+        None => (cpu::pad(&plan, &input).map_err(message)?, format!("path=cpu reason=\"{why_cpu}\"")),
     };
     let pad = phase("pad", started, plan.byte_sizes().map_or(0, |b| b.1));
     drop(input);
     let file_bytes = npy::encoded_len(&padded, &descr).map_err(|e| e.to_string())?;
     if file_bytes > args.max_output_bytes {
         return Err(format!(
-            "too large: the output .npy would take {file_bytes} bytes, over the limit of {} (--max-output-bytes)",
+            "too large: the output .npy would take {file_bytes} bytes, over the limit of {} bytes (--max-output-bytes)",
             args.max_output_bytes
         ));
     }
@@ -307,6 +305,16 @@ fn run(args: &Args, progress: &Progress) -> Result<Vec<String>, String> {
     };
     output::write_output(&args.output, args.force, write)?;
     Ok(vec![path, read, pad, phase("write", started, file_bytes)])
+}
+
+/// A library error as the command line says it: the output limit is named by its flag.
+fn message(e: PadError) -> String {
+    match e {
+        PadError::OutputLimit { what, limit } => {
+            format!("too large: {what}, over the limit of {limit} bytes (--max-output-bytes)")
+        }
+        e => e.to_string(),
+    }
 }
 
 /// Runs `f` with standard error pointed at /dev/null unless `verbose`: probing the backends,

@@ -58,7 +58,7 @@ macro_rules! data_types {
 
         impl DataType {
             /// Every type, in ONNX's order of appearance in Pad-24's type list.
-            pub const ALL: [DataType; 24] = [$( DataType::$variant, )*];
+            pub const ALL: [DataType; [$( stringify!($variant), )*].len()] = [$( DataType::$variant, )*];
 
             /// The name used in this crate, the conformance corpus and on the command line
             /// (ONNX's names, with `float32` and `float64` for `float` and `double`).
@@ -176,7 +176,7 @@ mod tests {
         let mut names: Vec<_> = DataType::ALL.iter().map(|t| t.name()).collect();
         names.sort();
         names.dedup();
-        assert_eq!(names.len(), 24);
+        assert_eq!(names.len(), DataType::ALL.len());
         assert_eq!("float".parse::<DataType>().unwrap(), DataType::Float32);
         assert!("float33".parse::<DataType>().is_err());
         // ONNX's and ml_dtypes' spellings.

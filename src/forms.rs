@@ -88,39 +88,6 @@ fn onnx_check(version: u32, mode: &str, dtype: DataType, opts: &FormOptions) -> 
     Ok(mode)
 }
 
-/// Converts Pad-1/Pad-2's float `value` attribute to the data type.
-fn value_to_type(value: f32, dtype: DataType) -> Result<Tensor> {
-    use DataType::*;
-    let v = value;
-    let bytes: Vec<u8> = match dtype {
-        Float16 => half::f16::from_f32(v).to_le_bytes().to_vec(),
-        Bfloat16 => half::bf16::from_f32(v).to_le_bytes().to_vec(),
-        Float32 => v.to_le_bytes().to_vec(),
-        Float64 => (v as f64).to_le_bytes().to_vec(),
-        Complex64 => [v.to_le_bytes(), 0f32.to_le_bytes()].concat(),
-        Complex128 => [(v as f64).to_le_bytes(), 0f64.to_le_bytes()].concat(),
-        Bool => vec![(v != 0.0) as u8],
-        Int8 => (v as i8).to_le_bytes().to_vec(),
-        Int16 => (v as i16).to_le_bytes().to_vec(),
-        Int32 => (v as i32).to_le_bytes().to_vec(),
-        Int64 => (v as i64).to_le_bytes().to_vec(),
-        Uint8 => (v as u8).to_le_bytes().to_vec(),
-        Uint16 => (v as u16).to_le_bytes().to_vec(),
-        Uint32 => (v as u32).to_le_bytes().to_vec(),
-        Uint64 => (v as u64).to_le_bytes().to_vec(),
-        _ if v == 0.0 && dtype != String => match crate::constant::Constant::zero(dtype) {
-            crate::constant::Constant::Bytes(b) => b,
-            crate::constant::Constant::String(_) => vec![],
-        },
-        _ => {
-            return Err(PadError::ConstantValue {
-                reason: format!("the float attribute value {v} cannot be converted to {dtype}"),
-            })
-        }
-    };
-    Tensor::from_bytes(dtype, vec![], bytes)
-}
-
 fn request(pads: Vec<i64>, mode: Mode, opts: &FormOptions) -> PadRequest {
     PadRequest::new(pads).mode(mode).max_output_bytes(opts.max_output_bytes)
 }
@@ -150,7 +117,10 @@ pub fn onnx_pad_attributes(
         });
     }
     let mode = onnx_check(version, mode, dtype, &opts)?;
-    let req = request(pads.to_vec(), mode, &opts).constant(value_to_type(value, dtype)?);
+    // The float attribute becomes an element by the crate's one number-to-element rule
+    // (`Scalar`): nearest-even for float types, exact or refused for the others (which Pad-1
+    // and Pad-2 take only under `lenient`).
+    let req = request(pads.to_vec(), mode, &opts).constant(crate::Scalar::from(value).to_tensor(dtype)?);
     PadPlan::new(dtype, shape, &req)
 }
 

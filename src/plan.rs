@@ -32,7 +32,8 @@ pub struct PadRequest {
     pub mode: Mode,
     /// The constant value; `None` for zero.
     pub constant: Option<ConstantValue>,
-    /// Refuse plans whose output would exceed this many bytes (strings count 24 bytes each).
+    /// Refuse plans whose output would exceed this many bytes (strings count their
+    /// `String` values, `size_of::<String>()` bytes each, and their contents).
     pub max_output_bytes: u64,
 }
 

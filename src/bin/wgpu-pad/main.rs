@@ -44,7 +44,7 @@ Examples, one per mode:
 Types: the descr says it (<f4, <i8, |b1, <U7, …); name it with --dtype where it cannot
 (|V1 holds float8e4m3fn and friends, <V2 holds bfloat16) or to reinterpret unsigned integers.";
 
-/// Pad a .npy tensor with ONNX Pad semantics (every mode, all 24 types), on the GPU or the CPU.
+/// Pad a .npy tensor with ONNX Pad semantics (every mode, every type of Pad-24), on the GPU or the CPU.
 #[derive(Parser, Debug)]
 #[command(name = "wgpu-pad", version, about, after_help = EXAMPLES)]
 struct Args {
@@ -56,8 +56,9 @@ struct Args {
     /// Pads, begins then ends, comma-separated; negative pads crop; `--pads=` for none (rank 0).
     #[arg(long, allow_hyphen_values = true)]
     pads: String,
-    /// constant, reflect, edge, wrap or symmetric.
-    #[arg(long, default_value = "constant")]
+    /// The mode (its help lists `Mode::ALL`; parsed by the library, so that a wrong name
+    /// is its `InvalidMode` message with exit code 1, not clap's usage error with 2).
+    #[arg(long, default_value = "constant", help = format!("{}.", Mode::names()))]
     mode: String,
     /// The constant: a literal of the type (numbers, nan, inf, true/false, strings, complex as re,im).
     #[arg(long, allow_hyphen_values = true, conflicts_with = "value_npy")]
@@ -74,7 +75,7 @@ struct Args {
     /// Where to run.
     #[arg(long, value_enum, default_value_t = Device::Auto)]
     device: Device,
-    /// The most bytes the input may hold in memory (strings: their contents plus 24 each).
+    /// The most bytes the input may hold in memory (strings: their contents plus a String value, 24 bytes, each).
     #[arg(long, default_value_t = DEFAULT_MAX_OUTPUT_BYTES)]
     max_input_bytes: u64,
     /// The most bytes the output may hold in memory, and the most its .npy file may take.

@@ -2,7 +2,7 @@
 //! fills, edge repeats, wrap's period repeated, a mirror's period walked then repeated.
 
 use super::walk::Store;
-use crate::mode::Mode;
+use crate::mode::{source_index, Mode};
 use crate::plan::AxisMap;
 
 /// Fills axis `a`'s pads (blocks of `block` chunks) from its kept blocks, already written.
@@ -18,7 +18,9 @@ pub(super) fn extend_axis<S: Store>(store: &mut S, a: &AxisMap, block: usize, ba
             continue;
         }
         let before = start == 0;
-        if mode == Mode::Edge || (mode == Mode::Reflect && a.kept == 1) {
+        // A period of one element (edge; reflect and wrap of one element): the pads repeat
+        // the nearest kept block.
+        if mode.period(a.kept as u64) == 1 {
             let src = if before { a.pad_before } else { kept_end - 1 };
             store.repeat(base + start * block, base + src * block, end - start, block);
             continue;
@@ -66,10 +68,15 @@ fn repeat_period<S: Store>(
 fn walk_mirror<S: Store>(store: &mut S, a: &AxisMap, block: usize, base: usize, mode: Mode, start: usize, end: usize) {
     let n = a.kept;
     let j = start as i64 - a.pad_before as i64;
-    let mut k = crate::mode::source_index(mode, j, n as u64).unwrap_or(0) as usize;
-    let next = crate::mode::source_index(mode, j + 1, n as u64).unwrap_or(0) as usize;
-    // Symmetric repeats the top (n-1, n-1): the first of the two ends an ascending run.
-    let mut ascending = next == k + 1 || (mode == Mode::Symmetric && next == k && k == n - 1);
+    let index = |j: i64| source_index(mode, j, n as u64).unwrap_or(0) as usize;
+    // Where the mirror turns is the index function's: past the top (position n) and below
+    // the bottom (position -1, the same turn by symmetry) it gives the index a run restarts
+    // at (reflect: n-2 and 1; symmetric, which repeats the end: n-1 and 0).
+    let (after_top, after_bottom) = (index(n as i64), index(-1));
+    let mut k = index(j);
+    let next = index(j + 1);
+    // A mode repeating the top (n-1, n-1): the first of the two ends an ascending run.
+    let mut ascending = next == k + 1 || (next == k && k == n - 1);
     let mut o = start;
     let src = |k: usize| base + (a.pad_before + k) * block;
     while o < end {
@@ -78,12 +85,7 @@ fn walk_mirror<S: Store>(store: &mut S, a: &AxisMap, block: usize, base: usize, 
             let run = (n - k).min(end - o);
             store.copy_out(dst, src(k), run * block);
             o += run;
-            // After the top: reflect turns at n-2, symmetric at n-1.
-            match mode {
-                _ if n == 1 => k = 0,
-                Mode::Reflect => (k, ascending) = (n - 2, false),
-                _ => (k, ascending) = (n - 1, false),
-            }
+            (k, ascending) = (after_top, false);
         } else {
             let run = (k + 1).min(end - o);
             // Positions o.. take sources k, k-1, …, k-run+1.
@@ -96,8 +98,7 @@ fn walk_mirror<S: Store>(store: &mut S, a: &AxisMap, block: usize, base: usize, 
                 }
             }
             o += run;
-            // After the bottom: reflect turns at 1, symmetric at 0.
-            (k, ascending) = if mode == Mode::Reflect { (1, true) } else { (0, true) };
+            (k, ascending) = (after_bottom, true);
         }
     }
 }

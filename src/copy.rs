@@ -3,9 +3,9 @@
 
 use std::mem::MaybeUninit;
 
-use crate::arena::OutputArena;
 use crate::error::Result;
-use crate::tensor::output_bytes;
+use crate::memory::output_bytes;
+use crate::memory::OutputArena;
 use crate::threads::{share_out, threads, PARALLEL_MIN_BYTES};
 
 /// A new vector holding `src` (a GPU readback): allocated without zero-filling, on huge

@@ -30,7 +30,6 @@
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
-mod arena;
 mod constant;
 mod copy;
 pub mod cpu;
@@ -40,16 +39,16 @@ pub mod forms;
 pub mod gpu;
 #[cfg(feature = "literal")]
 pub mod literal;
+mod memory;
 mod mode;
 #[cfg(feature = "npy")]
 pub mod npy;
 mod plan;
-mod pool;
 pub mod reference;
 mod tensor;
 mod threads;
 
-pub use arena::{OutputArena, DEFAULT_OUTPUT_ARENA_BYTES};
+pub use memory::{OutputArena, DEFAULT_OUTPUT_ARENA_BYTES};
 /// Under Miri, CI's run (`.ci/miri`) takes a sample of the larger unit tests' cases; built
 /// with `WGPU_PAD_MIRI_FULL` set (read at compile time: Miri hides the environment), all.
 #[cfg(test)]

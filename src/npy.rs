@@ -19,9 +19,8 @@ use std::io::{Read, Write};
 
 use crate::dtype::{DataType, ElementWidth};
 use crate::error::{PadError, Result};
-use crate::tensor::{
-    element_count, pack_nibbles_into, try_filled, try_with_capacity, unpack_nibbles_into, Tensor, TensorData,
-};
+use crate::memory::{try_filled, try_with_capacity};
+use crate::tensor::{element_count, pack_nibbles_into, unpack_nibbles_into, Tensor, TensorData};
 
 const MAGIC: &[u8] = b"\x93NUMPY";
 /// Headers past this length are refused (numpy's own limit is 10 000 bytes by default).

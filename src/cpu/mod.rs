@@ -17,12 +17,13 @@
 
 use std::mem::MaybeUninit;
 
-use crate::arena::OutputArena;
 use crate::constant::Constant;
 use crate::dtype::ElementWidth;
 use crate::error::{PadError, Result};
+use crate::memory::OutputArena;
+use crate::memory::{output_bytes, try_filled};
 use crate::plan::PadPlan;
-use crate::tensor::{output_bytes, try_filled, unpack_nibbles_into, Tensor, TensorData};
+use crate::tensor::{unpack_nibbles_into, Tensor, TensorData};
 
 #[cfg(target_arch = "x86_64")]
 mod row_ends;

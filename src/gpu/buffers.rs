@@ -3,7 +3,7 @@
 use std::sync::Mutex;
 
 use crate::error::{PadError, Result, Side};
-use crate::pool::{Bytes, Kept};
+use crate::memory::pool::{Bytes, Kept};
 
 /// Where a pad reads its input or writes its output in a caller's buffer: element 0 at
 /// byte `offset`, optionally with per-axis element strides (a view).

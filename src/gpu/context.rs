@@ -5,9 +5,9 @@ use std::sync::{Arc, Mutex};
 
 use super::buffers::{describe, pooled_buffer, upload, BufferPool, BufferRange, Role};
 use super::kernel::PadKernel;
-use crate::arena::OutputArena;
 use crate::cpu;
 use crate::error::{PadError, Result};
+use crate::memory::OutputArena;
 use crate::plan::PadPlan;
 use crate::tensor::Tensor;
 

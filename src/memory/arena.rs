@@ -2,7 +2,7 @@
 
 use std::sync::Mutex;
 
-use crate::pool::{Bytes, Kept};
+use super::pool::{Bytes, Kept};
 use crate::tensor::{Tensor, TensorData};
 
 /// Bytes an [`OutputArena`] keeps unless told otherwise.

@@ -1,14 +1,20 @@
 //! The conformance corpus through the command line (the `wgpu-pad` binary), as the corpus
-//! README drives it, plus the command line's own error handling.
+//! README drives it, plus the command line's own error handling and messages. By subject
+//! beside it: `files.rs` (outputs, links, permissions), `signals.rs` (signals and the
+//! terminal), `memory.rs` (caps, memory, hostile inputs).
 
 #[path = "../common/mod.rs"]
 mod common;
-mod safety;
+mod files;
+mod memory;
+mod signals;
 
+use std::fs;
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
-use wgpu_pad::npy;
+use wgpu_pad::{npy, DataType, Tensor};
 
 /// The binary that cargo builds for this test (it needs the `cli` feature).
 pub fn pad_exe() -> PathBuf {
@@ -420,7 +426,7 @@ fn a_200_mib_output_runs_on_the_gpu() {
     assert!(program.dispatches().len() > 1, "one dispatch past 128 MiB bindings");
 }
 
-/// Round three: I/O errors name the user's path (standard input and output by name) and say
+/// I/O errors name the user's path (standard input and output by name) and say
 /// reading or writing, small outputs and large alike; bytes after the array are refused on
 /// standard input as in a file; an integer out of range is said to be.
 #[cfg(target_os = "linux")]
@@ -469,7 +475,7 @@ fn io_errors_name_the_path_and_what_failed() {
     assert!(line.contains("out of range") && !line.contains("not an integer"), "{line}");
 }
 
-/// Round three: `--device auto` does not take a CPU emulating a GPU (llvmpipe) over the CPU
+/// `--device auto` does not take a CPU emulating a GPU (llvmpipe) over the CPU
 /// path unless it is asked for by name, and `-v` says which path ran and why.
 #[test]
 fn auto_prefers_the_cpu_path_over_an_emulated_gpu() {
@@ -507,7 +513,7 @@ fn auto_prefers_the_cpu_path_over_an_emulated_gpu() {
     }
 }
 
-/// Round three: clap's whole message, not its first line: which arguments are missing, the
+/// Clap's whole message, not its first line: which arguments are missing, the
 /// tip for a misspelt flag, the values a flag takes; every type name in the unknown-type
 /// error and in `--help`.
 #[test]
@@ -550,4 +556,74 @@ fn help_and_version() {
     let out = run(&["--version"]);
     assert!(out.status.success());
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), format!("wgpu-pad {}", env!("CARGO_PKG_VERSION")));
+}
+
+// What the subject files (files.rs, signals.rs, memory.rs) share: scratch directories, small
+// and sparse inputs, runs held at a known point.
+
+/// A scratch directory of the test's own.
+pub fn scratch() -> tempfile::TempDir {
+    tempfile::Builder::new().prefix("wgpu-pad-safety-").tempdir().unwrap()
+}
+
+/// A path as text (the tests' paths are UTF-8).
+pub fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// A small f32 input file, `[1, 2, 3]`.
+pub fn small_input(dir: &Path) -> PathBuf {
+    let x = Tensor::from_slice(DataType::Float32, vec![3], &[1f32, 2., 3.]).unwrap();
+    let path = dir.join("in.npy");
+    fs::write(&path, npy::to_bytes(&x, &npy::Descr::parse("<f4").unwrap()).unwrap()).unwrap();
+    path
+}
+
+/// What `--pads=1,1 --mode edge` makes of [`small_input`].
+pub fn small_output_ok(bytes: &[u8]) {
+    let y = npy::to_tensor(&npy::parse(bytes).unwrap(), None).unwrap();
+    assert_eq!(y.as_slice::<f32>().unwrap(), &[1., 1., 2., 3., 3.]);
+}
+
+/// A file of zeros declaring `shape` of `descr`: sparse, so large ones cost no disk.
+pub fn zeros_npy(path: &Path, descr: &str, shape: &[usize]) {
+    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    let header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': ({},), }}", dims.join(", "));
+    let head = raw_npy(&header, &[]);
+    let body: u64 = shape.iter().product::<usize>() as u64 * npy::Descr::parse(descr).unwrap().item_bytes() as u64;
+    let mut f = fs::File::create(path).unwrap();
+    f.write_all(&head).unwrap();
+    f.set_len(head.len() as u64 + body).unwrap();
+}
+
+/// Starts the pad `args` held just before it writes its output's bytes (its new file open,
+/// nothing in place: the binary's `WGPU_PAD_TEST_HOLD`), with `setup` applied to the
+/// command; returns the child and the marker that holds it (remove it to let the run go on).
+#[cfg(unix)]
+pub fn start_held(dir: &Path, args: &[&str], setup: impl FnOnce(&mut Command)) -> (std::process::Child, PathBuf) {
+    let marker = dir.join("held");
+    let mut cmd = Command::new(pad_exe());
+    cmd.args(args).env("WGPU_PAD_TEST_HOLD", &marker).stderr(Stdio::piped());
+    setup(&mut cmd);
+    let mut child = cmd.spawn().unwrap();
+    let started = std::time::Instant::now();
+    while !marker.exists() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before it was held: {:?}",
+            child.wait_with_output()
+        );
+        assert!(started.elapsed().as_secs() < 120, "not held after 120 s");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    (child, marker)
+}
+
+/// The entries of `dir` but the ones named.
+pub fn entries_but(dir: &Path, keep: &[&str]) -> Vec<String> {
+    let mut left: Vec<String> =
+        fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    left.retain(|n| !keep.contains(&n.as_str()));
+    left.sort();
+    left
 }

@@ -1,0 +1,248 @@
+//! GPU support for the tests: the shared contexts (one with small bindings), buffers made
+//! and read back, a pad path written once and run on the CPU and the GPU, and the helpers
+//! the kernel, window and context tests share.
+
+use wgpu_pad::gpu::{BufferRange, GpuContext};
+use wgpu_pad::{DataType, PadError, PadPlan, Tensor};
+
+/// The shared GPU context, or `None` (skip) when no adapter exists — unless
+/// `WGPU_PAD_REQUIRE_GPU=1`, when a missing adapter fails the test.
+pub fn gpu() -> Option<&'static wgpu_pad::gpu::GpuContext> {
+    use std::sync::OnceLock;
+    static GPU: OnceLock<Result<wgpu_pad::gpu::GpuContext, String>> = OnceLock::new();
+    let ctx = GPU.get_or_init(|| {
+        let ctx = wgpu_pad::gpu::GpuContext::new_blocking().map_err(|e| e.to_string())?;
+        // The context's own handler only logs, which no test sees: record them instead, for
+        // `assert_no_gpu_errors` (and `PadPath::Gpu`) to fail on.
+        ctx.device().on_uncaptured_error(std::sync::Arc::new(|e| {
+            UNCAPTURED.lock().unwrap_or_else(|e| e.into_inner()).push(e.to_string())
+        }));
+        Ok(ctx)
+    });
+    match ctx {
+        Ok(ctx) => Some(ctx),
+        Err(e) if std::env::var("WGPU_PAD_REQUIRE_GPU").is_ok_and(|v| v == "1") => {
+            panic!("WGPU_PAD_REQUIRE_GPU=1 but no GPU: {e}")
+        }
+        Err(e) => {
+            eprintln!("skipping GPU test: {e}");
+            None
+        }
+    }
+}
+
+/// Uncaptured errors of the shared context's device, as they happened.
+static UNCAPTURED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// Fails if the shared context's device reported an error no scope caught (a test's own
+/// submit, say), after letting wgpu deliver what is pending.
+pub fn assert_no_gpu_errors() {
+    if let Some(ctx) = gpu() {
+        let _ = ctx.device().poll(wgpu::PollType::wait_indefinitely());
+    }
+    let errors = std::mem::take(&mut *UNCAPTURED.lock().unwrap_or_else(|e| e.into_inner()));
+    assert!(errors.is_empty(), "uncaptured GPU errors: {errors:#?}");
+}
+
+/// A storage buffer (also a copy source and target) holding `bytes`, rounded up to whole
+/// words with zeros.
+pub fn storage(ctx: &wgpu_pad::gpu::GpuContext, bytes: &[u8]) -> wgpu::Buffer {
+    use wgpu::util::DeviceExt;
+    let mut padded = bytes.to_vec();
+    padded.resize(bytes.len().next_multiple_of(4).max(4), 0);
+    ctx.device().create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: None,
+        contents: &padded,
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+    })
+}
+
+/// Copies `len` bytes at `offset` of `buffer` back to the host.
+pub fn read(ctx: &wgpu_pad::gpu::GpuContext, buffer: &wgpu::Buffer, offset: u64, len: u64) -> Vec<u8> {
+    let size = len.next_multiple_of(4);
+    let staging = ctx.device().create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut enc = ctx.device().create_command_encoder(&Default::default());
+    enc.copy_buffer_to_buffer(buffer, offset, &staging, 0, size);
+    ctx.queue().submit([enc.finish()]);
+    staging.slice(..).map_async(wgpu::MapMode::Read, |r| r.unwrap());
+    ctx.device().poll(wgpu::PollType::wait_indefinitely()).unwrap();
+    let v = staging.slice(..).get_mapped_range().unwrap()[..len as usize].to_vec();
+    staging.unmap();
+    v
+}
+
+/// Bytes of storage binding for [`gpu_small_bindings`]: small enough that most tests'
+/// tensors split into several binding windows.
+pub const SMALL_BINDING: u64 = 1024;
+
+/// A second device on the same adapter, asking for storage bindings of only
+/// [`SMALL_BINDING`] bytes, so that every test run exercises the splitting into binding
+/// windows on small tensors. It is made without `MAPPABLE_PRIMARY_BUFFERS`, so its
+/// `GpuContext::pad` goes through staging copies where the shared context on a CPU adapter
+/// or an integrated GPU maps its buffers: every test runs both. Skips or fails like [`gpu`].
+pub fn gpu_small_bindings() -> Option<&'static wgpu_pad::gpu::GpuContext> {
+    use std::sync::OnceLock;
+    static GPU: OnceLock<Option<wgpu_pad::gpu::GpuContext>> = OnceLock::new();
+    GPU.get_or_init(|| {
+        let shared = gpu()?;
+        let limits = wgpu::Limits { max_storage_buffer_binding_size: SMALL_BINDING, ..shared.device().limits() };
+        let adapter = adapter_of(shared);
+        let descriptor = wgpu::DeviceDescriptor { required_limits: limits, ..Default::default() };
+        let (device, queue) = pollster::block_on(adapter.request_device(&descriptor)).expect("a small-binding device");
+        let ctx = wgpu_pad::gpu::GpuContext::from_device(&device, &queue, adapter.get_info()).unwrap();
+        assert!(!ctx.maps_directly(), "a device without MAPPABLE_PRIMARY_BUFFERS cannot map storage");
+        Some(ctx)
+    })
+    .as_ref()
+}
+
+/// The adapter a context's device came from, found again by its info (to make other
+/// devices on it).
+pub fn adapter_of(ctx: &wgpu_pad::gpu::GpuContext) -> wgpu::Adapter {
+    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+    pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()))
+        .into_iter()
+        .find(|a| a.get_info() == *ctx.adapter_info())
+        .expect("the context's adapter")
+}
+
+/// A path to run a pad on, so a test is written once and run on each (cubecl/candle style).
+#[derive(Clone, Copy)]
+pub enum PadPath {
+    Cpu,
+    Gpu(&'static wgpu_pad::gpu::GpuContext),
+}
+
+impl PadPath {
+    pub fn pad(&self, plan: &PadPlan, input: &Tensor) -> Result<Tensor, PadError> {
+        match self {
+            PadPath::Cpu => wgpu_pad::cpu::pad(plan, input),
+            PadPath::Gpu(ctx) => {
+                let padded = ctx.pad_blocking(plan, input)?;
+                // A plan the GPU path can run must have run there, not fallen back quietly. The
+                // rule is this test's own, not the product's check_plan (a mutant of which
+                // would pass itself): a fixed-width type, a rank the shaders hold before any
+                // merging, and a size far inside any device's limits.
+                let small = plan.byte_sizes().is_some_and(|(i, o)| i + o < 1 << 26);
+                if plan.dtype().gpu_capable() && plan.in_shape().len() <= wgpu_pad::gpu::MAX_RANK && small {
+                    assert_eq!(padded.path, wgpu_pad::gpu::ExecPath::Gpu, "{plan:?} fell back");
+                }
+                assert_no_gpu_errors();
+                Ok(padded.tensor)
+            }
+        }
+    }
+}
+
+/// Defines `mod $name { fn cpu(); fn gpu(); fn gpu_small_bindings(); }`, running `$body(path)` on each path (the
+/// GPU one skips without an adapter unless `WGPU_PAD_REQUIRE_GPU=1`).
+#[macro_export]
+macro_rules! test_each_path {
+    ($name:ident, $body:expr) => {
+        mod $name {
+            use super::*;
+            #[test]
+            fn cpu() {
+                ($body)(common::PadPath::Cpu)
+            }
+            #[test]
+            fn gpu() {
+                if let Some(ctx) = common::gpu() {
+                    ($body)(common::PadPath::Gpu(ctx))
+                }
+            }
+            #[test]
+            fn gpu_small_bindings() {
+                if let Some(ctx) = common::gpu_small_bindings() {
+                    ($body)(common::PadPath::Gpu(ctx))
+                }
+            }
+        }
+    };
+}
+
+pub fn pattern(dtype: DataType, shape: &[usize], seed: u8) -> Tensor {
+    let n: usize = shape.iter().product::<usize>() * dtype.width().bytes().unwrap();
+    let bytes = (0..n).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed ^ (i >> 12) as u8)).collect();
+    Tensor::from_bytes(dtype, shape.to_vec(), bytes).unwrap()
+}
+
+/// A storage buffer of `bytes` on `device` (wgpu zeroes it), left mapped if asked.
+pub fn storage_of(device: &wgpu::Device, bytes: u64, mapped_at_creation: bool) -> wgpu::Buffer {
+    device.create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size: bytes,
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+        mapped_at_creation,
+    })
+}
+
+/// The first `len` bytes of `buffer`, read back on a device of the test's own.
+pub fn read_with(device: &wgpu::Device, queue: &wgpu::Queue, buffer: &wgpu::Buffer, len: u64) -> Vec<u8> {
+    let staging = device.create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size: len,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut enc = device.create_command_encoder(&Default::default());
+    enc.copy_buffer_to_buffer(buffer, 0, &staging, 0, len);
+    queue.submit([enc.finish()]);
+    staging.slice(..).map_async(wgpu::MapMode::Read, |r| r.unwrap());
+    device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
+    let bytes = staging.slice(..).get_mapped_range().unwrap().to_vec();
+    bytes
+}
+
+/// Reads a whole buffer back to the host.
+pub fn read_whole(ctx: &GpuContext, buffer: &wgpu::Buffer) -> Vec<u8> {
+    read(ctx, buffer, 0, buffer.size())
+}
+
+/// Runs one pad with the kernel (dispatches counted), returns (output, dispatches).
+pub fn pad_on_kernel(ctx: &GpuContext, p: &PadPlan, x: &Tensor) -> (Vec<u8>, usize) {
+    let (_, out_bytes) = p.byte_sizes().unwrap();
+    let input = storage(ctx, x.bytes().unwrap());
+    let output = storage(ctx, &vec![0u8; out_bytes as usize]);
+    let mut enc = ctx.device().create_command_encoder(&Default::default());
+    let e = ctx.kernel().encode(&mut enc, p, BufferRange::whole(&input), BufferRange::whole(&output)).unwrap();
+    ctx.queue().submit([enc.finish()]);
+    assert_no_gpu_errors();
+    let mut y = read_whole(ctx, &output);
+    y.truncate(out_bytes as usize);
+    (y, e.dispatches)
+}
+
+/// The program of `p` on dense buffers under WebGPU's default limits (128 MiB bindings):
+/// its dispatches, and the largest input binding.
+pub fn webgpu_program(p: &PadPlan) -> wgpu_pad::gpu::Program {
+    use wgpu_pad::gpu::{BufferView, DeviceLimits, Program};
+    let (i, o) = p.byte_sizes().unwrap();
+    let limits = DeviceLimits { max_buffer: 1 << 40, ..DeviceLimits::WEBGPU_DEFAULT };
+    let view = |bytes: u64| BufferView::dense(0, bytes.next_multiple_of(4));
+    Program::new(p, &view(i), &view(o), &limits).unwrap()
+}
+
+pub fn webgpu_dispatches(p: &PadPlan) -> usize {
+    webgpu_program(p).dispatches().len()
+}
+
+/// The tensor of `shape` that a view with element `strides` over `stored` (elements of `e`
+/// bytes) shows, gathered densely on the host.
+pub fn gather(stored: &[u8], e: usize, shape: &[usize], strides: &[u64]) -> Vec<u8> {
+    let mut dense = Vec::new();
+    for i in 0..shape.iter().product::<usize>() {
+        let (mut rest, mut at) = (i, 0usize);
+        for (&n, &s) in shape.iter().zip(strides).rev() {
+            at += (rest % n) * s as usize;
+            rest /= n;
+        }
+        dense.extend_from_slice(&stored[at * e..(at + 1) * e]);
+    }
+    dense
+}

@@ -178,13 +178,34 @@ fn a_signal_clears_the_progress_line() {
         s(&output),
         s(&fifo)
     );
-    let mut script = Command::new("script")
-        .args(["-qec", &cmd, "/dev/null"])
-        .env("WGPU_PAD_PROGRESS_AFTER_MS", "0")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut command = Command::new("script");
+    command.args(["-qec", &cmd, "/dev/null"]).env("WGPU_PAD_PROGRESS_AFTER_MS", "0");
+    command.stdin(Stdio::null()).stdout(Stdio::piped());
+    // The caller's dispositions, not the test runner's: started in the background of a
+    // non-interactive shell (as CI is), the runner ignores SIGINT, the run would inherit that
+    // through script and its shell, and keep it ignored (as it must).
+    // SAFETY: signal(2) is async-signal-safe; it only sets this child's dispositions.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut command, || {
+            for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+                libc::signal(s, libc::SIG_DFL);
+            }
+            Ok(())
+        });
+    }
+    let mut script = command.spawn().unwrap();
+    // Whatever goes wrong below, the run and its terminal do not outlive the test.
+    // (Only while it is not reaped: its pid could be another process's after that.)
+    struct KillOnDrop(Option<u32>);
+    impl Drop for KillOnDrop {
+        fn drop(&mut self) {
+            if let Some(pid) = self.0 {
+                // SAFETY: kill(2) on the test's own child, not yet reaped.
+                unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+            }
+        }
+    }
+    let mut guard = KillOnDrop(Some(script.id()));
     let shown = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let reader = {
         let (shown, mut stdout) = (shown.clone(), script.stdout.take().unwrap());
@@ -195,8 +216,10 @@ fn a_signal_clears_the_progress_line() {
             }
         })
     };
-    // The header and a page of the body, then nothing more: the run waits reading.
-    let mut feed = fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+    // The header and a page of the body, then nothing more: the run waits reading. Opened
+    // for reading too, so that the open never blocks (Linux), whether or not the run has
+    // opened its end yet, and the run never sees the end of its input.
+    let mut feed = fs::OpenOptions::new().read(true).write(true).open(&fifo).unwrap();
     feed.write_all(&fs::read(&whole).unwrap()[..4096]).unwrap();
     let started = std::time::Instant::now();
     while !String::from_utf8_lossy(&shown.lock().unwrap()).contains("reading standard input") {
@@ -210,7 +233,15 @@ fn a_signal_clears_the_progress_line() {
     let pid: libc::pid_t = fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
     // SAFETY: kill(2) on the run the test started (script's child, exec'd in place of its shell).
     assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
-    let status = script.wait().unwrap();
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = script.try_wait().unwrap() {
+            guard.0 = None;
+            break status;
+        }
+        assert!(started.elapsed().as_secs() < 60, "the run did not end on SIGINT");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
     drop(feed);
     reader.join().unwrap();
     assert_eq!(status.code(), Some(130), "{status:?}");

@@ -171,8 +171,8 @@ fn word_source(w: u32, k: u32, base: u32, len: u32, r: Row, first: u32, y: u32, 
 const MID_WORD: bool = ROW_WALK == ROWS_MID_WORD;
 
 // `first` is 1 (rows along axis 0) or 2 (axis 0 a whole unpadded run of channels, rows along
-// axes 0 and 1): the pipeline constant ROW_WALK (ROWS_AXIS0 is 1, ROWS_AXES01 2), so the
-// compiler folds the uniform indices, except for rows ending mid-word.
+// axes 0 and 1): the pipeline constant ROW_AXES for rows of whole words, so the compiler
+// folds the uniform indices; the uniform's for rows ending mid-word.
 fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
     let sub = divide(gid.x, P.lanes_magic, P.lanes_shift);
     let row = (gid.y + gid.z * nwg.y) * P.pack + sub;
@@ -373,7 +373,7 @@ fn main(
     // cannot inline it and recompile the shader at every dispatch (harmless elsewhere: one
     // comparison with a value no invocation has).
     if (ROW_WALK != ROWS_PER_WORD) {
-        narrow_rows(gid, nwg, select(ROW_WALK, select(P.row_first, 1u, gid.x == NONE), MID_WORD));
+        narrow_rows(gid, nwg, select(ROW_AXES, select(P.row_first, 1u, gid.x == NONE), MID_WORD));
         return;
     }
     // NARROW_WORD_RUN words an invocation, a workgroup's width apart: a workgroup covers

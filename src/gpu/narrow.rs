@@ -31,6 +31,16 @@ impl RowWalk {
     /// Every variant.
     pub const ALL: [RowWalk; 4] = [RowWalk::PerWord, RowWalk::Axis0, RowWalk::Axes01, RowWalk::MidWord];
 
+    /// The axes a row of whole words spans (its `first`: 1 or 2; the shader's `ROW_AXES`), a
+    /// count of its own rather than the variant's number; 0 where rows are not whole words.
+    pub fn axes(self) -> u32 {
+        match self {
+            RowWalk::Axis0 => 1,
+            RowWalk::Axes01 => 2,
+            RowWalk::PerWord | RowWalk::MidWord => 0,
+        }
+    }
+
     /// Rows of whole words along the axes below `first` (1 or 2).
     pub fn whole_words(first: u32) -> RowWalk {
         match first {

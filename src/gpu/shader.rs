@@ -100,11 +100,12 @@ impl PipelineKey {
         };
         let common = include_str!("../../shaders/common.wgsl");
         format!(
-            "{}{}const MULTI_PERIOD: bool = {};\nconst ROW_WALK: u32 = ROWS_{};\nconst WORD_BYTES: u32 = {word_bytes}u;\n{defs}\n{}\n{common}\n{mode_src}\n{main}",
+            "{}{}const MULTI_PERIOD: bool = {};\nconst ROW_WALK: u32 = ROWS_{};\nconst ROW_AXES: u32 = {}u;\nconst WORD_BYTES: u32 = {word_bytes}u;\n{defs}\n{}\n{common}\n{mode_src}\n{main}",
             wgsl_constants(),
             RowWalk::wgsl_constants(),
             self.multi_period,
             self.row_walk.wgsl_name(),
+            self.row_walk.axes(),
             trace_prelude(trace),
         )
     }

@@ -2,7 +2,8 @@
 //!
 //! Installed with `cargo install --path . --features cli`; `wgpu-pad --help` says how to
 //! use it. On any error: exit 1, one `error: …` line last on standard error, and the
-//! output neither created nor changed (see `output.rs`).
+//! output neither created nor changed (see `output/`: the atomic replace in `mod.rs`, what a
+//! path names in `destination.rs`, signals in `signals.rs`).
 
 mod output;
 

@@ -16,6 +16,23 @@ fn send(child: &std::process::Child, signal: i32) {
     assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, signal) }, 0);
 }
 
+/// Gives `cmd` default dispositions for SIGINT, SIGTERM and SIGHUP: the caller's, not the
+/// test runner's. A runner started in the background of a non-interactive shell (as CI is)
+/// ignores SIGINT, a child would inherit that, and the binary rightly keeps an ignored signal
+/// ignored (`ignored_signals_stay_ignored`), which the tests that send one are not about.
+#[cfg(unix)]
+fn default_dispositions(cmd: &mut Command) {
+    // SAFETY: signal(2) is async-signal-safe; it only sets the child's dispositions.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(cmd, || {
+            for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+                libc::signal(s, libc::SIG_DFL);
+            }
+            Ok(())
+        });
+    }
+}
+
 /// A run killed while writing left its partial temporary file. SIGINT, SIGTERM
 /// and SIGHUP, sent while the run is held with its output's new file open, must leave
 /// nothing behind and exit 128 + the signal's number, as a shell reports it; on Linux,
@@ -49,18 +66,7 @@ fn an_interrupted_run_leaves_nothing_behind() {
                 if named_file {
                     cmd.env("WGPU_PAD_TEST_NAMED_FILE", "1");
                 }
-                // The caller's dispositions, not the test runner's: a runner started in the
-                // background of a non-interactive shell ignores SIGINT, and the binary keeps
-                // an ignored signal ignored (the next test), which this one is not about.
-                // SAFETY: signal(2) is async-signal-safe; it only sets this child's dispositions.
-                unsafe {
-                    std::os::unix::process::CommandExt::pre_exec(cmd, || {
-                        for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-                            libc::signal(s, libc::SIG_DFL);
-                        }
-                        Ok(())
-                    });
-                }
+                default_dispositions(cmd);
             });
             if named_file {
                 let named = entries_but(dir.path(), &["in.npy", "out.npy", "held"]);
@@ -181,18 +187,8 @@ fn a_signal_clears_the_progress_line() {
     let mut command = Command::new("script");
     command.args(["-qec", &cmd, "/dev/null"]).env("WGPU_PAD_PROGRESS_AFTER_MS", "0");
     command.stdin(Stdio::null()).stdout(Stdio::piped());
-    // The caller's dispositions, not the test runner's: started in the background of a
-    // non-interactive shell (as CI is), the runner ignores SIGINT, the run would inherit that
-    // through script and its shell, and keep it ignored (as it must).
-    // SAFETY: signal(2) is async-signal-safe; it only sets this child's dispositions.
-    unsafe {
-        std::os::unix::process::CommandExt::pre_exec(&mut command, || {
-            for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-                libc::signal(s, libc::SIG_DFL);
-            }
-            Ok(())
-        });
-    }
+    // (Through script and its shell, which keep the dispositions they are given.)
+    default_dispositions(&mut command);
     let mut script = command.spawn().unwrap();
     // Whatever goes wrong below, the run and its terminal do not outlive the test.
     // (Only while it is not reaped: its pid could be another process's after that.)

@@ -98,6 +98,10 @@ struct Args {
     /// The model alone: trace and print it, measure nothing.
     #[arg(long)]
     model_only: bool,
+    /// With --model-only: each case's figures per access site too (which loads or stores
+    /// cost the sectors), at the first of --model-lanes.
+    #[arg(long, requires = "model_only")]
+    model_sites: bool,
     /// SIMD-group sizes the model groups lanes by.
     #[arg(long, default_value = "32,64", value_delimiter = ',')]
     model_lanes: Vec<u32>,
@@ -282,6 +286,11 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
             rows.push((name, model::model_fields(&ctx, plan, input, &args.model_lanes)?));
         }
         model::print_model_table(&rows, &args.model_lanes);
+        if args.model_sites {
+            for ((name, _), (plan, input)) in rows.iter().zip(&cases) {
+                model::print_sites(&ctx, name, plan, input, args.model_lanes.first().copied().unwrap_or(32))?;
+            }
+        }
         if let Some(path) = &args.json {
             let records: Vec<_> = rows
                 .iter()

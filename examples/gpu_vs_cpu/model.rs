@@ -58,3 +58,24 @@ pub fn print_model_table(rows: &[(String, std::collections::BTreeMap<String, f64
         println!();
     }
 }
+
+/// The model per access site of one case (`--model-sites`): which loads and stores cost the
+/// sectors.
+pub fn print_sites(
+    ctx: &GpuContext,
+    name: &str,
+    plan: &PadPlan,
+    input: &Tensor,
+    lanes: u32,
+) -> Result<(), Box<dyn std::error::Error>> {
+    use wgpu_pad::gpu::model;
+    let (_, accesses) = model::trace(ctx.device(), ctx.queue(), plan, input.bytes(), &model::TraceOptions::default())?;
+    println!("{name}, per access site at {lanes} lanes:");
+    println!("  {:>5} {:<6} {:>9} {:>8} {:>7}", "site", "kind", "accesses", "eff", "spr");
+    for s in model::analyze_by_site(&accesses, lanes) {
+        let (kind, eff) =
+            if s.kind.is_load() { ("load", s.figures.load_efficiency) } else { ("store", s.figures.store_efficiency) };
+        println!("  {:>5} {:<6} {:>9} {:>8.3} {:>7.2}", s.site, kind, s.accesses, eff, s.figures.sectors_per_request);
+    }
+    Ok(())
+}

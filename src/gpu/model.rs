@@ -54,7 +54,8 @@ impl AccessKind {
         }
     }
 
-    fn is_load(self) -> bool {
+    /// A load (from the input, or from the output to keep a partial word's other bytes).
+    pub fn is_load(self) -> bool {
         self != AccessKind::OutputStore
     }
 }
@@ -169,6 +170,35 @@ pub fn analyze(trace: &[Access], lanes: u32) -> Figures {
         store_traffic_over_ideal: traffic(&|k| !k.is_load()),
         instructions: instructions.len() as u64,
     }
+}
+
+/// [`analyze`] of each access site alone, in site order: where a kernel's sectors go. A
+/// low figure at one site names the loads or stores to look at (a load split between two
+/// branches, say, shows as two sites each covering part of the rows).
+pub fn analyze_by_site(trace: &[Access], lanes: u32) -> Vec<SiteFigures> {
+    let mut sites: Vec<(u32, AccessKind)> = trace.iter().map(|a| (a.site, a.kind)).collect();
+    sites.sort_unstable_by_key(|&(site, kind)| (site, kind.is_load()));
+    sites.dedup();
+    sites
+        .into_iter()
+        .map(|(site, kind)| {
+            let accesses: Vec<Access> = trace.iter().filter(|a| a.site == site && a.kind == kind).copied().collect();
+            SiteFigures { site, kind, accesses: accesses.len(), figures: analyze(&accesses, lanes) }
+        })
+        .collect()
+}
+
+/// One access site's share of a trace ([`analyze_by_site`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SiteFigures {
+    /// The site's number in the shader (`load_src(N, ..)`, `store_dst(N, ..)`).
+    pub site: u32,
+    /// What it does.
+    pub kind: AccessKind,
+    /// Accesses it made in the trace.
+    pub accesses: usize,
+    /// The model of those accesses alone (the other kind's figures are 1.0: none).
+    pub figures: Figures,
 }
 
 /// Distinct bytes the accesses ask for, the first of them, and the sectors they lie in.
@@ -517,6 +547,21 @@ mod tests {
             assert_eq!((f.store_efficiency, f.load_efficiency, f.traffic_over_ideal), (1.0, 1.0, 1.0), "{f:?}");
             assert_eq!(f.sectors_per_request, (lanes as f64 * 4.0) / 32.0);
         }
+    }
+
+    /// Per site, each site's own figures: a coalesced load site and a strided one apart,
+    /// where together they average out.
+    #[test]
+    fn sites_are_told_apart() {
+        // Site 1: lanes on neighbouring words (1.00); site 2: lanes 64 bytes apart (4 bytes of
+        // each 32-byte sector used: 4 ideal sectors of 32 touched, 0.125).
+        let t = synthetic(32, |l| vec![(1, L, 4 * l as u64, 4), (2, L, 8192 + 64 * l as u64, 4)]);
+        let sites = analyze_by_site(&t, 32);
+        assert_eq!(sites.iter().map(|s| (s.site, s.kind, s.accesses)).collect::<Vec<_>>(), [(1, L, 32), (2, L, 32)]);
+        assert_eq!(sites[0].figures.load_efficiency, 1.0);
+        assert_eq!(sites[1].figures.load_efficiency, 4.0 / 32.0);
+        let whole = analyze(&t, 32).load_efficiency;
+        assert_eq!(whole, (4.0 + 4.0) / (4.0 + 32.0));
     }
 
     #[test]

@@ -126,13 +126,22 @@ fn ignored_signals_stay_ignored() {
     }
 }
 
+/// Whether `script` (util-linux) is here to make a terminal with; says so where it is not.
+#[cfg(target_os = "linux")]
+fn has_script() -> bool {
+    let here = Command::new("script").arg("--version").output().is_ok();
+    if !here {
+        eprintln!("no `script` (util-linux) to make a terminal with: not checked");
+    }
+    here
+}
+
 /// A run past the spinner's delay shows each phase on a terminal (a
 /// pseudo-terminal from `script`), and nothing where standard error is not a terminal.
 #[cfg(target_os = "linux")]
 #[test]
 fn progress_shows_on_a_terminal_only() {
-    if Command::new("script").arg("--version").output().is_err() {
-        eprintln!("no `script` (util-linux) to make a terminal with: not checked");
+    if !has_script() {
         return;
     }
     let dir = scratch();
@@ -164,8 +173,7 @@ fn progress_shows_on_a_terminal_only() {
 #[test]
 fn a_signal_clears_the_progress_line() {
     use std::io::Read;
-    if Command::new("script").arg("--version").output().is_err() {
-        eprintln!("no `script` (util-linux) to make a terminal with: not checked");
+    if !has_script() {
         return;
     }
     let dir = scratch();

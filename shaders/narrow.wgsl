@@ -320,34 +320,51 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
         }
         return;
     }
-    // Longer rows: kept words in pairs, a grid width apart (a shifted pair reads three input
-    // words where two single words read four), then the row's other words a lane each. The
-    // memory model counts the pairs' stores at about half efficiency (each instruction stores
-    // every other word), yet the H200 ran long unaligned rows (a u8 image, 771 words a row)
-    // 1.5-1.9 times faster so than a lane a word: load instructions, not sectors (which the
-    // L2 merges), decide there. BENCHMARKS.md has both.
-    let f1p = f0 + ((f1 - f0) & ~1u);
-    let third = select(1u, 2u, shift != 0u);
+    // Longer rows take whole workgroups (P.row_lanes, the grid width; narrow.rs's `lanes`):
+    // their kept words [f0, f1) a lane a word, two an iteration a grid width apart, so that
+    // every load and store instruction of a SIMD group covers neighbouring words (the memory
+    // model: 0.89-1.00), while each lane keeps two shifted words' loads in flight. Pairs (a
+    // lane two neighbouring words) stored every other word an instruction (the model's 0.5);
+    // the variants the H200 ran slower than pairs were not this loop: one found every word's
+    // sources by the mode function, the other gave a row 32 lanes, a lane 24 words of a u8
+    // image row (BENCHMARKS.md). An aligned row (shift 0) reads one input word a word: the next may be
+    // past the input.
+    let step = P.row_lanes;
     for (var n = 0u; n < NARROW_ROW_WORDS / 2u; n++) {
-        let w = f0 + 2u * (lane + n * P.row_lanes);
-        if (w >= f1p) {
+        let w = f0 + lane + 2u * n * step;
+        if (w >= f1) {
             break;
         }
+        let v = w + step;
+        let more = v < f1;
         var lo = constant_word();
-        var hi = constant_word();
+        var hi = lo;
         if (r.inside) {
             let a = load_src(30u, i0 + w);
-            let b = load_src(31u, i0 + w + 1u);
-            let c = load_src(32u, i0 + w + third);
+            var b = a;
+            var c = 0u;
+            var d = 0u;
+            if (more) {
+                c = load_src(31u, i0 + v);
+                d = c;
+            }
+            if (shift != 0u) {
+                b = load_src(32u, i0 + w + 1u);
+                if (more) {
+                    d = load_src(38u, i0 + v + 1u);
+                }
+            }
             lo = shifted(a, b, shift);
-            hi = shifted(b, c, shift);
+            hi = shifted(c, d, shift);
         }
         store_dst(33u, w, lo);
-        store_dst(34u, w + 1u, hi);
+        if (more) {
+            store_dst(34u, v, hi);
+        }
     }
     // The row's other words, a lane each: j counts them, those before f0 first. The last may
     // run on into the next row (or past the window, whose bytes it keeps).
-    let kept_words = f1p - f0;
+    let kept_words = f1 - f0;
     for (var j = lane; wa + j + kept_words < wb; j += P.row_lanes) {
         let w = select(wa + j + kept_words, wa + j, wa + j < f0);
         let o = other_word(w, base, len, r, first, y, af.len, above, above_next);

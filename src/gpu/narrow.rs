@@ -65,17 +65,20 @@ impl RowWalk {
     }
 }
 
-/// Invocations a row owning `row_words` words takes where rows share a workgroup. Up to a
-/// workgroup's words, one a word, so that a SIMD group's lanes store neighbouring words,
-/// running on into the next row (rows of a window follow each other in the output). Longer
-/// rows, one per NARROW_ROW_WORDS words, which take its kept words in pairs (see narrow.wgsl:
-/// on a real GPU that ran long unaligned rows faster); past a workgroup's worth of those, whole
-/// workgroups ([`row_grid`]). The shader tells the two apart by `row_lanes >= row_words`.
+/// Invocations a row owning `row_words` words takes. Up to a workgroup's words, one a word,
+/// so that a SIMD group's lanes store neighbouring words, running on into the next row (rows
+/// of a window follow each other in the output; such rows share a workgroup). Longer rows,
+/// whole workgroups (the grid width), enough that each invocation takes at most
+/// [`NARROW_ROW_WORDS`] of the row's words, a grid width apart: a SIMD group's lanes, 32 or
+/// 64, store neighbouring words of one row. (32 lanes a row would pay a row's setup over
+/// fewer lanes, but a 64-lane group would then store two rows' runs: the model's 0.84.) The
+/// shader tells short rows from long by `row_lanes >= row_words`.
 pub(super) fn lanes(row_words: u64) -> u64 {
-    if row_words <= WORKGROUP as u64 {
+    let group = WORKGROUP as u64;
+    if row_words <= group {
         row_words.max(1)
     } else {
-        row_words.div_ceil(NARROW_ROW_WORDS as u64)
+        row_words.div_ceil(group * NARROW_ROW_WORDS as u64) * group
     }
 }
 
@@ -126,12 +129,12 @@ pub(super) fn row_grid(s: &WindowShape, params: &mut Params, word: u64) -> Optio
     params.row_first = f;
     params.row_words = words as u32;
     params.count = rows as u32;
-    // Rows of up to half a workgroup's words share a workgroup, a lane a word; a longer row
-    // takes x workgroups, each invocation up to NARROW_ROW_WORDS of its words, a grid width
-    // apart.
+    // Rows of up to half a workgroup's words share a workgroup, a lane a word; a row of up to
+    // a workgroup's words takes one; a longer row x workgroups, each invocation up to
+    // NARROW_ROW_WORDS of its words, a grid width apart.
     let pack = pack(words);
     params.pack = pack as u32;
-    let x = if pack > 1 { 1 } else { words.div_ceil((WORKGROUP * NARROW_ROW_WORDS) as u64) };
+    let x = lanes(words).div_ceil(WORKGROUP as u64);
     params.row_lanes = if pack > 1 { lanes(words) } else { x * WORKGROUP as u64 } as u32;
     (params.lanes_magic, params.lanes_shift) = magic_divisor(params.row_lanes);
     let groups = rows.div_ceil(pack);
@@ -190,19 +193,22 @@ mod tests {
     #[test]
     fn the_narrow_row_grid_covers_every_word_once() {
         // The words one invocation writes: in rows of up to a workgroup's words (row_lanes >=
-        // row_words) the row's words a row's lanes apart; in longer rows its pairs of kept words
-        // [f0, f1) a grid width apart, then the row's others.
+        // row_words) the row's words a row's lanes apart; in longer rows its kept words [f0, f1)
+        // a grid width apart, two an iteration, then the row's others.
         fn lane_words(lane: u64, lanes: u64, row_words: u64, (wa, wb): (u64, u64), (f0, f1): (u64, u64)) -> Vec<u64> {
             if lanes >= row_words {
                 return (0..NARROW_ROW_WORDS as u64).map(|n| wa + lane + n * lanes).take_while(|&w| w < wb).collect();
             }
             let mut out = Vec::new();
             for n in 0..NARROW_ROW_WORDS as u64 / 2 {
-                let w = f0 + 2 * (lane + n * lanes);
+                let w = f0 + lane + 2 * n * lanes;
                 if w >= f1 {
                     break;
                 }
-                out.extend([w, w + 1]);
+                out.push(w);
+                if w + lanes < f1 {
+                    out.push(w + lanes);
+                }
             }
             let kept = f1 - f0;
             let mut j = lane;
@@ -218,8 +224,8 @@ mod tests {
             (DataType::Float16, &[32, 256, 6, 6], &[0, 0, 1, 1, 0, 0, 1, 1]), // rows of 4 words
             (DataType::Uint8, &[4, 6, 8], &[0, 0, 2, 0, 0, 2]),               // 3 words, odd
             (DataType::Uint8, &[2, 5, 6, 3], &[0, 1, 1, 0, 0, 1, 1, 0]),      // along axes 0 and 1
-            (DataType::Uint8, &[3, 244], &[0, 4, 0, 4]),                      // 63 words, 2 invocations
-            (DataType::Uint8, &[3, 256], &[0, 4, 0, 4]),                      // 66 words, 3 invocations
+            (DataType::Uint8, &[3, 244], &[0, 4, 0, 4]),                      // 63 words, a lane each
+            (DataType::Uint8, &[3, 256], &[0, 4, 0, 4]),                      // 66 words, a workgroup
             (DataType::Uint8, &[2, 6000], &[0, 4, 0, 4]),                     // a workgroup each
             (DataType::Uint8, &[2, 9000], &[0, 4, 0, 4]),                     // several workgroups each
             (DataType::Uint8, &[1, 1024, 1024, 3], &[0, 2, 2, 0, 0, 2, 2, 0]), // long rows of pixels
@@ -271,8 +277,7 @@ mod tests {
                         let wa = if row == 0 { b / epw } else { b.div_ceil(epw) };
                         (wa, (b + len as u64).div_ceil(epw))
                     };
-                    // Kept runs: none, all, from either end, inside, of one pair.
-                    let even = |n: u64| n & !1;
+                    // Kept runs: none, all, from either end, inside (odd and even), of up to three words.
                     for run in 0..6 {
                         let mut seen = vec![0u8; touched.end as usize + 2];
                         for (x, y, z) in
@@ -292,11 +297,11 @@ mod tests {
                                 let n = wb - wa;
                                 let (f0, f1) = match run {
                                     0 => (wa, wa),
-                                    1 => (wa, wa + even(n)),
+                                    1 => (wa, wb),
                                     2 => (wa + n % 2, wb),
-                                    3 => (wa + 1.min(n), wa + 1.min(n) + even(n.saturating_sub(1))),
-                                    4 => (wa + n / 3, wa + n / 3 + even(n / 3)),
-                                    _ => (wa + n / 2, wa + n / 2 + even((n - n / 2).min(2))),
+                                    3 => (wa + 1.min(n), wb.saturating_sub(1).max(wa + 1.min(n))),
+                                    4 => (wa + n / 3, wa + n / 3 + n / 3),
+                                    _ => (wa + n / 2, wa + n / 2 + (n - n / 2).min(3)),
                                 };
                                 let row_words = p.row_words as u64;
                                 for word in lane_words(gid_x - sub * lanes, lanes, row_words, (wa, wb), (f0, f1)) {

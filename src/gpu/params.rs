@@ -10,10 +10,10 @@ pub(crate) const WORKGROUP: u32 = 64;
 /// group's lanes stay on neighbouring words). Many per invocation amortise the row's
 /// offsets; the loop leaves at the row's end, so short rows cost no more.
 pub(crate) const WIDE_ELEMS: u32 = 16;
-/// Words of a long row per invocation in the narrow kernel's rows, a grid width apart (so a
-/// SIMD group's lanes store neighbouring words): finding a row (its offsets, the mode on the
-/// axes above) is paid once for this many words. Rows of up to a workgroup's words take a
-/// lane a word instead.
+/// Words of a long row per invocation at most in the narrow kernel's rows, a grid width apart
+/// (so a SIMD group's lanes store neighbouring words): finding a row (its offsets, the mode on
+/// the axes above) is paid once for up to this many words. Rows of up to a workgroup's words
+/// take a lane a word instead.
 pub(crate) const NARROW_ROW_WORDS: u32 = 32;
 /// Words per invocation in the narrow kernel's per-word path (rows too short to walk), a
 /// workgroup's width apart so that a SIMD group's lanes store neighbouring words; each

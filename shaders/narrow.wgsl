@@ -326,9 +326,9 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
     // model: 0.89-1.00), while each lane keeps two shifted words' loads in flight. Pairs (a
     // lane two neighbouring words) stored every other word an instruction (the model's 0.5);
     // the variants the H200 ran slower than pairs were not this loop: one found every word's
-    // sources by the mode function, the other gave a row 32 lanes, a lane 24 words of a u8
-    // image row (BENCHMARKS.md). An aligned row (shift 0) reads one input word a word: the next may be
-    // past the input.
+    // sources by the mode function, the other gave a row 32 lanes, a lane some 24 words of a
+    // u8 image row (BENCHMARKS.md). An aligned row (shift 0) reads one input word a word: the
+    // next may be past the input.
     let step = P.row_lanes;
     for (var n = 0u; n < NARROW_ROW_WORDS / 2u; n++) {
         let w = f0 + lane + 2u * n * step;

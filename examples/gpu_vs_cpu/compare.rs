@@ -61,7 +61,7 @@ pub struct Entry {
 }
 
 /// The time columns compared (each `*_ms` with its interval, where the run recorded one).
-pub const COLUMNS: [&str; 9] = [
+pub const COLUMNS: [&str; 11] = [
     "cpu_ms",
     "cpu_fresh_ms",
     "cpu_arena_ms",
@@ -71,6 +71,8 @@ pub const COLUMNS: [&str; 9] = [
     "gpu_copy_shader_ms",
     "gpu_e2e_pooled_ms",
     "gpu_kernel_wall_ms",
+    "gpu_kernel_batch_ms",
+    "gpu_copy_batch_ms",
 ];
 
 fn case_key(r: &Value) -> String {

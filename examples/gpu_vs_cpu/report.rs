@@ -9,7 +9,7 @@ pub fn case_name(r: &Record) -> String {
 
 pub fn print_table(records: &[Record]) {
     println!(
-        "{:<34} {:>8} {:>8} {:>8} {:>7} {:>8} {:>7} {:>8} {:>7} {:>9} {:>8} {:>9} {:>7} {:>8} {:>9} {:>9} {:>7} {:>9} {:>7} {:>8}",
+        "{:<34} {:>8} {:>8} {:>8} {:>7} {:>8} {:>7} {:>8} {:>7} {:>9} {:>8} {:>9} {:>7} {:>8} {:>9} {:>9} {:>7} {:>9} {:>7} {:>8} {:>8}",
         "case",
         "out MiB",
         "cpu ms",
@@ -29,12 +29,13 @@ pub fn print_table(records: &[Record]) {
         "pool/t",
         "k wall",
         "pool/kw",
-        "speedup"
+        "speedup",
+        "kb/copyb"
     );
     for r in records {
         let noisy = if r.noisy.is_empty() { "" } else { " *" };
         println!(
-            "{:<34} {:>8.2} {:>8.3} {:>8.3} {:>7.2} {:>8.3} {:>7.2} {:>8.3} {:>7.2} {:>9.3} {:>8.3} {:>9.3} {:>7.2} {:>8.2} {:>9.2} {:>9.2} {:>7.2} {:>9.3} {:>7.2} {:>8.2}",
+            "{:<34} {:>8.2} {:>8.3} {:>8.3} {:>7.2} {:>8.3} {:>7.2} {:>8.3} {:>7.2} {:>9.3} {:>8.3} {:>9.3} {:>7.2} {:>8.2} {:>9.2} {:>9.2} {:>7.2} {:>9.3} {:>7.2} {:>8.2} {:>8.2}",
             format!("{}{noisy}", case_name(r)),
             r.out_bytes as f64 / (1 << 20) as f64,
             r.cpu_ms,
@@ -54,7 +55,8 @@ pub fn print_table(records: &[Record]) {
             r.gpu_e2e_pooled_over_kernel_and_copies,
             r.gpu_kernel_wall_ms,
             r.gpu_e2e_pooled_over_kernel_wall,
-            r.gpu_speedup_over_cpu
+            r.gpu_speedup_over_cpu,
+            r.extra.get("gpu_kernel_batch_over_gpu_copy_batch").copied().unwrap_or(f64::NAN)
         );
     }
 }

@@ -1,7 +1,8 @@
 //! Binding windows and buffer views: pads past the storage-binding limit in every mode and
-//! width (windows starting in a row's pads, cropped and 1-D inputs), views into larger
-//! buffers (an inner-axis slice of a concat, transposed and broadcast inputs, rows with
-//! gaps, a transposed output), rank 16, and the views refused with the reason.
+//! width (windows starting in a row's pads, cropped and 1-D inputs, rows over several
+//! workgroups), views into larger buffers (an inner-axis slice of a concat, transposed and
+//! broadcast inputs, rows with gaps, a transposed output), rank 16, and the views refused
+//! with the reason.
 
 mod common;
 
@@ -48,6 +49,28 @@ fn windows_that_start_in_a_rows_pads_are_bit_exact() {
         (DataType::Float16, [3, 256], [0, 1301, 0, 1500]),
     ] {
         let x = pattern(dtype, &shape, 9);
+        for mode in Mode::ALL {
+            let p = plan(dtype, &shape, &pads, mode);
+            let y = ctx.pad_blocking(&p, &x).unwrap().tensor;
+            assert!(y == cpu::pad(&p, &x).unwrap(), "{dtype:?} {shape:?} {pads:?} {mode:?} differs from the CPU path");
+        }
+    }
+}
+
+/// 8- and 16-bit rows long enough to take several workgroups each in the narrow kernel's
+/// row grid (over 2048 words: each lane's kept words a grid width apart, two an iteration),
+/// shifted, aligned and ending mid-word, every mode, bit for bit against the CPU path. The
+/// property tests' rows stay under 3000 elements, which one workgroup covers.
+#[test]
+fn long_narrow_rows_over_several_workgroups_are_bit_exact() {
+    let Some(ctx) = gpu() else { return };
+    for (dtype, shape, pads) in [
+        (DataType::Uint8, [2, 9000], [0, 4, 0, 4]),   // 2252 words: 2 workgroups a row
+        (DataType::Uint8, [2, 9000], [0, 3, 0, 5]),   // the same, shifted by 3 bytes
+        (DataType::Float16, [2, 4500], [0, 1, 0, 3]), // 2252 words, shifted by a half
+        (DataType::Uint8, [3, 20_001], [0, 3, 0, 6]), // 20010 bytes: ending mid-word, 3 workgroups
+    ] {
+        let x = pattern(dtype, &shape, 11);
         for mode in Mode::ALL {
             let p = plan(dtype, &shape, &pads, mode);
             let y = ctx.pad_blocking(&p, &x).unwrap().tensor;

@@ -183,60 +183,49 @@ impl<'a> GpuTimer<'a> {
         n: usize,
         record: impl Fn(&mut wgpu::CommandEncoder, Option<wgpu::ComputePassTimestampWrites>),
     ) -> f64 {
-        let device = self.ctx.device();
-        let mut enc = device.create_command_encoder(&Default::default());
-        match &self.queries {
-            Some((set, resolve, read)) => {
-                for i in 0..n {
-                    let writes = wgpu::ComputePassTimestampWrites {
-                        query_set: set,
-                        beginning_of_pass_write_index: (i == 0).then_some(0),
-                        end_of_pass_write_index: (i + 1 == n).then_some(1),
-                    };
-                    record(&mut enc, Some(writes));
-                }
-                enc.resolve_query_set(set, 0..2, resolve, 0);
-                enc.copy_buffer_to_buffer(resolve, 0, read, 0, 16);
-                self.ctx.queue().submit([enc.finish()]);
-                self.read_ms(read) / n as f64
-            }
-            None => {
-                for _ in 0..n {
-                    record(&mut enc, None);
-                }
-                wall(|| {
-                    self.ctx.queue().submit([enc.finish()]);
-                    device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
-                }) / n as f64
-            }
+        let mut enc = self.ctx.device().create_command_encoder(&Default::default());
+        let set = self.queries.as_ref().map(|(set, _, _)| set);
+        for i in 0..n {
+            let writes = set.map(|set| wgpu::ComputePassTimestampWrites {
+                query_set: set,
+                beginning_of_pass_write_index: (i == 0).then_some(0),
+                end_of_pass_write_index: (i + 1 == n).then_some(1),
+            });
+            record(&mut enc, writes);
         }
+        self.finish(enc, set.is_some()) / n as f64
     }
 
     /// Times `n` buffer copies back to back, over `n`.
     fn copies(&self, n: usize, src: &wgpu::Buffer, dst: &wgpu::Buffer, bytes: u64) -> f64 {
-        let device = self.ctx.device();
-        let mut enc = device.create_command_encoder(&Default::default());
-        match (&self.queries, self.inside_encoders) {
+        let mut enc = self.ctx.device().create_command_encoder(&Default::default());
+        let set = self.queries.as_ref().filter(|_| self.inside_encoders).map(|(set, _, _)| set);
+        if let Some(set) = set {
+            enc.write_timestamp(set, 0);
+        }
+        for _ in 0..n {
+            enc.copy_buffer_to_buffer(src, 0, dst, 0, bytes);
+        }
+        if let Some(set) = set {
+            enc.write_timestamp(set, 1);
+        }
+        self.finish(enc, set.is_some()) / n as f64
+    }
+
+    /// Submits `enc` and waits: the time between its two timestamps where it wrote them, else
+    /// wall time around the submit and wait.
+    fn finish(&self, mut enc: wgpu::CommandEncoder, timestamps: bool) -> f64 {
+        match (&self.queries, timestamps) {
             (Some((set, resolve, read)), true) => {
-                enc.write_timestamp(set, 0);
-                for _ in 0..n {
-                    enc.copy_buffer_to_buffer(src, 0, dst, 0, bytes);
-                }
-                enc.write_timestamp(set, 1);
                 enc.resolve_query_set(set, 0..2, resolve, 0);
                 enc.copy_buffer_to_buffer(resolve, 0, read, 0, 16);
                 self.ctx.queue().submit([enc.finish()]);
-                self.read_ms(read) / n as f64
+                self.read_ms(read)
             }
-            _ => {
-                for _ in 0..n {
-                    enc.copy_buffer_to_buffer(src, 0, dst, 0, bytes);
-                }
-                wall(|| {
-                    self.ctx.queue().submit([enc.finish()]);
-                    device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
-                }) / n as f64
-            }
+            _ => wall(|| {
+                self.ctx.queue().submit([enc.finish()]);
+                self.ctx.device().poll(wgpu::PollType::wait_indefinitely()).unwrap();
+            }),
         }
     }
 

@@ -176,14 +176,18 @@ pub fn analyze(trace: &[Access], lanes: u32) -> Figures {
 /// low figure at one site names the loads or stores to look at (a load split between two
 /// branches, say, shows as two sites each covering part of the rows).
 pub fn analyze_by_site(trace: &[Access], lanes: u32) -> Vec<SiteFigures> {
-    let mut sites: Vec<(u32, AccessKind)> = trace.iter().map(|a| (a.site, a.kind)).collect();
-    sites.sort_unstable_by_key(|&(site, kind)| (site, kind.is_load()));
-    sites.dedup();
+    // One pass over the trace: each site's accesses by kind, stores before loads at a site.
+    let mut sites: std::collections::BTreeMap<(u32, bool, u8), (AccessKind, Vec<Access>)> = Default::default();
+    for a in trace {
+        sites.entry((a.site, a.kind.is_load(), a.kind as u8)).or_insert((a.kind, Vec::new())).1.push(*a);
+    }
     sites
         .into_iter()
-        .map(|(site, kind)| {
-            let accesses: Vec<Access> = trace.iter().filter(|a| a.site == site && a.kind == kind).copied().collect();
-            SiteFigures { site, kind, accesses: accesses.len(), figures: analyze(&accesses, lanes) }
+        .map(|((site, _, _), (kind, accesses))| SiteFigures {
+            site,
+            kind,
+            accesses: accesses.len(),
+            figures: analyze(&accesses, lanes),
         })
         .collect()
 }

@@ -68,7 +68,7 @@ pub const COLUMNS: [&str; 11] = [
     "memcpy_ms",
     "gpu_kernel_ms",
     "gpu_copy_ms",
-    "gpu_copy_shader_ms",
+    "gpu_roofline_ms",
     "gpu_e2e_pooled_ms",
     "gpu_kernel_wall_ms",
     "gpu_kernel_batch_ms",

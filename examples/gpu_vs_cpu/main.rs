@@ -1,5 +1,5 @@
 //! The GPU-vs-CPU benchmark harness: the same pads on both paths, against the memory
-//! limits of each (a host memcpy; a device buffer copy and a trivial copy shader).
+//! limits of each (a host memcpy; on the GPU a roofline copy shader and a buffer copy).
 //!
 //! ```text
 //! cargo run --release --features literal --example gpu_vs_cpu -- [--json FILE] [--svg FILE] [--csv FILE] [--markdown FILE]
@@ -15,7 +15,9 @@
 //! in this one process: repetitions go on until each interval is within `--noise` of its
 //! median (or `--max-time` runs out: the figure is marked noisy), or exactly `--reps`. The CPU
 //! figures alternate repetition by repetition, and so do the GPU figures. GPU kernel and
-//! copy-shader times come from timestamp queries where the adapter has them (else wall time).
+//! copy times come from timestamp queries where the adapter has them (else wall time); the
+//! steady ones (`--batch-ms`) after `--warmup-ms` of GPU work. A GPU error while measuring
+//! fails the run, and nothing is written.
 //!
 //! Its rooms: `cases` (what is measured), `measure` (how), `stats` (how sure), `sweep` (where
 //! the GPU wins), `compare` (baselines and verdicts), `machine` (what it ran on), `report`
@@ -39,7 +41,7 @@ use wgpu_pad::gpu::GpuContext;
 use wgpu_pad::{cpu, literal, DataType, Mode, PadPlan, PadRequest, Tensor};
 
 use machine::Machine;
-use measure::{cold_start, measure, GpuTimer, Record};
+use measure::{cold_start, measure, GpuErrors, GpuTimer, Record, Setup, Steady};
 use stats::Policy;
 
 /// Compare the GPU and CPU pad paths.
@@ -73,6 +75,12 @@ struct Args {
     /// Repetitions at least, when they adapt.
     #[arg(long, default_value_t = 5)]
     min_reps: usize,
+    /// GPU time of one steady batch (back-to-back dispatches timed together), in ms.
+    #[arg(long, default_value_t = 20.0)]
+    batch_ms: f64,
+    /// GPU work before each steady figure of a case, in ms, so that clocks have settled.
+    #[arg(long, default_value_t = 100.0)]
+    warmup_ms: f64,
     /// Write the report as JSON.
     #[arg(long)]
     json: Option<PathBuf>,
@@ -225,6 +233,10 @@ fn validate(args: &Args) -> Result<(), Failure> {
             "--noise takes a fraction in (0, 1), --max-time a positive number of seconds, --min-reps at least 1",
         ));
     }
+    let finite_ms = |x: f64| x.is_finite() && x <= 60_000.0;
+    if !(finite_ms(args.batch_ms) && args.batch_ms > 0.0 && finite_ms(args.warmup_ms) && args.warmup_ms >= 0.0) {
+        return Err(usage("--batch-ms takes a positive number of ms, --warmup-ms 0 or more (each at most 60000)"));
+    }
     if args.fail_on_regression.is_some_and(|p| p.is_nan() || p < 0.0) {
         return Err(usage("--fail-on-regression takes a percentage, 0 or more"));
     }
@@ -260,6 +272,10 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
     let cases = cases_of(args)?;
 
     let ctx = GpuContext::new_blocking()?;
+    // The same device without a buffer pool: every call creates its buffers.
+    let unpooled = GpuContext::from_device(ctx.device(), ctx.queue(), ctx.adapter_info().clone())?;
+    unpooled.set_buffer_pool_limit(0);
+    let errors = GpuErrors::watch(ctx.device());
     let machine = Machine::of(&ctx);
     println!("machine: {}", machine.summary());
     let timer = GpuTimer::new(&ctx);
@@ -315,6 +331,7 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
     // The cold start first, on its own fresh kernel, so nothing before it has compiled.
     let custom = args.dtype.is_some() || args.shape.is_some() || args.pads.is_some();
     let cold = if custom || args.sweep || args.smoke { None } else { Some(cold_start(&ctx)?) };
+    errors.check("timing the cold start")?;
     if let Some(c) = &cold {
         println!(
             "cold start: {} pads, {} pipelines, first pass {:.1} ms, second {:.1} ms",
@@ -331,16 +348,24 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    // The same device without a buffer pool: every call creates its buffers.
-    let unpooled = GpuContext::from_device(ctx.device(), ctx.queue(), ctx.adapter_info().clone())?;
-    unpooled.set_buffer_pool_limit(0);
-
+    // --smoke's figures are no measurement: no warm-up, and batches short but still of
+    // several dispatches where a dispatch is quick (the batch path is what it checks).
+    let steady = match args.smoke {
+        true => Steady { warmup_ms: 0.0, batch_ms: args.batch_ms.min(2.0) },
+        false => Steady { warmup_ms: args.warmup_ms, batch_ms: args.batch_ms },
+    };
+    let setup =
+        Setup { ctx: &ctx, unpooled: &unpooled, timer: &timer, errors: &errors, policy: &policy, steady: &steady };
     let mut records = Vec::new();
     let mut failed = Vec::new();
     let total = cases.len();
     for (i, (plan, input)) in cases.iter().enumerate() {
         eprint!("\r[{}/{total}] {} {:?} {}...        ", i + 1, plan.dtype(), plan.in_shape(), plan.mode());
-        let mut record = measure(&ctx, &unpooled, &timer, plan, input, &policy);
+        let case = format!("{} {:?} {}", plan.dtype(), plan.in_shape(), plan.mode());
+        let mut record = measure(&setup, plan, input).map_err(|e| {
+            eprintln!("\r{:60}", "");
+            Failure::Run(format!("{case}: {e}"))
+        })?;
         if args.model {
             record.extra.extend(model::model_fields(&ctx, plan, input, &args.model_lanes)?);
         }

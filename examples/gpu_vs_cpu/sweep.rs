@@ -18,7 +18,7 @@ pub const PATHS: [Path; 7] = [
     ("cpu_pad_arena", |r| r.cpu_arena_ms),
     ("memcpy", |r| r.memcpy_ms),
     ("gpu_kernel", |r| r.gpu_kernel_ms),
-    ("gpu_copy_shader", |r| r.gpu_copy_shader_ms),
+    ("gpu_roofline", |r| r.gpu_roofline_ms),
     ("gpu_end_to_end_pooled", |r| r.gpu_e2e_pooled_ms),
 ];
 

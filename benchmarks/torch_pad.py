@@ -1,0 +1,216 @@
+"""PyTorch's `F.pad` and device copy on the harness's cases, timed the way the harness times
+ours (steady clocks): the side-by-side figures of BENCHMARKS.md's real-GPU table.
+
+    python3 benchmarks/torch_pad.py REPORT.json --json torch.json
+    python3 benchmarks/torch_table.py REPORT.json torch.json      # ours, torch, roofline
+
+REPORT.json is a harness report (`gpu_vs_cpu --suite default --json REPORT.json`): its
+records are the cases, so both sides pad exactly the same tensors. Per case:
+- `torch_pad_ms`: `F.pad` (constant, reflect, replicate for edge, circular for wrap; torch has
+  no symmetric), output allocated per call as an eager engine does;
+- `torch_copy_ms`: `dst.copy_(src)` of the output's bytes, torch's own roofline.
+Each is warmed up for --warmup-ms of GPU time (CUDA events), then timed in batches of
+--batch-ms of back-to-back calls, sized from a warm batch; the median of --reps batches, per
+call, with the 95 % interval of order statistics (as the harness's `stats`). Every case's
+torch output is checked once against numpy's pad (where the pads are not crops): a mapping
+that padded other axes would be a figure of nothing. A case torch cannot run (a mode for its
+type, more than three padded trailing axes, pads past the axis) is recorded with its reason.
+`--dry-run` prints each case's torch call and needs no torch.
+"""
+import argparse
+import json
+import math
+import sys
+import time
+
+MODES = {"constant": "constant", "reflect": "reflect", "edge": "replicate", "wrap": "circular"}
+NUMPY_MODES = {"constant": "constant", "reflect": "reflect", "edge": "edge", "wrap": "wrap"}
+DTYPES = ["float32", "float16", "bfloat16", "float64", "uint8", "int8", "int16", "int32", "int64", "bool"]
+BATCH_MAX = 4096
+
+
+def torch_call(shape, pads, mode):
+    """How `F.pad` pads this case: (the shape the input is viewed as, the pad tuple), or a
+    reason it cannot. torch pads the last k axes, last axis first; its non-constant modes take
+    k of 1 to 3 on an input of rank k + 1 or k + 2, so leading axes merge into one (or one is
+    added)."""
+    rank = len(shape)
+    begins, ends = pads[:rank], pads[rank:]
+    padded = [d for d in range(rank) if begins[d] or ends[d]]
+    if not padded:
+        return list(shape), []
+    k = rank - padded[0]
+    flat = []
+    for d in reversed(range(rank - k, rank)):
+        flat += [begins[d], ends[d]]
+    if mode == "constant":
+        return list(shape), flat
+    if k > 3:
+        return None, f"{MODES[mode]} pads at most 3 trailing axes (this case: {k})"
+    lead = shape[: rank - k]
+    view = [math.prod(lead)] if lead else [1]
+    return view + list(shape[rank - k :]), flat
+
+
+def order_interval(samples):
+    """Median and 95 % interval from order statistics, as the harness's stats.rs."""
+    v = sorted(samples)
+    n = len(v)
+    median = v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+    half = 1.96 * math.sqrt(n)
+    j = min(max(math.floor((n - half) / 2), 1), n)
+    k = min(max(math.ceil(1 + (n + half) / 2), 1), n)
+    return median, v[j - 1], v[k - 1]
+
+
+class Timer:
+    """GPU time of n back-to-back calls, per call: CUDA events where the device is CUDA."""
+
+    def __init__(self, torch, device):
+        self.torch, self.cuda = torch, device.startswith("cuda")
+
+    def per_call(self, f, n):
+        torch = self.torch
+        if self.cuda:
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            for _ in range(n):
+                f()
+            end.record()
+            end.synchronize()
+            return start.elapsed_time(end) / n
+        t = time.perf_counter()
+        for _ in range(n):
+            f()
+        return (time.perf_counter() - t) * 1e3 / n
+
+    def steady(self, f, args):
+        """Warm-up, batch size, then --reps batches: (median, low, high, batch)."""
+        spent, n = 0.0, 1
+        for _ in range(32):
+            if spent >= args.warmup_ms:
+                break
+            spent += self.per_call(f, n) * n
+            n = min(n * 2, BATCH_MAX)
+        t = self.per_call(f, min(max(n, 1), 16))
+        batch = BATCH_MAX if t <= 0 else min(max(math.ceil(args.batch_ms / t), 1), BATCH_MAX)
+        samples = [self.per_call(f, batch) for _ in range(args.reps)]
+        return (*order_interval(samples), batch)
+
+
+def measure(torch, F, np, record, args, timer):
+    shape, pads, mode, dtype = record["shape"], record["pads"], record["mode"], record["dtype"]
+    out = {k: record[k] for k in ("dtype", "shape", "pads", "mode", "out_bytes")}
+    if mode not in MODES:
+        return {**out, "torch": f"torch has no {mode}"}
+    if dtype not in DTYPES:
+        return {**out, "torch": f"{dtype}: not in this script's types"}
+    view, flat = torch_call(shape, pads, mode)
+    if view is None:
+        return {**out, "torch": flat}
+    n = math.prod(shape)
+    gen = torch.Generator().manual_seed(7)
+    if dtype == "bool":
+        x = torch.randint(0, 2, (n,), generator=gen).bool()
+    elif dtype.startswith("float") or dtype == "bfloat16":
+        x = torch.randn(n, generator=gen).to(getattr(torch, dtype))
+    else:
+        x = torch.randint(0, 100, (n,), generator=gen).to(getattr(torch, dtype))
+    x = x.reshape(view).to(args.device)
+    call = lambda: F.pad(x, flat, mode=MODES[mode])  # noqa: E731
+    try:
+        y = call()
+    except Exception as e:  # torch refuses some types and sizes per mode
+        return {**out, "torch": f"{type(e).__name__}: {str(e).splitlines()[0]}"}
+    out_shape = [s + b + e for s, b, e in zip(shape, pads[: len(shape)], pads[len(shape) :])]
+    if list(y.reshape(-1).shape) != [math.prod(out_shape)]:
+        return {**out, "torch": f"torch's output has {y.numel()} elements, not {math.prod(out_shape)}"}
+    if min(pads) >= 0 and np is not None:
+        host = x.reshape(shape).cpu()
+        if dtype == "bfloat16":
+            host = host.float()
+        ref = np.pad(host.numpy(), list(zip(pads[: len(shape)], pads[len(shape) :])), mode=NUMPY_MODES[mode])
+        got = y.reshape(out_shape).cpu()
+        if dtype == "bfloat16":
+            got = got.float()
+        if not np.array_equal(got.numpy(), ref, equal_nan=dtype != "bool" and dtype.startswith(("float", "bfloat"))):
+            return {**out, "torch": "torch's output differs from numpy.pad: the mapping is wrong"}
+    del y
+    pad_ms, pad_low, pad_high, pad_batch = timer.steady(call, args)
+    src = torch.empty(record["out_bytes"], dtype=torch.uint8, device=args.device)
+    dst = torch.empty_like(src)
+    copy_ms, copy_low, copy_high, copy_batch = timer.steady(lambda: dst.copy_(src), args)
+    return {
+        **out,
+        "torch": f"F.pad(x{list(view)}, {tuple(flat)}, mode={MODES[mode]!r})",
+        "torch_pad_ms": pad_ms,
+        "torch_pad_ci_low_ms": pad_low,
+        "torch_pad_ci_high_ms": pad_high,
+        "torch_pad_batch": pad_batch,
+        "torch_copy_ms": copy_ms,
+        "torch_copy_ci_low_ms": copy_low,
+        "torch_copy_ci_high_ms": copy_high,
+        "torch_copy_batch": copy_batch,
+    }
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("report", help="a gpu_vs_cpu JSON report: its records are the cases")
+    p.add_argument("--json", help="write the figures here")
+    p.add_argument("--device", default="cuda")
+    p.add_argument("--batch-ms", type=float, default=20.0)
+    p.add_argument("--warmup-ms", type=float, default=100.0)
+    p.add_argument("--reps", type=int, default=11)
+    p.add_argument("--dry-run", action="store_true", help="print each case's torch call; needs no torch")
+    args = p.parse_args()
+    if args.reps < 1 or not args.batch_ms > 0 or args.warmup_ms < 0:
+        sys.exit("error: --reps takes at least 1, --batch-ms a positive number, --warmup-ms 0 or more")
+    try:
+        with open(args.report) as f:
+            records = json.load(f)["records"]
+        assert isinstance(records, list) and records
+    except (OSError, ValueError, KeyError, TypeError, AssertionError) as e:
+        sys.exit(f"error: {args.report}: not a harness report with records ({type(e).__name__}: {e})")
+    if args.dry_run:
+        for r in records:
+            if r["mode"] not in MODES:
+                print(f"{r['dtype']} {r['shape']} {r['mode']}: torch has no {r['mode']}")
+                continue
+            view, flat = torch_call(r["shape"], r["pads"], r["mode"])
+            call = flat if view is None else f"F.pad(x{view}, {tuple(flat)}, mode={MODES[r['mode']]!r})"
+            print(f"{r['dtype']} {r['shape']} {r['mode']}: {call}")
+        return
+    import torch
+    import torch.nn.functional as F
+
+    try:
+        import numpy as np
+    except ImportError:
+        np = None
+        print("warning: no numpy: torch's outputs are not checked", file=sys.stderr)
+    timer = Timer(torch, args.device)
+    name = torch.cuda.get_device_name() if args.device.startswith("cuda") else args.device
+    results = []
+    for i, r in enumerate(records):
+        result = measure(torch, F, np, r, args, timer)
+        results.append(result)
+        figure = (
+            f"F.pad {result['torch_pad_ms'] * 1e3:.1f} us, copy {result['torch_copy_ms'] * 1e3:.1f} us"
+            if "torch_pad_ms" in result
+            else result["torch"]
+        )
+        print(f"[{i + 1}/{len(records)}] {r['dtype']} {r['shape']} {r['mode']}: {figure}", flush=True)
+    report = {"torch": torch.__version__, "device": name, "batch_ms": args.batch_ms, "warmup_ms": args.warmup_ms, "records": results}
+    if args.json:
+        tmp = args.json + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(report, f, indent=1)
+        import os
+
+        os.replace(tmp, args.json)
+        print(f"wrote {args.json}")
+
+
+if __name__ == "__main__":
+    main()

@@ -25,6 +25,7 @@
 
 mod cases;
 mod compare;
+mod files;
 mod machine;
 mod measure;
 mod model;
@@ -113,10 +114,10 @@ struct Args {
     /// SIMD-group sizes the model groups lanes by.
     #[arg(long, default_value = "32,64", value_delimiter = ',')]
     model_lanes: Vec<u32>,
-    /// Which cases: `default` (the suite of 25), `engine` (issue 43's engine shapes, every
-    /// mode) or `all` (both, and the cold-start mix's shapes).
-    #[arg(long, default_value = "default")]
-    suite: String,
+    /// Which cases: `default` (the suite of 25, when none is named), `engine` (issue 43's
+    /// engine shapes, every mode) or `all` (both, and the cold-start mix's shapes).
+    #[arg(long)]
+    suite: Option<String>,
     /// Sweep one family (the custom-case flags, or f32 [R,256] padded by 1 in --mode) over
     /// output sizes from 4 KiB in steps of 4x: every path, a fit per path, the crossover.
     #[arg(long)]
@@ -128,13 +129,15 @@ struct Args {
     /// between the paths: seconds, for CI.
     #[arg(long)]
     smoke: bool,
-    /// Save this run as a baseline (target/gpu_vs_cpu-baselines/NAME.json).
+    /// Save this run as a baseline: target/gpu_vs_cpu-baselines/NAME.json of the project the
+    /// working directory is in (the nearest directory up with a Cargo.toml), else of the
+    /// working directory. NAME: letters, digits, '-', '_', '.'.
     #[arg(long)]
     save_baseline: Option<String>,
     /// Compare this run with a saved baseline (a name, or a JSON report's path).
     #[arg(long)]
     baseline: Option<String>,
-    /// Compare two saved reports, measuring nothing.
+    /// Compare two saved reports, measuring nothing (--json writes the comparison).
     #[arg(long, num_args = 2, value_names = ["OLD", "NEW"])]
     compare: Option<Vec<PathBuf>>,
     /// Exit 1 when a compared figure is SLOWER by more than this percentage.
@@ -174,34 +177,25 @@ fn main() -> ExitCode {
     }
 }
 
-/// Where `--save-baseline NAME` keeps a run, and where `--baseline NAME` finds it.
-fn baseline_path(name: &str) -> PathBuf {
-    if name.ends_with(".json") || name.contains('/') {
-        return PathBuf::from(name);
-    }
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("target/gpu_vs_cpu-baselines").join(format!("{name}.json"))
+fn read_report(path: &Path) -> Result<serde_json::Value, Failure> {
+    files::read_report(path).map_err(Failure::Run)
 }
 
-/// Fails now, before anything is measured, if `path` cannot be written.
-fn check_writable(path: &Path) -> Result<(), Failure> {
-    let existed = path.exists();
-    let opened = std::fs::OpenOptions::new().append(true).create(true).open(path);
-    if let Err(e) = opened {
-        return Err(Failure::Run(format!("{}: cannot write it: {e}", path.display())));
-    }
-    if !existed {
-        let _ = std::fs::remove_file(path);
-    }
+/// Writes one of the run's files (atomically, through links; the error names it).
+fn write_file(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
+    files::write(path, bytes).map_err(Failure::Run)?;
+    println!("wrote {}", path.display());
     Ok(())
 }
 
-fn read_report(path: &Path) -> Result<serde_json::Value, Failure> {
-    let text = std::fs::read_to_string(path).map_err(|e| Failure::Run(format!("{}: reading: {e}", path.display())))?;
-    serde_json::from_str(&text).map_err(|e| Failure::Run(format!("{}: not a report: {e}", path.display())))
-}
-
 /// Prints a comparison, warns where the machines differ, and says whether it regressed.
-fn report_comparison(old: &serde_json::Value, new: &serde_json::Value, args: &Args) -> (Vec<compare::Entry>, bool) {
+/// No case in common is an error naming both sides: a gate that compared nothing must not pass.
+fn report_comparison(
+    old: (&serde_json::Value, &str),
+    new: (&serde_json::Value, &str),
+    args: &Args,
+) -> Result<(Vec<compare::Entry>, bool), Failure> {
+    let ((old, old_name), (new, new_name)) = (old, new);
     if let (Ok(a), Ok(b)) = (
         serde_json::from_value::<Machine>(old["machine"].clone()),
         serde_json::from_value::<Machine>(new["machine"].clone()),
@@ -211,6 +205,11 @@ fn report_comparison(old: &serde_json::Value, new: &serde_json::Value, args: &Ar
         }
     }
     let entries = compare::compare(old, new, args.noise.max(0.02));
+    if entries.is_empty() {
+        return Err(Failure::Run(format!(
+            "{old_name} and {new_name} have no case in common (by type, shape, pads and mode) with a time to compare: nothing was compared"
+        )));
+    }
     compare::print(&entries);
     let regressed = args.fail_on_regression.is_some_and(|pct| {
         let slower = compare::regressions(&entries, pct);
@@ -219,7 +218,7 @@ fn report_comparison(old: &serde_json::Value, new: &serde_json::Value, args: &Ar
         }
         !slower.is_empty()
     });
-    (entries, regressed)
+    Ok((entries, regressed))
 }
 
 /// The checks on the flags alone, before anything is opened or measured.
@@ -227,11 +226,55 @@ fn validate(args: &Args) -> Result<(), Failure> {
     if args.reps == Some(0) {
         return Err(usage("--reps: at least 1"));
     }
-    let in_range = args.noise > 0.0 && args.noise < 1.0 && args.max_time > 0.0;
+    let in_range = args.noise > 0.0 && args.noise < 1.0 && args.max_time > 0.0 && args.max_time <= 3600.0;
     if !in_range || args.min_reps == 0 {
         return Err(usage(
-            "--noise takes a fraction in (0, 1), --max-time a positive number of seconds, --min-reps at least 1",
+            "--noise takes a fraction in (0, 1), --max-time a number of seconds in (0, 3600], --min-reps at least 1",
         ));
+    }
+    if let Some(&n) = args.model_lanes.iter().find(|&&n| !n.is_power_of_two() || n > 128) {
+        return Err(usage(format!("--model-lanes {n}: SIMD groups are a power of two from 1 to 128 lanes")));
+    }
+    // Flags that would be ignored are refused: a run writes what was asked or says why not.
+    let outputs =
+        [("--svg", args.svg.is_some()), ("--csv", args.csv.is_some()), ("--markdown", args.markdown.is_some())];
+    let refuse_with = |what: &str, flags: &[(&str, bool)]| -> Result<(), Failure> {
+        match flags.iter().find(|(_, given)| *given) {
+            Some((flag, _)) => Err(usage(format!("{what} writes no {flag}: leave it out"))),
+            None => Ok(()),
+        }
+    };
+    let baselines = [("--save-baseline", args.save_baseline.is_some()), ("--baseline", args.baseline.is_some())];
+    if args.model_only {
+        refuse_with("--model-only", &outputs)?;
+        refuse_with("--model-only", &baselines)?;
+    }
+    let custom = args.dtype.is_some() || args.shape.is_some() || args.pads.is_some();
+    if args.cold_start {
+        if custom || args.sweep || args.smoke || args.suite.is_some() {
+            return Err(usage("--cold-start times its own mix: no custom case, --sweep, --smoke or --suite"));
+        }
+        refuse_with("--cold-start", &outputs)?;
+        refuse_with("--cold-start", &baselines)?;
+    }
+    if args.compare.is_some() {
+        refuse_with("--compare", &outputs)?;
+        refuse_with("--compare", &baselines)?;
+    }
+    if args.replot.is_some() {
+        refuse_with(
+            "--replot",
+            &[("--json", args.json.is_some()), ("--csv", args.csv.is_some()), ("--markdown", args.markdown.is_some())],
+        )?;
+    }
+    if args.sweep && args.suite.is_some() {
+        return Err(usage("--sweep runs its own family of sizes: no --suite"));
+    }
+    if args.fail_on_regression.is_some() && args.baseline.is_none() && args.compare.is_none() {
+        return Err(usage("--fail-on-regression needs something to compare: --baseline or --compare"));
+    }
+    if let Some(name) = &args.save_baseline {
+        files::check_baseline_name(name).map_err(usage)?;
     }
     let finite_ms = |x: f64| x.is_finite() && x <= 60_000.0;
     if !(finite_ms(args.batch_ms) && args.batch_ms > 0.0 && finite_ms(args.warmup_ms) && args.warmup_ms >= 0.0) {
@@ -245,30 +288,47 @@ fn validate(args: &Args) -> Result<(), Failure> {
 
 fn run(args: &Args) -> Result<ExitCode, Failure> {
     validate(args)?;
+    for path in [&args.json, &args.svg, &args.csv, &args.markdown].into_iter().flatten() {
+        files::check_writable(path).map_err(Failure::Run)?;
+    }
     if let Some(paths) = &args.compare {
         let (old, new) = (read_report(&paths[0])?, read_report(&paths[1])?);
-        let (_, regressed) = report_comparison(&old, &new, args);
+        let names = (paths[0].display().to_string(), paths[1].display().to_string());
+        let (entries, regressed) = report_comparison((&old, &names.0), (&new, &names.1), args)?;
+        if let Some(path) = &args.json {
+            let report = serde_json::json!({ "old": names.0, "new": names.1, "comparison": entries });
+            write_file(path, serde_json::to_string_pretty(&report)?.as_bytes())?;
+        }
         return Ok(if regressed { ExitCode::FAILURE } else { ExitCode::SUCCESS });
     }
-    if let Some(report) = &args.replot {
-        let report = read_report(report)?;
-        let records: Vec<Record> = serde_json::from_value(report["records"].clone())?;
+    if let Some(path) = &args.replot {
         let svg = args.svg.as_ref().ok_or_else(|| usage("--replot needs --svg"))?;
-        report::write_svg(svg, &records)?;
-        println!("wrote {}", svg.display());
+        let report = read_report(path)?;
+        let records: Vec<Record> = match report.get("records") {
+            Some(r) => serde_json::from_value(r.clone())
+                .map_err(|e| Failure::Run(format!("{}: its \"records\" are not the harness's: {e}", path.display())))?,
+            None => return Err(Failure::Run(format!("{}: not a report: no \"records\"", path.display()))),
+        };
+        write_file(svg, report::svg(&records)?.as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     }
-    for path in [&args.json, &args.svg, &args.csv, &args.markdown].into_iter().flatten() {
-        check_writable(path)?;
-    }
-    if let Some(name) = &args.save_baseline {
-        let path = baseline_path(name);
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| Failure::Run(format!("{}: {e}", dir.display())))?;
+    let baseline_file = match &args.save_baseline {
+        Some(name) => {
+            let dir = files::baseline_dir().map_err(Failure::Run)?;
+            std::fs::create_dir_all(&dir).map_err(|e| Failure::Run(format!("{}: creating it: {e}", dir.display())))?;
+            let path = dir.join(format!("{name}.json"));
+            files::check_writable(&path).map_err(Failure::Run)?;
+            Some(path)
         }
-        check_writable(&path)?;
-    }
-    let baseline = args.baseline.as_deref().map(|b| read_report(&baseline_path(b))).transpose()?;
+        None => None,
+    };
+    let baseline = match &args.baseline {
+        Some(b) => {
+            let path = files::baseline_source(b).map_err(Failure::Run)?;
+            Some((read_report(&path)?, path.display().to_string()))
+        }
+        None => None,
+    };
     let cases = cases_of(args)?;
 
     let ctx = GpuContext::new_blocking()?;
@@ -322,8 +382,7 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
                 })
                 .collect();
             let report = serde_json::json!({ "machine": machine, "model": records });
-            std::fs::write(path, serde_json::to_string_pretty(&report)?)?;
-            println!("wrote {}", path.display());
+            write_file(path, serde_json::to_string_pretty(&report)?.as_bytes())?;
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -340,11 +399,8 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
     }
     if args.cold_start {
         if let (Some(path), Some(c)) = (&args.json, &cold) {
-            std::fs::write(
-                path,
-                serde_json::to_string_pretty(&serde_json::json!({ "machine": machine, "cold_start": c }))?,
-            )?;
-            println!("wrote {}", path.display());
+            let report = serde_json::json!({ "machine": machine, "cold_start": c });
+            write_file(path, serde_json::to_string_pretty(&report)?.as_bytes())?;
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -402,33 +458,29 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
         report["sweep"] = sweep_report(args, &records)?;
     }
     let mut regressed = false;
-    if let Some(old) = &baseline {
-        let (entries, r) = report_comparison(old, &report, args);
+    if let Some((old, name)) = &baseline {
+        let (entries, r) = report_comparison((old, name), (&report, "this run"), args)?;
         report["comparison"] = serde_json::to_value(&entries)?;
         regressed = r;
     }
+    let text = serde_json::to_string_pretty(&report)?;
     if let Some(path) = &args.json {
-        std::fs::write(path, serde_json::to_string_pretty(&report)?)?;
-        println!("wrote {}", path.display());
+        write_file(path, text.as_bytes())?;
     }
-    if let Some(name) = &args.save_baseline {
-        let path = baseline_path(name);
-        std::fs::write(&path, serde_json::to_string_pretty(&report)?)?;
-        println!("saved baseline {name}: {}", path.display());
+    if let Some(path) = &baseline_file {
+        files::write(path, text.as_bytes()).map_err(Failure::Run)?;
+        println!("saved baseline {}: {}", args.save_baseline.as_deref().unwrap_or(""), path.display());
     }
     if let Some(path) = &args.svg {
         if !args.sweep {
-            report::write_svg(path, &records)?;
-            println!("wrote {}", path.display());
+            write_file(path, report::svg(&records)?.as_bytes())?;
         }
     }
     if let Some(path) = &args.csv {
-        report::write_csv(path, &records)?;
-        println!("wrote {}", path.display());
+        write_file(path, report::csv(&records).as_bytes())?;
     }
     if let Some(path) = &args.markdown {
-        report::write_markdown(path, &machine, &records)?;
-        println!("wrote {}", path.display());
+        write_file(path, report::markdown(&machine, &records).as_bytes())?;
     }
     if args.smoke {
         for f in &failed {
@@ -478,8 +530,7 @@ fn sweep_report(args: &Args, records: &[Record]) -> Result<serde_json::Value, Fa
     }
     if let Some(path) = &args.svg {
         let title = format!("{} {} sweep: time per path (log-log)", records[0].dtype, records[0].mode);
-        sweep::write_svg(path, &title, &sizes, &series, crossover)?;
-        println!("wrote {}", path.display());
+        write_file(path, sweep::svg(&title, &sizes, &series, crossover)?.as_bytes())?;
     }
     Ok(
         serde_json::json!({ "records": points, "fit": fits, "fit_rule": "gbps: least-squares slope over outputs of 1 MiB and more; fixed_us: the smallest output's time less its bytes at gbps", "crossover_bytes": crossover }),
@@ -540,14 +591,15 @@ fn cases_of(args: &Args) -> Result<Vec<(PadPlan, Tensor)>, Failure> {
     match (dtype, shape, pads) {
         (Some(dtype), Some(shape), Some(pads)) => add(dtype, shape, pads, mode, value)?,
         (None, None, None) => {
-            let mut shapes: Vec<cases::Shape> = match (args.smoke, args.suite.as_str()) {
+            let suite = args.suite.as_deref().unwrap_or("default");
+            let mut shapes: Vec<cases::Shape> = match (args.smoke, suite) {
                 (true, _) => cases::SMOKE.to_vec(),
                 (false, "default") => cases::SUITE.to_vec(),
                 (false, "engine") => cases::ENGINE.to_vec(),
                 (false, "all") => cases::SUITE.iter().chain(cases::ENGINE.iter()).copied().collect(),
                 (false, other) => return Err(usage(format!("--suite: {other:?} is not default, engine or all"))),
             };
-            if args.suite == "all" && !args.smoke {
+            if suite == "all" && !args.smoke {
                 for dtype in [DataType::Float32, DataType::Float16, DataType::Uint8, DataType::Int64] {
                     shapes.extend(cases::COLD_MIX.iter().map(|&(shape, pads)| (dtype, shape, pads)));
                 }
@@ -598,9 +650,57 @@ mod tests {
         assert!(usage_error(cases_of(&parse(&["--mode", "mirror"]))).contains("--mode"));
         assert!(usage_error(cases_of(&parse(&["--suite", "nope"]))).contains("--suite"));
         assert!(Args::try_parse_from(["gpu_vs_cpu", "--reps", "x"]).is_err(), "clap refuses a non-number");
-        match check_writable(Path::new("/nonexistent-dir/out.json")) {
-            Err(Failure::Run(e)) => assert!(e.contains("/nonexistent-dir/out.json"), "{e}"),
-            _ => panic!("an unwritable path was accepted"),
+        // Durations that would panic in Duration::from_secs_f64, and flags a run would ignore.
+        for (flags, says) in [
+            (&["--max-time", "inf"][..], "--max-time"),
+            (&["--max-time", "1e300"], "--max-time"),
+            (&["--batch-ms", "0"], "--batch-ms"),
+            (&["--warmup-ms", "nan"], "--warmup-ms"),
+            (&["--model-lanes", "0"], "--model-lanes 0"),
+            (&["--model-lanes", "32,3"], "--model-lanes 3"),
+            (&["--model-only", "--csv", "x.csv"], "--csv"),
+            (&["--model-only", "--markdown", "x.md"], "--markdown"),
+            (&["--model-only", "--svg", "x.svg"], "--svg"),
+            (&["--cold-start", "--csv", "x.csv"], "--csv"),
+            (&["--cold-start", "--markdown", "x.md"], "--markdown"),
+            (&["--cold-start", "--dtype", "float32", "--shape", "4", "--pads", "1,1"], "custom case"),
+            (&["--compare", "a.json", "b.json", "--svg", "x.svg"], "--svg"),
+            (&["--sweep", "--suite", "engine"], "--suite"),
+            (&["--fail-on-regression", "5"], "something to compare"),
+            (&["--save-baseline", "../up"], "--save-baseline"),
+            (&["--save-baseline", "a/b"], "--save-baseline"),
+        ] {
+            let e = usage_error(validate(&parse(flags)));
+            assert!(e.contains(says), "{flags:?}: {e}");
         }
+        assert!(
+            validate(&parse(&["--model-lanes", "32,64", "--compare", "a", "b", "--fail-on-regression", "5"])).is_ok()
+        );
+        let e = files::check_writable(Path::new("/nonexistent-dir/out.json")).unwrap_err();
+        assert!(e.contains("/nonexistent-dir/out.json"), "{e}");
+    }
+
+    /// A gate that compared nothing fails, naming both sides; one case in common, in one
+    /// mode, compares (a case matched without its mode would find two here).
+    #[test]
+    fn comparisons_of_nothing_fail_and_cases_match_by_mode() {
+        let args = parse(&[]);
+        for empty in
+            [serde_json::json!({}), serde_json::json!({ "records": "x" }), serde_json::json!({ "records": [] })]
+        {
+            match report_comparison((&empty, "old.json"), (&empty, "new.json"), &args) {
+                Err(Failure::Run(e)) => assert!(e.contains("old.json") && e.contains("new.json"), "{e}"),
+                _ => panic!("compared nothing and passed"),
+            }
+        }
+        let record = |mode: &str, ms: f64| serde_json::json!({ "dtype": "float32", "shape": [4], "pads": [1, 1], "mode": mode, "gpu_kernel_ms": ms });
+        let old = serde_json::json!({ "records": [record("constant", 1.0), record("reflect", 5.0)] });
+        let new = serde_json::json!({ "records": [record("reflect", 5.0)] });
+        let (entries, regressed) = report_comparison((&old, "old"), (&new, "new"), &args).ok().unwrap();
+        assert_eq!(entries.len(), 1);
+        assert_eq!(entries[0].ratio, 1.0, "matched reflect with constant");
+        assert!(!regressed);
+        let other = serde_json::json!({ "records": [record("wrap", 5.0)] });
+        assert!(report_comparison((&old, "old"), (&other, "new"), &args).is_err(), "a mode in neither matched");
     }
 }

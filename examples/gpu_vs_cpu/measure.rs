@@ -696,15 +696,17 @@ mod on_the_gpu {
         let (input, output) = (buffer(in_bytes), buffer(out_bytes));
         let pad = ctx.kernel().prepare(&plan, BufferRange::whole(&input), BufferRange::whole(&output)).unwrap();
         let record = |pass: &mut wgpu::ComputePass<'_>| pad.record(pass);
-        let median = |n: usize| {
-            let mut v: Vec<f64> = (0..9).map(|_| timer.passes(n, record).unwrap()).collect();
-            v.sort_by(f64::total_cmp);
-            v[4]
-        };
-        let (one, eight) = (median(1), median(8));
+        // Alternated, the median of the ratios: the other tests load the same two cores.
+        let mut ratios: Vec<f64> = (0..11)
+            .map(|_| {
+                let one = timer.passes(1, record).unwrap();
+                timer.passes(8, record).unwrap() / one
+            })
+            .collect();
         errors.check("timing a batch").unwrap();
-        let ratio = eight / one;
-        assert!((0.5..=2.0).contains(&ratio), "a batch of 8: {eight} ms a dispatch, one alone {one} ms ({ratio:.2})");
+        ratios.sort_by(f64::total_cmp);
+        let ratio = ratios[5];
+        assert!((0.5..=2.0).contains(&ratio), "a batch of 8 per dispatch over one alone: {ratios:?}");
     }
 
     /// The roofline copies every byte: one word, a tile less one, and whole tiles with a

@@ -57,8 +57,10 @@ pub fn print_table(records: &[Record]) {
     }
 }
 
-pub fn write_svg(path: &std::path::Path, records: &[Record]) -> Result<(), Box<dyn std::error::Error>> {
+/// The bar chart of GB/s per case, as SVG text.
+pub fn svg(records: &[Record]) -> Result<String, Box<dyn std::error::Error>> {
     use plotters::prelude::*;
+    let mut text = String::new();
     // Outputs under 1 MiB measure fixed costs, not bandwidth: their GB/s would set the scale.
     let records: Vec<Record> = records.iter().filter(|r| r.out_bytes >= 1 << 20).cloned().collect();
     let records = &records[..];
@@ -78,7 +80,7 @@ pub fn write_svg(path: &std::path::Path, records: &[Record]) -> Result<(), Box<d
     // Empty rows below the last case hold the legend, so it covers no bar.
     let legend_rows = 3;
     let height = 160 + 26 * 4 * (records.len() + legend_rows) as u32;
-    let root = SVGBackend::new(path, (1000, height)).into_drawing_area();
+    let root = SVGBackend::with_string(&mut text, (1000, height)).into_drawing_area();
     root.fill(&WHITE)?;
     let title = format!(
         "Pad throughput, GB/s moved (read + written), outputs of 1 MiB and more (GPU: {})",
@@ -122,7 +124,9 @@ pub fn write_svg(path: &std::path::Path, records: &[Record]) -> Result<(), Box<d
         .border_style(BLACK)
         .draw()?;
     root.present()?;
-    Ok(())
+    drop(chart);
+    drop(root);
+    Ok(text)
 }
 
 /// The columns of the CSV and Markdown outputs: (header, value).
@@ -149,7 +153,7 @@ const COLUMNS: [Column; 15] = [
 
 /// One row per case: the case, the columns above, and every extra figure (intervals, MAD,
 /// the model's) in a fixed order.
-pub fn write_csv(path: &std::path::Path, records: &[Record]) -> Result<(), Box<dyn std::error::Error>> {
+pub fn csv(records: &[Record]) -> String {
     let extra: std::collections::BTreeSet<&String> = records.iter().flat_map(|r| r.extra.keys()).collect();
     let mut out = String::from("case");
     for (name, _) in COLUMNS {
@@ -169,16 +173,11 @@ pub fn write_csv(path: &std::path::Path, records: &[Record]) -> Result<(), Box<d
         }
         out += &format!(",\"{}\"\n", r.noisy.join(" "));
     }
-    std::fs::write(path, out)?;
-    Ok(())
+    out
 }
 
 /// The table as Markdown, under the machine's summary.
-pub fn write_markdown(
-    path: &std::path::Path,
-    machine: &crate::machine::Machine,
-    records: &[Record],
-) -> Result<(), Box<dyn std::error::Error>> {
+pub fn markdown(machine: &crate::machine::Machine, records: &[Record]) -> String {
     let mut out = format!("Machine: {}\n\n| case |", machine.summary());
     for (name, _) in COLUMNS {
         out += &format!(" {name} |");
@@ -193,6 +192,5 @@ pub fn write_markdown(
         }
         out += &format!(" {} |\n", r.noisy.join(", "));
     }
-    std::fs::write(path, out)?;
-    Ok(())
+    out
 }

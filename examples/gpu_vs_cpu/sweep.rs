@@ -94,15 +94,15 @@ pub fn crossover(sizes: &[u64], cpu: &[f64], gpu: &[f64]) -> Option<u64> {
 }
 
 /// A log-log chart: time per path against output bytes, the crossover marked.
-pub fn write_svg(
-    path: &std::path::Path,
+pub fn svg(
     title: &str,
     sizes: &[u64],
     series: &[(&str, Vec<f64>)],
     crossover: Option<u64>,
-) -> Result<(), Box<dyn std::error::Error>> {
+) -> Result<String, Box<dyn std::error::Error>> {
     use plotters::prelude::*;
-    let root = SVGBackend::new(path, (1000, 640)).into_drawing_area();
+    let mut text = String::new();
+    let root = SVGBackend::with_string(&mut text, (1000, 640)).into_drawing_area();
     root.fill(&WHITE)?;
     let all = series.iter().flat_map(|s| s.1.iter().copied()).filter(|t| *t > 0.0);
     let (lo, hi) = all.fold((f64::MAX, 0.0f64), |(l, h), t| (l.min(t), h.max(t)));
@@ -138,7 +138,9 @@ pub fn write_svg(
         .border_style(BLACK)
         .draw()?;
     root.present()?;
-    Ok(())
+    drop(chart);
+    drop(root);
+    Ok(text)
 }
 
 #[cfg(test)]

@@ -1,21 +1,26 @@
 #!/usr/bin/env bash
-# Two or more builds of the harness on a lent GPU (the device tool's `run`), alternated in one
-# lease: every build runs each suite once a round, so clock and thermal drift falls on all of
-# them alike (single dispatches never reach steady clocks: BENCHMARKS.md). Nothing is built
-# there; the builds travel in .devbin/ (ignored), the Vulkan loaders in .gl/ (ignored; the
-# device README says how to fetch them).
+# The standing order on a lent GPU (the device tool's `run`), one command: every harness build
+# carried in .devbin/ over the default and engine suites at steady clocks (the harness's
+# --warmup-ms and --batch-ms), PyTorch's F.pad and device copy on the same cases
+# (benchmarks/torch_pad.py), and per build one table of ours, torch and the rooflines
+# (benchmarks/torch_table.py). Builds alternate within a round, so drift falls on all alike.
+# Nothing is built there; the Vulkan loaders travel in .gl/ (ignored; the device README says
+# how to fetch them).
 #
-# Here, once per build (a commit checked out, or the working tree):
+# Here, once per build (a commit checked out, or the working tree), NAME sorting first for
+# the baseline:
 #   cargo build --release --features literal --example gpu_vs_cpu
 #   mkdir -p .devbin && cp target/release/examples/gpu_vs_cpu .devbin/NAME
-# There (not yet run on a real GPU; on lavapipe here one round of both suites at REPS=1 took
-# about 30 s a build):
-#   run(command="bash benchmarks/device-ab.sh", carry=[".gl", ".devbin"], timeout_s=540)
+# There:
+#   run(command="bash benchmarks/device-ab.sh", carry=[".gl", ".devbin"], timeout_s=420)
 # What comes back: $OUT/device-ab.tar.gz: every report as JSON and its table as text, named
-# BUILD-SUITE-ROUND, and the harness's comparison of each build with the first,
-# compare-FIRST-BUILD-SUITE-ROUND.txt, whose counts are printed. Knobs: ROUNDS (2), REPS (11),
-# SUITES ("default engine"), BUILDS (every executable in .devbin, in name order; the first is
-# the baseline), CASE_LIMIT (seconds one build's suite may take, 240).
+# BUILD-SUITE-ROUND; torch-SUITE.json and .txt; table-BUILD-SUITE.md (ours, torch, roofline);
+# compare-FIRST-BUILD-SUITE-ROUND.txt (the harness's verdicts against the first build).
+# Knobs: ROUNDS (1), REPS (7), SUITES ("default engine"), BUILDS (every executable in .devbin,
+# in name order; the first is the baseline), CASE_LIMIT (seconds one build's suite may take,
+# 200), TORCH (1; 0 skips torch).
+# Time: on lavapipe here each build's two suites at REPS=1 take minutes; on an H200 the
+# estimate is about 80 s a build and 40 s for torch (not yet run there).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-target/device-ab}
@@ -32,7 +37,6 @@ if [[ -e $icd && -z ${VK_DRIVER_FILES:-} ]]; then
     export VK_DRIVER_FILES=$icd
 fi
 export WGPU_BACKEND=${WGPU_BACKEND:-vulkan}
-
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
 
 # The builds: BUILDS, else every executable in .devbin but scripts, in name order.
@@ -41,9 +45,10 @@ if (( ${#builds[@]} == 0 )); then
     echo "device-ab: no builds in .devbin (see this script's header)" >&2
     exit 1
 fi
-rounds=${ROUNDS:-2}
-reps=${REPS:-11}
+rounds=${ROUNDS:-1}
+reps=${REPS:-7}
 read -r -a suites <<< "${SUITES:-default engine}"
+command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader || true
 
 start=$SECONDS
 for round in $(seq "$rounds"); do
@@ -51,7 +56,7 @@ for round in $(seq "$rounds"); do
         for build in "${builds[@]}"; do
             name="$build-$suite-$round"
             echo "--- $name ($((SECONDS - start)) s)"
-            timeout "${CASE_LIMIT:-240}" "./.devbin/$build" --suite "$suite" --reps "$reps" --json "$work/$name.json" \
+            timeout "${CASE_LIMIT:-200}" "./.devbin/$build" --suite "$suite" --reps "$reps" --json "$work/$name.json" \
                 > "$work/$name.txt" 2>&1 \
                 || { echo "device-ab: $name failed:" >&2; tail -5 "$work/$name.txt" >&2; exit 1; }
             head -2 "$work/$name.txt"
@@ -59,16 +64,32 @@ for round in $(seq "$rounds"); do
     done
 done
 
-# The harness's comparison of each build with the first, round by round.
+# PyTorch on the first build's cases (every build runs the same ones), then one table per
+# build and suite (its last round) of ours, torch and the rooflines.
 base=${builds[0]}
+if [[ ${TORCH:-1} == 1 ]]; then
+    for suite in "${suites[@]}"; do
+        echo "--- torch, $suite ($((SECONDS - start)) s)"
+        python3 benchmarks/torch_pad.py "$work/$base-$suite-1.json" --json "$work/torch-$suite.json" --reps "${REPS_TORCH:-11}" \
+            > "$work/torch-$suite.txt" 2>&1 \
+            || { echo "device-ab: torch on $suite failed:" >&2; tail -5 "$work/torch-$suite.txt" >&2; exit 1; }
+        for build in "${builds[@]}"; do
+            echo "--- $build, $suite: ours, torch and the rooflines"
+            python3 benchmarks/torch_table.py "$work/$build-$suite-$rounds.json" "$work/torch-$suite.json" \
+                --markdown "$work/table-$build-$suite.md"
+        done
+    done
+fi
+
+# The harness's comparison of each build with the first, round by round.
 for build in "${builds[@]:1}"; do
     for round in $(seq "$rounds"); do
         for suite in "${suites[@]}"; do
             name="compare-$base-$build-$suite-$round"
             "./.devbin/$build" --compare "$work/$base-$suite-$round.json" "$work/$build-$suite-$round.json" \
-                > "$work/$name.txt"
-            echo "--- $name: $(grep -c "gpu_kernel_ms .*FASTER" "$work/$name.txt") kernels FASTER," \
-                "$(grep -c "gpu_kernel_ms .*SLOWER" "$work/$name.txt") SLOWER; all figures: $(tail -1 "$work/$name.txt")"
+                > "$work/$name.txt" || true
+            echo "--- $name: $(grep -c "gpu_kernel_batch_ms .*FASTER" "$work/$name.txt") kernel batches FASTER," \
+                "$(grep -c "gpu_kernel_batch_ms .*SLOWER" "$work/$name.txt") SLOWER; all figures: $(tail -1 "$work/$name.txt")"
         done
     done
 done

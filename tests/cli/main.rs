@@ -377,6 +377,58 @@ fn fortran_order_and_big_endian_are_read_correctly() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// A constant in the other byte order (`>f4` for a `<f4` input) is converted, as the input
+/// path converts one: the same output as the same value little-endian. Another width is
+/// still refused.
+#[test]
+fn a_constant_in_the_other_byte_order_is_converted() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("x.npy");
+    std::fs::write(&input, raw_npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", &[0; 8])).unwrap();
+    let value = |name: &str, descr: &str, bytes: &[u8]| {
+        let path = dir.path().join(name);
+        std::fs::write(
+            &path,
+            raw_npy(&format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': (), }}"), bytes),
+        )
+        .unwrap();
+        path
+    };
+    let little = value("le.npy", "<f4", &(-1.5f32).to_le_bytes());
+    let big = value("be.npy", ">f4", &(-1.5f32).to_be_bytes());
+    let wide = value("f8.npy", "<f8", &(-1.5f64).to_le_bytes());
+    let pad = |value: &Path, out: &str| {
+        let out = dir.path().join(out);
+        let args = [input.to_str().unwrap(), out.to_str().unwrap(), "--pads=1,1", "--device", "cpu", "--value-npy"];
+        (run(&[&args[..], &[value.to_str().unwrap()]].concat()), out)
+    };
+    let (ok, from_little) = pad(&little, "le-out.npy");
+    assert!(ok.status.success(), "{:?}", stderr_lines(&ok));
+    let (ok, from_big) = pad(&big, "be-out.npy");
+    assert!(ok.status.success(), "a big-endian constant: {:?}", stderr_lines(&ok));
+    assert_eq!(std::fs::read(&from_big).unwrap(), std::fs::read(&from_little).unwrap());
+    let y = npy::parse(&std::fs::read(&from_big).unwrap()).unwrap();
+    assert_eq!(npy::to_tensor(&y, None).unwrap().as_slice::<f32>().unwrap(), &[-1.5, 0.0, 0.0, -1.5]);
+    let (refused, out) = pad(&wide, "f8-out.npy");
+    assert_clean_error(&refused, "a float64 constant for float32");
+    let line = stderr_lines(&refused).pop().unwrap();
+    assert!(line.contains("f8.npy") && line.contains("<f8"), "{line}");
+    assert!(!out.exists());
+}
+
+/// An output in a directory that is not there: the OS's own words and the path.
+#[test]
+fn a_missing_output_directory_says_so_in_the_os_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("x.npy");
+    std::fs::write(&input, raw_npy("{'descr': '|u1', 'fortran_order': False, 'shape': (2,), }", &[1, 2])).unwrap();
+    let out_path = dir.path().join("no-such-dir").join("y.npy");
+    let out = run(&[input.to_str().unwrap(), out_path.to_str().unwrap(), "--pads=1,1", "--device", "cpu"]);
+    assert_clean_error(&out, "a missing output directory");
+    let line = stderr_lines(&out).pop().unwrap();
+    assert!(line.contains(out_path.to_str().unwrap()) && line.contains("No such file or directory"), "{line}");
+}
+
 /// A 200 MiB output on the GPU through the command line, past lavapipe's 128 MiB
 /// storage-binding limit: `path=gpu`, and the same file as the CPU path writes.
 #[test]
@@ -596,11 +648,22 @@ pub fn zeros_npy(path: &Path, descr: &str, shape: &[usize]) {
     f.set_len(head.len() as u64 + body).unwrap();
 }
 
+/// The binary's test hooks (`WGPU_PAD_TEST_*`, `WGPU_PAD_PROGRESS_AFTER_MS`) exist only in
+/// debug builds, as this test binary's own profile says: a test that needs one says so
+/// rather than waiting on a hook that is not there.
+pub fn assert_test_hooks() {
+    assert!(
+        cfg!(debug_assertions),
+        "this test drives the binary through its test hooks, which only debug builds have: run `cargo test`, not `cargo test --release`"
+    );
+}
+
 /// Starts the pad `args` held just before it writes its output's bytes (its new file open,
 /// nothing in place: the binary's `WGPU_PAD_TEST_HOLD`), with `setup` applied to the
 /// command; returns the child and the marker that holds it (remove it to let the run go on).
 #[cfg(unix)]
 pub fn start_held(dir: &Path, args: &[&str], setup: impl FnOnce(&mut Command)) -> (std::process::Child, PathBuf) {
+    assert_test_hooks();
     let marker = dir.join("held");
     let mut cmd = Command::new(pad_exe());
     cmd.args(args).env("WGPU_PAD_TEST_HOLD", &marker).stderr(Stdio::piped());

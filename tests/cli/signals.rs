@@ -7,7 +7,10 @@ use std::fs;
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use super::{entries_but, pad_command, pad_exe, s, scratch, small_input, small_output_ok, start_held, zeros_npy};
+use super::{
+    assert_test_hooks, entries_but, pad_command, pad_exe, s, scratch, small_input, small_output_ok, start_held,
+    zeros_npy,
+};
 
 /// Sends `signal` to `child`.
 #[cfg(unix)]
@@ -141,6 +144,7 @@ fn has_script() -> bool {
 #[cfg(target_os = "linux")]
 #[test]
 fn progress_shows_on_a_terminal_only() {
+    assert_test_hooks();
     if !has_script() {
         return;
     }
@@ -173,6 +177,7 @@ fn progress_shows_on_a_terminal_only() {
 #[test]
 fn a_signal_clears_the_progress_line() {
     use std::io::Read;
+    assert_test_hooks();
     if !has_script() {
         return;
     }

@@ -5,6 +5,19 @@
 //! output neither created nor changed (see `output/`: the atomic replace in `mod.rs`, what a
 //! path names in `destination.rs`, signals in `signals.rs`).
 
+/// A test hook's environment variable (`WGPU_PAD_TEST_*`, `WGPU_PAD_PROGRESS_AFTER_MS`): read
+/// only in debug builds, which are what `cargo test` builds; in a release binary the name is
+/// not compiled in and the hook is `None`.
+macro_rules! test_hook {
+    ($name:literal) => {{
+        #[cfg(debug_assertions)]
+        let value = std::env::var_os($name);
+        #[cfg(not(debug_assertions))]
+        let value: Option<std::ffi::OsString> = None;
+        value
+    }};
+}
+
 mod output;
 
 use std::fs::File;
@@ -188,8 +201,7 @@ fn read_npy(path: &Path, dtype: Option<DataType>, max_bytes: u64) -> Result<(Ten
     Ok((tensor, header.descr))
 }
 
-/// A spinner on standard error naming the phase, for runs past a second
-/// (`WGPU_PAD_PROGRESS_AFTER_MS`); nothing where
+/// A spinner on standard error naming the phase, for runs past a second; nothing where
 /// standard error is not a terminal (indicatif's standard-error target hides itself there),
 /// and nothing for runs that end sooner.
 #[derive(Clone)]
@@ -205,9 +217,11 @@ impl Progress {
             bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
             bar.enable_steady_tick(std::time::Duration::from_millis(120));
         };
-        // `WGPU_PAD_PROGRESS_AFTER_MS` moves the second (0: at once, before the first phase,
-        // so that every phase is drawn).
-        let after = std::env::var("WGPU_PAD_PROGRESS_AFTER_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(1000);
+        // The tests' `WGPU_PAD_PROGRESS_AFTER_MS` (debug builds only) moves the second (0: at
+        // once, before the first phase, so that every phase is drawn).
+        let after = test_hook!("WGPU_PAD_PROGRESS_AFTER_MS")
+            .and_then(|v| v.to_str().and_then(|v| v.parse().ok()))
+            .unwrap_or(1000);
         if after == 0 {
             show(&bar);
         } else {
@@ -261,8 +275,11 @@ fn run(args: &Args, progress: &Progress) -> Result<Vec<String>, String> {
         request = request.constant(literal::parse_value(dtype, v).map_err(|e| e.to_string())?);
     }
     if let Some(path) = &args.value_npy {
+        // Read as the input is, so another byte order is converted (`>f4` for a `<f4` input);
+        // another type or width is refused.
         let (value, value_descr) = read_npy(path, Some(dtype), args.max_input_bytes)?;
-        if value_descr != descr && dtype != DataType::String {
+        let same_type = (value_descr.kind, value_descr.size) == (descr.kind, descr.size);
+        if !same_type && dtype != DataType::String {
             return Err(format!("{}: descr {value_descr} differs from the input's {descr}", path.display()));
         }
         request = request.constant(value);

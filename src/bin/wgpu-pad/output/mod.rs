@@ -123,14 +123,15 @@ fn fill(file: &File, place: &Place, write: impl FnOnce(&mut dyn Write) -> Result
     Ok(())
 }
 
-/// For the signal tests: where `WGPU_PAD_TEST_HOLD` names a path, a run about to write its
-/// output's bytes (its new file open, nothing in place) creates that path and waits until
-/// it is removed (at most two minutes), so that a test can send a signal at a known point
-/// instead of racing the write. Nothing happens without the variable.
+/// For the signal tests (debug builds only: a release binary has no such hook): where
+/// `WGPU_PAD_TEST_HOLD` names a path that does not exist, a run about to write its output's
+/// bytes (its new file open, nothing in place) creates it and waits until it is removed (at
+/// most two minutes), so that a test can send a signal at a known point instead of racing the
+/// write. An existing path is left alone and nothing waits.
 fn hold_for_tests() {
-    let Some(marker) = std::env::var_os("WGPU_PAD_TEST_HOLD") else { return };
+    let Some(marker) = test_hook!("WGPU_PAD_TEST_HOLD") else { return };
     let marker = PathBuf::from(marker);
-    if File::create(&marker).is_err() {
+    if fs::OpenOptions::new().write(true).create_new(true).open(&marker).is_err() {
         return;
     }
     let started = std::time::Instant::now();
@@ -164,7 +165,10 @@ fn replace_through_named_file(
     let tmp = {
         let mut pending = pending();
         let tmp = builder.tempfile_in(place.dir).map_err(|e| {
-            format!("{}: writing: {} (creating a file in {})", place.target.display(), os_error(e), place.dir.display())
+            // tempfile's error keeps the OS's words only as a kind ("entity not found"); a
+            // directory that is not there says it in the OS's own.
+            let e = std::fs::metadata(place.dir).err().unwrap_or_else(|| os_error(e));
+            format!("{}: writing: {e} (creating a file in {})", place.target.display(), place.dir.display())
         })?;
         pending.file = Some(tmp.path().to_path_buf());
         tmp
@@ -186,6 +190,9 @@ fn replace_through_named_file(
 /// The operating system's error under `e` (tempfile wraps it in a message naming its
 /// temporary file, a name the user never gave).
 fn os_error(e: std::io::Error) -> std::io::Error {
+    if e.raw_os_error().is_some() {
+        return e;
+    }
     let kind = e.kind();
     match e.into_inner() {
         Some(inner) => match inner.source().and_then(|s| s.downcast_ref::<std::io::Error>()) {
@@ -216,9 +223,9 @@ mod unnamed {
     /// A new file with no name in `dir`, 0666 less the umask; `None` where the kernel or the
     /// filesystem has no `O_TMPFILE`, or where `/proc` (which links it in) is not mounted.
     pub(super) fn create_in(dir: &Path) -> Option<File> {
-        // `WGPU_PAD_TEST_NAMED_FILE` takes the named way, as a filesystem without
-        // O_TMPFILE does, so that the tests reach it.
-        if !Path::new("/proc/self/fd").is_dir() || std::env::var_os("WGPU_PAD_TEST_NAMED_FILE").is_some() {
+        // The tests' `WGPU_PAD_TEST_NAMED_FILE` (debug builds only) takes the named way, as a
+        // filesystem without O_TMPFILE does, so that the tests reach it.
+        if !Path::new("/proc/self/fd").is_dir() || test_hook!("WGPU_PAD_TEST_NAMED_FILE").is_some() {
             return None;
         }
         let dir = CString::new(dir.as_os_str().as_bytes()).ok()?;

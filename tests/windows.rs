@@ -79,6 +79,30 @@ fn long_narrow_rows_over_several_workgroups_are_bit_exact() {
     }
 }
 
+/// Output rows of exactly a workgroup's 2048 words (64 lanes x NARROW_ROW_WORDS 32), or
+/// twice that over two workgroups: in the long-row loop every lane needs all 16 of its
+/// iterations, the last pair included (a loop one pair short fails the shifted u8 rows
+/// here; rows of 2252 or 2050 words take two workgroups at 18 words a lane and passed it).
+/// Aligned and shifted, u8 and f16, every mode.
+#[test]
+fn rows_that_need_every_iteration_of_every_lane_are_bit_exact() {
+    let Some(ctx) = gpu() else { return };
+    for (dtype, shape, pads) in [
+        (DataType::Uint8, [2, 8184], [0, 4, 0, 4]), // 8192-byte rows: 2048 words, aligned
+        (DataType::Uint8, [2, 8184], [0, 3, 0, 5]), // the same, the input shifted by 3 bytes
+        (DataType::Uint8, [2, 16376], [0, 4, 0, 4]), // 4096 words: two workgroups, 32 a lane
+        (DataType::Float16, [2, 4092], [0, 2, 0, 2]), // 2048 words of halves, aligned
+        (DataType::Float16, [3, 4092], [0, 1, 0, 3]), // shifted by a half, three rows
+    ] {
+        let x = pattern(dtype, &shape, 5);
+        for mode in Mode::ALL {
+            let p = plan(dtype, &shape, &pads, mode);
+            let y = ctx.pad_blocking(&p, &x).unwrap().tensor;
+            assert!(y == cpu::pad(&p, &x).unwrap(), "{dtype:?} {shape:?} {pads:?} {mode:?} differs from the CPU path");
+        }
+    }
+}
+
 /// Outputs and inputs past lavapipe's (and WebGPU's default) 128 MiB storage-binding limit,
 /// in every mode and every moved width, bit for bit against the CPU path.
 #[test]

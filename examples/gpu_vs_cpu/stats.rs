@@ -95,6 +95,10 @@ mod tests {
         let v: Vec<f64> = (1..=100).map(f64::from).collect();
         let s = Summary::of(&v);
         assert_eq!((s.median, s.ci_low, s.ci_high), (50.5, 40.0, 61.0));
+        // An even count's MAD is the mean of the two middle deviations (0.5, 0.5, 1.5, 1.5 for
+        // 1..=4; 24.5 and 25.5 for 1..=100), as its median is of the two middle samples.
+        assert_eq!(s.mad, 25.0);
+        assert_eq!(Summary::of(&[4.0, 1.0, 3.0, 2.0]).mad, 1.0);
     }
 
     #[test]

@@ -416,6 +416,9 @@ mod tests {
         assert_eq!(bits(Bfloat16, -2.0f32), half::bf16::from_f32(-2.0).to_le_bytes());
         assert_eq!(bits(Float32, 0.1), 0.1f32.to_le_bytes());
         assert_eq!(bits(Float64, 0.1), 0.1f64.to_le_bytes());
+        assert_eq!(bits(Float32, -0.0), (-0.0f32).to_le_bytes(), "negative zero keeps its sign");
+        assert_eq!(bits(Float64, -0.0), (-0.0f64).to_le_bytes());
+        assert_eq!(bits(Complex64, -0.0), [(-0.0f32).to_le_bytes(), 0f32.to_le_bytes()].concat());
         assert_eq!(bits(Float32, f64::NAN), f32::NAN.to_le_bytes());
         assert_eq!(bits(Float16, f64::NEG_INFINITY), half::f16::NEG_INFINITY.to_le_bytes());
         assert_eq!(bits(Int32, 3.0), 3i32.to_le_bytes());
@@ -484,6 +487,6 @@ mod tests {
             assert_eq!(got, expected, "{dtype} {v:e}");
             count += 1;
         }
-        assert_eq!(count, 273, "cases read from rounding_cases.txt");
+        assert_eq!(count, 280, "cases read from rounding_cases.txt");
     }
 }

@@ -611,6 +611,32 @@ mod tests {
         assert_eq!(f.store_traffic_over_ideal, 1.0, "no stores: nothing over ideal");
     }
 
+    /// Input and output are two buffers: loads and stores at the same addresses touch
+    /// different sectors. 16 bytes read from the input's first sector and 16 written to the
+    /// output's (at bytes 16-31) are two sectors for 32 bytes, twice the ideal; one buffer
+    /// would make it one sector, 1.0.
+    #[test]
+    fn traffic_tells_the_input_from_the_output() {
+        let t = synthetic(4, |l| vec![(1, L, 4 * l as u64, 4), (2, S, 16 + 4 * l as u64, 4)]);
+        let f = analyze(&t, 32);
+        assert_eq!((f.traffic_over_ideal, f.load_traffic_over_ideal, f.store_traffic_over_ideal), (2.0, 2.0, 2.0));
+        // A word of the output read back (OutputLoad) shares the output's sectors.
+        let back = synthetic(4, |l| vec![(1, AccessKind::OutputLoad, 4 * l as u64, 4), (2, S, 16 + 4 * l as u64, 4)]);
+        assert_eq!(analyze(&back, 32).traffic_over_ideal, 1.0);
+    }
+
+    /// A store site is a store site: its kind, and its stores' figures (a strided store site
+    /// beside a coalesced load site).
+    #[test]
+    fn store_sites_are_stores() {
+        let t = synthetic(32, |l| vec![(1, L, 4 * l as u64, 4), (2, S, 8192 + 64 * l as u64, 4)]);
+        let sites = analyze_by_site(&t, 32);
+        assert_eq!(sites.iter().map(|s| (s.site, s.kind)).collect::<Vec<_>>(), [(1, L), (2, S)]);
+        assert_eq!(sites[1].figures.store_efficiency, 4.0 / 32.0);
+        assert_eq!(sites[1].figures.load_efficiency, 1.0, "no loads at a store site");
+        assert_eq!(sites[0].figures.store_efficiency, 1.0, "no stores at a load site");
+    }
+
     #[test]
     fn samples_take_runs_at_the_first_the_last_and_distinct_others() {
         assert_eq!(sample(5, 48, 1), vec![0, 1, 2, 3, 4]);

@@ -234,6 +234,51 @@ fn links_and_standard_output_paths_are_written_through() {
     }
 }
 
+/// A descriptor destination writes into that very descriptor, not standard output:
+/// `/dev/stderr` and `/dev/fd/2` into standard error, `/dev/fd/3` and `/proc/self/fd/3` into a
+/// descriptor 3 the run was started with; standard output stays empty.
+#[cfg(target_os = "linux")]
+#[test]
+fn descriptor_paths_write_into_their_own_descriptor() {
+    use std::os::unix::io::AsRawFd;
+    use std::os::unix::process::CommandExt;
+    let (dir, input) = open_scratch();
+    for (target, fd) in [("/dev/stderr", 2), ("/dev/fd/2", 2), ("/dev/fd/3", 3), ("/proc/self/fd/3", 3)] {
+        let file = dir.path().join("into.npy");
+        let handle = fs::File::create(&file).unwrap();
+        let mut cmd = Command::new(pad_exe());
+        cmd.args([s(&input), target, "--pads=1,1", "--mode", "edge", "--device", "cpu"]).stdout(Stdio::piped());
+        if fd == 2 {
+            cmd.stderr(handle);
+        } else {
+            let raw = handle.as_raw_fd();
+            cmd.stderr(Stdio::piped());
+            // SAFETY: dup2 in the child before exec, on a descriptor the parent keeps open.
+            unsafe {
+                cmd.pre_exec(move || {
+                    // dup2 onto itself keeps close-on-exec: clear it instead.
+                    let made = if raw == 3 { libc::fcntl(3, libc::F_SETFD, 0) } else { libc::dup2(raw, 3) };
+                    if made < 0 {
+                        Err(std::io::Error::last_os_error())
+                    } else {
+                        Ok(())
+                    }
+                });
+            }
+            let out = cmd.output().unwrap();
+            drop(handle);
+            assert!(out.status.success(), "{target}: {:?}", stderr_lines(&out));
+            assert!(out.stdout.is_empty(), "{target}: {} bytes went to standard output", out.stdout.len());
+            small_output_ok(&fs::read(&file).unwrap());
+            continue;
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{target}");
+        assert!(out.stdout.is_empty(), "{target}: {} bytes went to standard output", out.stdout.len());
+        small_output_ok(&fs::read(&file).unwrap());
+    }
+}
+
 /// What an output path is decides, never its spelling. A regular file in
 /// `/dev/shm` is replaced atomically (a new file, so a failed write leaves the old one
 /// whole) and a new one is created there; a link to `/dev/stdout` writes into the open

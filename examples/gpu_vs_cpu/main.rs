@@ -181,6 +181,11 @@ fn read_report(path: &Path) -> Result<serde_json::Value, Failure> {
     files::read_report(path).map_err(Failure::Run)
 }
 
+/// A chart that could not be drawn (plotters' errors name no file): nothing was written.
+fn drawing(path: &Path, e: impl std::fmt::Display) -> Failure {
+    Failure::Run(format!("{}: drawing the chart: {e} (nothing written)", path.display()))
+}
+
 /// Writes one of the run's files (atomically, through links; the error names it).
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
     files::write(path, bytes).map_err(Failure::Run)?;
@@ -309,7 +314,7 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
                 .map_err(|e| Failure::Run(format!("{}: its \"records\" are not the harness's: {e}", path.display())))?,
             None => return Err(Failure::Run(format!("{}: not a report: no \"records\"", path.display()))),
         };
-        write_file(svg, report::svg(&records)?.as_bytes())?;
+        write_file(svg, report::svg(&records).map_err(|e| drawing(svg, e))?.as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     }
     let baseline_file = match &args.save_baseline {
@@ -345,6 +350,16 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
         noise: args.noise,
         budget: Duration::from_secs_f64(args.max_time),
     };
+    // --smoke's figures are no measurement: no warm-up, and batches short but still of
+    // several dispatches where a dispatch is quick (the batch path is what it checks).
+    let steady = match args.smoke {
+        true => Steady { warmup_ms: 0.0, batch_ms: args.batch_ms.min(2.0) },
+        false => Steady { warmup_ms: args.warmup_ms, batch_ms: args.batch_ms },
+    };
+    println!(
+        "steady figures (kb, roof, copyb): batches of {} ms of GPU work after {} ms of it",
+        steady.batch_ms, steady.warmup_ms
+    );
     match policy.fixed {
         Some(n) => println!("GPU timer: {}; median of {n} after a warm-up", timer.label()),
         None => println!(
@@ -404,12 +419,6 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    // --smoke's figures are no measurement: no warm-up, and batches short but still of
-    // several dispatches where a dispatch is quick (the batch path is what it checks).
-    let steady = match args.smoke {
-        true => Steady { warmup_ms: 0.0, batch_ms: args.batch_ms.min(2.0) },
-        false => Steady { warmup_ms: args.warmup_ms, batch_ms: args.batch_ms },
-    };
     let setup =
         Setup { ctx: &ctx, unpooled: &unpooled, timer: &timer, errors: &errors, policy: &policy, steady: &steady };
     let mut records = Vec::new();
@@ -453,7 +462,10 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
         );
     }
 
-    let mut report = serde_json::json!({ "machine": machine, "cold_start": cold, "records": records });
+    let method =
+        serde_json::json!({ "warmup_ms": steady.warmup_ms, "batch_ms": steady.batch_ms, "gpu_timer": timer.label() });
+    let mut report =
+        serde_json::json!({ "machine": machine, "steady": method, "cold_start": cold, "records": records });
     if args.sweep {
         report["sweep"] = sweep_report(args, &records)?;
     }
@@ -473,7 +485,7 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
     }
     if let Some(path) = &args.svg {
         if !args.sweep {
-            write_file(path, report::svg(&records)?.as_bytes())?;
+            write_file(path, report::svg(&records).map_err(|e| drawing(path, e))?.as_bytes())?;
         }
     }
     if let Some(path) = &args.csv {
@@ -530,7 +542,8 @@ fn sweep_report(args: &Args, records: &[Record]) -> Result<serde_json::Value, Fa
     }
     if let Some(path) = &args.svg {
         let title = format!("{} {} sweep: time per path (log-log)", records[0].dtype, records[0].mode);
-        write_file(path, sweep::svg(&title, &sizes, &series, crossover)?.as_bytes())?;
+        let chart = sweep::svg(&title, &sizes, &series, crossover).map_err(|e| drawing(path, e))?;
+        write_file(path, chart.as_bytes())?;
     }
     Ok(
         serde_json::json!({ "records": points, "fit": fits, "fit_rule": "gbps: least-squares slope over outputs of 1 MiB and more; fixed_us: the smallest output's time less its bytes at gbps", "crossover_bytes": crossover }),

@@ -67,7 +67,8 @@ def rows(harness, torch):
                 (ours, low, high), (t["torch_pad_ms"], t["torch_pad_ci_low_ms"], t["torch_pad_ci_high_ms"])
             )
         else:
-            row["vs torch"] = t.get("torch", "")
+            why = t.get("torch", "")  # why torch has no figure (its reason, cut to fit a column)
+            row["vs torch"] = why if len(why) <= 40 else why[:39] + "…"
         out.append(row)
     return out
 

@@ -652,10 +652,9 @@ pub fn zeros_npy(path: &Path, descr: &str, shape: &[usize]) {
 /// debug builds, as this test binary's own profile says: a test that needs one says so
 /// rather than waiting on a hook that is not there.
 pub fn assert_test_hooks() {
-    assert!(
-        cfg!(debug_assertions),
-        "this test drives the binary through its test hooks, which only debug builds have: run `cargo test`, not `cargo test --release`"
-    );
+    if !cfg!(debug_assertions) {
+        panic!("this test drives the binary through its test hooks, which only debug builds have: run `cargo test`, not `cargo test --release`");
+    }
 }
 
 /// Starts the pad `args` held just before it writes its output's bytes (its new file open,

@@ -4,6 +4,7 @@
 # speed drifts within minutes and figures taken minutes apart do not compare.
 #
 #   bash benchmarks/cpu_vs_ort.sh [rounds]     (u8 [1,1024,1024,3]; needs onnxruntime)
+#   ORT_THREADS=2 bash benchmarks/cpu_vs_ort.sh   (ORT at two threads)
 #
 # Prints one line per round and mode: ours, memcpy (criterion, the same run), ORT, ORT/ours.
 set -euo pipefail
@@ -21,7 +22,7 @@ for round in $(seq "$rounds"); do
     for mode in constant reflect edge wrap; do
         ours=$(crit "u8_1x1024x1024x3/pad_into/$mode")
         memcpy=$(crit "u8_1x1024x1024x3/memcpy")
-        ort=$(python3 benchmarks/ort_pad.py --dtype uint8 --mode "$mode" --threads 1 --reps 101 |
+        ort=$(python3 benchmarks/ort_pad.py --dtype uint8 --mode "$mode" --threads "${ORT_THREADS:-1}" --reps 101 |
             awk '/^uint8/ { print $8 * 1000 }')
         awk -v r="$round" -v m="$mode" -v o="$ours" -v c="$memcpy" -v t="$ort" \
             'BEGIN { printf "%s %s %.1f %.1f %.1f %.2f\n", r, m, o, c, t, t / o }'

@@ -145,6 +145,13 @@ struct Args {
     fail_on_regression: Option<f64>,
 }
 
+impl Args {
+    /// Whether the flags name a custom case (any of --dtype, --shape, --pads).
+    fn is_custom(&self) -> bool {
+        self.dtype.is_some() || self.shape.is_some() || self.pads.is_some()
+    }
+}
+
 /// Exit codes: 2 for a request that cannot be run as given, 1 for a failure while running.
 enum Failure {
     Usage(String),
@@ -254,7 +261,7 @@ fn validate(args: &Args) -> Result<(), Failure> {
         refuse_with("--model-only", &outputs)?;
         refuse_with("--model-only", &baselines)?;
     }
-    let custom = args.dtype.is_some() || args.shape.is_some() || args.pads.is_some();
+    let custom = args.is_custom();
     if args.cold_start {
         if custom || args.sweep || args.smoke || args.suite.is_some() {
             return Err(usage("--cold-start times its own mix: no custom case, --sweep, --smoke or --suite"));
@@ -403,7 +410,7 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
     }
 
     // The cold start first, on its own fresh kernel, so nothing before it has compiled.
-    let custom = args.dtype.is_some() || args.shape.is_some() || args.pads.is_some();
+    let custom = args.is_custom();
     let cold = if custom || args.sweep || args.smoke { None } else { Some(cold_start(&ctx)?) };
     errors.check("timing the cold start")?;
     if let Some(c) = &cold {

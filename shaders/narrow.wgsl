@@ -329,8 +329,33 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
     // sources by the mode function, the other gave a row 32 lanes, a lane some 24 words of a
     // u8 image row (BENCHMARKS.md). An aligned row (shift 0) reads one input word a word: the
     // next may be past the input.
+    // The narrow-pairs variant (variant.rs) takes them as before instead: a lane two
+    // neighbouring kept words, pairs a grid width apart, an odd last one left to the others.
+    let kept_end = select(f1, f0 + ((f1 - f0) & ~1u), NARROW_PAIRS);
     let step = P.row_lanes;
-    for (var n = 0u; n < NARROW_ROW_WORDS / 2u; n++) {
+    if (NARROW_PAIRS) {
+        // A shifted pair reads three input words where two single words read four; an
+        // aligned pair two (the next may be past the input).
+        let third = select(1u, 2u, shift != 0u);
+        for (var n = 0u; n < NARROW_ROW_WORDS / 2u; n++) {
+            let w = f0 + 2u * (lane + n * step);
+            if (w >= kept_end) {
+                break;
+            }
+            var lo = constant_word();
+            var hi = lo;
+            if (r.inside) {
+                let a = load_src(40u, i0 + w);
+                let b = load_src(41u, i0 + w + 1u);
+                let c = load_src(42u, i0 + w + third);
+                lo = shifted(a, b, shift);
+                hi = shifted(b, c, shift);
+            }
+            store_dst(43u, w, lo);
+            store_dst(44u, w + 1u, hi);
+        }
+    }
+    for (var n = 0u; n < select(NARROW_ROW_WORDS / 2u, 0u, NARROW_PAIRS); n++) {
         let w = f0 + lane + 2u * n * step;
         if (w >= f1) {
             break;
@@ -364,7 +389,7 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
     }
     // The row's other words, a lane each: j counts them, those before f0 first. The last may
     // run on into the next row (or past the window, whose bytes it keeps).
-    let kept_words = f1 - f0;
+    let kept_words = kept_end - f0;
     for (var j = lane; wa + j + kept_words < wb; j += P.row_lanes) {
         let w = select(wa + j + kept_words, wa + j, wa + j < f0);
         let o = other_word(w, base, len, r, first, y, af.len, above, above_next);

@@ -59,6 +59,16 @@ fn corpus_on_gpu_with_small_bindings() {
     }
 }
 
+/// The same for every kernel variant a real GPU is to decide between (on the shared device
+/// and the small-bindings one): each is bit-exact before it is measured.
+#[test]
+fn corpus_on_gpu_kernel_variants() {
+    for (variant, gpu) in common::gpu_variants() {
+        eprintln!("kernel variant {}", variant.name());
+        corpus_on(gpu);
+    }
+}
+
 fn corpus_on(gpu: &wgpu_pad::gpu::GpuContext) {
     let mut on_gpu = 0;
     let (total, failures) = common::run_corpus(|case, plan| {

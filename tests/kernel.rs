@@ -396,6 +396,35 @@ fn precompiled_pipelines_are_bounded_and_enough() {
     assert_eq!(kernel.compile_count(), before, "a precompiled kernel compiled more");
 }
 
+/// A kernel variant selected for measurement is what the kernel prepares with: its pipeline
+/// is another than the default's (a variant silently run as the default would pass every
+/// correctness test), and selecting the default again reuses the default's.
+#[test]
+fn a_selected_kernel_variant_is_the_one_prepared() {
+    use wgpu_pad::gpu::KernelVariant;
+    let Some(ctx) = common::gpu() else { return };
+    let kernel = PadKernel::new(ctx.device()).unwrap();
+    assert_eq!(kernel.variant(), KernelVariant::Default);
+    let p = plan(DataType::Float32, &[4, 300], &[0, 1, 0, 2], Mode::Reflect);
+    let (i_b, o_b) = p.byte_sizes().unwrap();
+    let (ib, ob) = (storage(ctx, &vec![0; i_b as usize]), storage(ctx, &vec![0; o_b as usize]));
+    let prepare = || kernel.prepare(&p, BufferRange::whole(&ib), BufferRange::whole(&ob)).unwrap();
+    prepare();
+    assert_eq!(kernel.compile_count(), 1);
+    for (n, variant) in [KernelVariant::WideLoadsFirst, KernelVariant::Reference].into_iter().enumerate() {
+        kernel.select_variant_for_measurement(variant);
+        prepare();
+        assert_eq!(kernel.compile_count(), 2 + n, "{variant:?} prepared the default's pipeline");
+    }
+    // The narrow-pairs variant changes nothing for 32-bit words: the default's pipeline.
+    kernel.select_variant_for_measurement(KernelVariant::NarrowPairs);
+    prepare();
+    kernel.select_variant_for_measurement(KernelVariant::Default);
+    prepare();
+    assert_eq!(kernel.compile_count(), 3);
+    common::assert_no_gpu_errors();
+}
+
 #[test]
 fn unsupported_devices_are_refused_up_front() {
     let Some(ctx) = common::gpu() else { return };

@@ -267,3 +267,14 @@ fn check(path: common::PadPath, cases: impl Strategy<Value = Case>, count: u32, 
 
 test_each_path!(random_pads_match_reference, |path| check(path, case(), 384, true));
 test_each_path!(long_rows_match_reference, |path| check(path, long_rows(), 128, false));
+
+/// Every kernel variant a real GPU is to decide between, on fewer cases each (the corpus and
+/// the window tests run them too).
+#[test]
+fn kernel_variants_match_reference() {
+    for (variant, ctx) in common::gpu_variants() {
+        eprintln!("kernel variant {}", variant.name());
+        check(common::PadPath::Gpu(ctx), case(), 96, false);
+        check(common::PadPath::Gpu(ctx), long_rows(), 48, false);
+    }
+}

@@ -42,6 +42,10 @@ fn outputs_past_a_single_dispatch_are_bit_exact() {
 #[test]
 fn windows_that_start_in_a_rows_pads_are_bit_exact() {
     let Some(ctx) = common::gpu_small_bindings() else { return };
+    windows_in_pads_on(ctx);
+}
+
+fn windows_in_pads_on(ctx: &wgpu_pad::gpu::GpuContext) {
     for (dtype, shape, pads) in [
         (DataType::Uint8, [2, 512], [0, 512, 0, 2560]),
         (DataType::Uint8, [3, 256], [1, 1301, 0, 1500]),
@@ -64,6 +68,24 @@ fn windows_that_start_in_a_rows_pads_are_bit_exact() {
 #[test]
 fn long_narrow_rows_over_several_workgroups_are_bit_exact() {
     let Some(ctx) = gpu() else { return };
+    long_narrow_rows_on(ctx);
+}
+
+/// The long-row tests on every kernel variant (the narrow-pairs variant's long rows are
+/// these), and the windows that start in a row's pads on each variant's small bindings.
+#[test]
+fn every_kernel_variant_runs_long_rows_and_windows_bit_exact() {
+    for (variant, ctx) in gpu_variants() {
+        eprintln!("kernel variant {}", variant.name());
+        long_narrow_rows_on(ctx);
+        full_row_iterations_on(ctx);
+        if ctx.device().limits().max_storage_buffer_binding_size == SMALL_BINDING {
+            windows_in_pads_on(ctx);
+        }
+    }
+}
+
+fn long_narrow_rows_on(ctx: &wgpu_pad::gpu::GpuContext) {
     for (dtype, shape, pads) in [
         (DataType::Uint8, [2, 9000], [0, 4, 0, 4]),   // 2252 words: 2 workgroups a row
         (DataType::Uint8, [2, 9000], [0, 3, 0, 5]),   // the same, shifted by 3 bytes
@@ -87,6 +109,10 @@ fn long_narrow_rows_over_several_workgroups_are_bit_exact() {
 #[test]
 fn rows_that_need_every_iteration_of_every_lane_are_bit_exact() {
     let Some(ctx) = gpu() else { return };
+    full_row_iterations_on(ctx);
+}
+
+fn full_row_iterations_on(ctx: &wgpu_pad::gpu::GpuContext) {
     for (dtype, shape, pads) in [
         (DataType::Uint8, [2, 8184], [0, 4, 0, 4]), // 8192-byte rows: 2048 words, aligned
         (DataType::Uint8, [2, 8184], [0, 3, 0, 5]), // the same, the input shifted by 3 bytes

@@ -11,6 +11,7 @@ use super::narrow::{self, RowWalk};
 use super::params::{magic_divisor, AxisParams, Params, INDEX_LIMIT, MAX_RANK};
 use super::program::{BufferView, DeviceLimits, Dispatch, Program};
 use super::shader::PipelineKey;
+use super::variant::KernelVariant;
 use super::view::{check_no_self_overlap, dense_strides, invalid, view_strides, View};
 use super::wide;
 use super::window::{Axis, WindowShape};
@@ -51,13 +52,30 @@ impl Program {
     /// alignment, bounds, an output writing an element twice) and the device's limits
     /// (`PadError::GpuLimit` names which). Strings and 4-bit types have no program.
     pub fn new(plan: &PadPlan, input: &BufferView, output: &BufferView, limits: &DeviceLimits) -> Result<Program> {
-        lay_out(plan, &View::new(Side::Input, input), &View::new(Side::Output, output), limits)
+        Program::with_variant(plan, input, output, limits, KernelVariant::Default)
+    }
+
+    /// [`Program::new`] for a kernel variant (variant.rs), for measurement only.
+    pub(crate) fn with_variant(
+        plan: &PadPlan,
+        input: &BufferView,
+        output: &BufferView,
+        limits: &DeviceLimits,
+        variant: KernelVariant,
+    ) -> Result<Program> {
+        lay_out(plan, &View::new(Side::Input, input), &View::new(Side::Output, output), limits, variant)
     }
 }
 
-/// Lays out `plan` reading `input` and writing `output` on a device with `limits`.
-/// Everything is checked here, before anything is created.
-fn lay_out(plan: &PadPlan, input: &View, output: &View, limits: &DeviceLimits) -> Result<Program> {
+/// Lays out `plan` reading `input` and writing `output` on a device with `limits`, for the
+/// kernel `variant`. Everything is checked here, before anything is created.
+fn lay_out(
+    plan: &PadPlan,
+    input: &View,
+    output: &View,
+    limits: &DeviceLimits,
+    variant: KernelVariant,
+) -> Result<Program> {
     let mode = plan.mode();
     let elem = plan.dtype().width().bytes().ok_or_else(|| PadError::Unsupported {
         dtype: plan.dtype().name(),
@@ -194,7 +212,7 @@ fn lay_out(plan: &PadPlan, input: &View, output: &View, limits: &DeviceLimits) -
         }
         Constant::String(_) => [0; 4],
     };
-    let splitter = Splitter { mode, axes: &axes, word, in_off, out_off, limits, narrow: word < 4 };
+    let splitter = Splitter { mode, axes: &axes, word, in_off, out_off, limits, narrow: word < 4, variant };
     let mut boxes = vec![axes.iter().map(|a| (0usize, a.map.out_len)).collect::<Vec<_>>()];
     while let Some(b) = boxes.pop() {
         match splitter.window(&b, constant)? {
@@ -232,11 +250,11 @@ fn lay_out(plan: &PadPlan, input: &View, output: &View, limits: &DeviceLimits) -
     if word < 4 && row_walk == RowWalk::PerWord {
         // Windows that disagree on their rows all go per word (one pipeline for the pad).
         for d in layout.dispatches.iter_mut().filter(|d| d.params.row_first != 0) {
-            d.workgroups = narrow::per_word(&mut d.params, word, limits.max_groups as u64);
+            d.workgroups = narrow::per_word(&mut d.params, word, limits.max_groups as u64, variant.word_run());
             d.mid_word = false;
         }
     }
-    layout.key = PipelineKey::new(mode, word as u8, multi_period, row_walk);
+    layout.key = PipelineKey::new(mode, word as u8, multi_period, row_walk).with_variant(variant);
     debug_assert!(out_span.1 > out_span.0);
     Ok(layout)
 }
@@ -249,6 +267,7 @@ struct Splitter<'a> {
     out_off: u64,
     limits: &'a DeviceLimits,
     narrow: bool,
+    variant: KernelVariant,
 }
 
 impl Splitter<'_> {
@@ -263,7 +282,8 @@ impl Splitter<'_> {
     /// it must be split.
     fn window(&self, b: &[(usize, usize)], constant: [u32; 4]) -> Result<Option<Dispatch>> {
         let shape = WindowShape { b, axes: self.axes, max_groups: self.limits.max_groups as u64 };
-        let fits_grid = if self.narrow { narrow::fits(&shape, self.word) } else { wide::fits(&shape) };
+        let v = self.variant;
+        let fits_grid = if self.narrow { narrow::fits(&shape, self.word) } else { wide::fits(&shape, v.wide_elems()) };
         if !fits_grid {
             return Ok(None);
         }
@@ -314,12 +334,13 @@ impl Splitter<'_> {
         let (workgroups, mid_word) = if self.narrow {
             params.first = (out_lo - output.0 / self.word) as u32;
             params.elems = shape.elems() as u32;
-            match narrow::row_grid(&shape, &mut params, self.word) {
+            let rows = if v.row_grids() { narrow::row_grid(&shape, &mut params, self.word, v.pairs()) } else { None };
+            match rows {
                 Some(grid) => grid,
-                None => (narrow::per_word(&mut params, self.word, self.limits.max_groups as u64), false),
+                None => (narrow::per_word(&mut params, self.word, self.limits.max_groups as u64, v.word_run()), false),
             }
         } else {
-            (wide::grid(&shape, &mut params), false)
+            (wide::grid(&shape, &mut params, v.wide_elems()), false)
         };
         Ok(Some(Dispatch { params, mid_word, workgroups, input, output }))
     }
@@ -342,7 +363,11 @@ pub(super) mod tests {
     }
 
     pub(crate) fn lay(p: &PadPlan, limits: &DeviceLimits) -> Program {
-        lay_out(p, &dense(Side::Input), &dense(Side::Output), limits).unwrap()
+        lay_variant(p, limits, KernelVariant::Default)
+    }
+
+    pub(crate) fn lay_variant(p: &PadPlan, limits: &DeviceLimits, variant: KernelVariant) -> Program {
+        lay_out(p, &dense(Side::Input), &dense(Side::Output), limits, variant).unwrap()
     }
 
     #[test]
@@ -420,20 +445,56 @@ pub(super) mod tests {
         assert!(keys.len() <= 40, "{} pipelines", keys.len());
     }
 
+    /// Each kernel variant reaches the pipelines and grids it is measured for, and only
+    /// those: a variant silently run as the default would pass every correctness test.
+    #[test]
+    fn kernel_variants_reach_their_keys_and_grids() {
+        use KernelVariant::*;
+        let f32_image = plan(DataType::Float32, &[1, 64, 512, 512], &[0, 0, 1, 1, 0, 0, 1, 1], Mode::Reflect);
+        let u8_image = plan(DataType::Uint8, &[1, 1024, 1024, 3], &[0, 2, 2, 0, 0, 2, 2, 0], Mode::Wrap);
+        for v in KernelVariant::ALL {
+            let l = lay_variant(&f32_image, &LIMITS, v);
+            let wide = [Reference, WideLoadsFirst].contains(&v);
+            assert_eq!(l.key.variant, if wide { v } else { Default }, "{v:?}");
+            assert_eq!(l.key.wgsl().contains("const LOADS_FIRST: bool = true;"), v == WideLoadsFirst);
+            // Rows of 514: one workgroup a row, 16 elements a lane, or 9 workgroups, one each.
+            assert_eq!(l.dispatches[0].workgroups[0], if v == Reference { 9 } else { 1 }, "{v:?}");
+
+            let l = lay_variant(&u8_image, &LIMITS, v);
+            let narrow = [Reference, NarrowPairs].contains(&v);
+            assert_eq!(l.key.variant, if narrow { v } else { Default }, "{v:?}");
+            let d = &l.dispatches[0];
+            // Rows of 3084 bytes, 772 words: a workgroup, or 25 lanes of pairs, or per word.
+            let want_lanes = match v {
+                Reference => 0,
+                NarrowPairs => 25,
+                _ => 64,
+            };
+            assert_eq!(d.params.row_lanes, want_lanes, "{v:?}");
+            assert_eq!(l.key.row_walk == RowWalk::PerWord, v == Reference, "{v:?}");
+            if v == Reference {
+                // One word an invocation: a workgroup a 64 words.
+                let words = (1028 * 1028 * 3u64).div_ceil(4);
+                let [x, y, _] = d.workgroups.map(u64::from);
+                assert!(x * y >= words.div_ceil(64) && (x - 1) * y < words.div_ceil(64), "{:?}", d.workgroups);
+            }
+        }
+    }
+
     #[test]
     fn views_are_checked() {
         let p = plan(DataType::Float32, &[4, 4], &[1, 1, 1, 1], Mode::Edge);
         let strides = [1u64, 6];
         let out = View { strides: Some(&strides), ..dense(Side::Output) };
-        assert!(lay_out(&p, &dense(Side::Input), &out, &LIMITS).is_ok());
+        assert!(lay_out(&p, &dense(Side::Input), &out, &LIMITS, KernelVariant::Default).is_ok());
         let overlapping = [6u64, 2];
         let out = View { strides: Some(&overlapping), ..dense(Side::Output) };
-        let e = lay_out(&p, &dense(Side::Input), &out, &LIMITS).unwrap_err();
+        let e = lay_out(&p, &dense(Side::Input), &out, &LIMITS, KernelVariant::Default).unwrap_err();
         assert!(matches!(e, PadError::InvalidView { which: Side::Output, .. }), "{e}");
         let q = plan(DataType::Uint8, &[4, 4], &[1, 1, 1, 1], Mode::Edge);
         let strided = [12u64, 1];
         let out = View { strides: Some(&strided), ..dense(Side::Output) };
-        let e = lay_out(&q, &dense(Side::Input), &out, &LIMITS).unwrap_err();
+        let e = lay_out(&q, &dense(Side::Input), &out, &LIMITS, KernelVariant::Default).unwrap_err();
         assert!(e.to_string().contains("axis 0 has stride 12"), "{e}");
     }
 

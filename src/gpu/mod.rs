@@ -30,6 +30,7 @@ mod narrow;
 mod params;
 mod program;
 mod shader;
+mod variant;
 mod view;
 mod wide;
 mod window;
@@ -40,3 +41,5 @@ pub use kernel::{Encoded, PadKernel, PreparedPad};
 pub use params::MAX_RANK;
 pub use program::{BufferView, DeviceLimits, Dispatch, Program};
 pub use shader::PipelineKey;
+#[doc(hidden)]
+pub use variant::KernelVariant;

@@ -3,11 +3,11 @@
 //! ([`RowWalk`]): rows on a grid (along axis 0, or axes 0 and 1 where axis 0 is a whole
 //! unpadded run), a lane a word (short rows sharing a workgroup) or up to
 //! [`NARROW_ROW_WORDS`] words of a long row an invocation, a grid width apart; or, where rows
-//! are too short or windows disagree, [`NARROW_WORD_RUN`] words an invocation a workgroup's
+//! are too short or windows disagree, [`NARROW_WORD_RUN`](super::params::NARROW_WORD_RUN) words an invocation a workgroup's
 //! width apart, each finding its row by division. Either way a SIMD group's lanes store
 //! neighbouring words (the memory model, `gpu::model`, checks it).
 
-use super::params::{magic_divisor, Params, INDEX_LIMIT, NARROW_ROW_WORDS, NARROW_WORD_RUN, ROW_WORDS_NONE, WORKGROUP};
+use super::params::{magic_divisor, Params, INDEX_LIMIT, NARROW_ROW_WORDS, ROW_WORDS_NONE, WORKGROUP};
 use super::window::WindowShape;
 
 /// How the narrow kernel (8- and 16-bit words) walks its output: a pipeline constant
@@ -73,18 +73,24 @@ impl RowWalk {
 /// 64, store neighbouring words of one row. (32 lanes a row would pay a row's setup over
 /// fewer lanes, but a 64-lane group would then store two rows' runs: the model's 0.84.) The
 /// shader tells short rows from long by `row_lanes >= row_words`.
-pub(super) fn lanes(row_words: u64) -> u64 {
+///
+/// With `pairs` (the narrow-pairs variant) a longer row takes one invocation per
+/// [`NARROW_ROW_WORDS`] words instead, each its kept words two neighbouring ones at a time,
+/// rows of up to half a workgroup's lanes sharing one.
+pub(super) fn lanes(row_words: u64, pairs: bool) -> u64 {
     let group = WORKGROUP as u64;
     if row_words <= group {
         row_words.max(1)
+    } else if pairs {
+        row_words.div_ceil(NARROW_ROW_WORDS as u64)
     } else {
         row_words.div_ceil(group * NARROW_ROW_WORDS as u64) * group
     }
 }
 
 /// Rows owning `row_words` words one workgroup takes: as many as fit, else 1.
-pub(super) fn pack(row_words: u64) -> u64 {
-    (WORKGROUP as u64 / lanes(row_words)).max(1)
+pub(super) fn pack(row_words: u64, pairs: bool) -> u64 {
+    (WORKGROUP as u64 / lanes(row_words, pairs)).max(1)
 }
 
 /// Whether a window of this shape fits the per-word grid (which every window can fall back on).
@@ -99,7 +105,8 @@ pub(super) fn fits(s: &WindowShape, word: u64) -> bool {
 /// the output and be two words long at least, so that a word runs on into the next row at
 /// most. Sets the grid's parameters and returns its workgroup counts and whether rows end
 /// mid-word; `None` where no row grid fits (the per-word path then). `params.first` is set.
-pub(super) fn row_grid(s: &WindowShape, params: &mut Params, word: u64) -> Option<([u32; 3], bool)> {
+/// `pairs`: the narrow-pairs variant's long rows ([`lanes`]).
+pub(super) fn row_grid(s: &WindowShape, params: &mut Params, word: u64, pairs: bool) -> Option<([u32; 3], bool)> {
     let (epw, maxg, rank) = (4 / word, s.max_groups, s.rank());
     let first = params.first as u64;
     let rows_from = |f: usize, mid_word: bool| {
@@ -117,7 +124,7 @@ pub(super) fn row_grid(s: &WindowShape, params: &mut Params, word: u64) -> Optio
         let rows = s.len(f) * s.above(f);
         let grid = words.div_ceil((WORKGROUP * NARROW_ROW_WORDS) as u64) <= maxg
             && rows <= INDEX_LIMIT
-            && rows.div_ceil(pack(words)) <= maxg * maxg;
+            && rows.div_ceil(pack(words, pairs)) <= maxg * maxg;
         (fits && grid).then_some((f as u32, words, rows, mid_word))
     };
     let whole_run = s.inner_is_whole_run();
@@ -132,26 +139,27 @@ pub(super) fn row_grid(s: &WindowShape, params: &mut Params, word: u64) -> Optio
     // Rows of up to half a workgroup's words share a workgroup, a lane a word; a row of up to
     // a workgroup's words takes one; a longer row x workgroups, each invocation up to
     // NARROW_ROW_WORDS of its words, a grid width apart.
-    let pack = pack(words);
+    let (lanes, pack) = (lanes(words, pairs), pack(words, pairs));
     params.pack = pack as u32;
-    let x = lanes(words).div_ceil(WORKGROUP as u64);
-    params.row_lanes = if pack > 1 { lanes(words) } else { x * WORKGROUP as u64 } as u32;
+    let x = lanes.div_ceil(WORKGROUP as u64);
+    params.row_lanes = if pack > 1 { lanes } else { x * WORKGROUP as u64 } as u32;
     (params.lanes_magic, params.lanes_shift) = magic_divisor(params.row_lanes);
     let groups = rows.div_ceil(pack);
     let y = groups.min(maxg);
     Some(([x as u32, y as u32, groups.div_ceil(y) as u32], mid_word))
 }
 
-/// Gives a window the per-word path: [`NARROW_WORD_RUN`] consecutive words an invocation
-/// (`row_words` 0, `count` the words it covers); returns its workgroup counts.
-pub(super) fn per_word(p: &mut Params, word: u64, max_groups: u64) -> [u32; 3] {
+/// Gives a window the per-word path: `run` words an invocation, a workgroup apart
+/// ([`NARROW_WORD_RUN`](super::params::NARROW_WORD_RUN) by default, 1 in the reference variant; `row_words` 0, `count` the
+/// words it covers); returns its workgroup counts.
+pub(super) fn per_word(p: &mut Params, word: u64, max_groups: u64, run: u32) -> [u32; 3] {
     let epw = 4 / word as u32;
     p.row_first = 0; // no axes in rows
     p.row_words = ROW_WORDS_NONE;
     p.pack = 0;
     let words = (p.first % epw + p.elems).div_ceil(epw);
     p.count = words;
-    let groups = (words as u64).div_ceil((WORKGROUP * NARROW_WORD_RUN) as u64);
+    let groups = (words as u64).div_ceil((WORKGROUP * run) as u64);
     let x = groups.min(max_groups);
     [x as u32, groups.div_ceil(x) as u32, 1]
 }
@@ -180,8 +188,9 @@ pub(super) fn row_walk(windows: impl IntoIterator<Item = (u32, bool)>) -> RowWal
 
 #[cfg(test)]
 mod tests {
-    use super::super::layout::tests::{lay, plan, LIMITS};
+    use super::super::layout::tests::{lay_variant, plan, LIMITS};
     use super::super::program::DeviceLimits;
+    use super::super::variant::KernelVariant;
     use super::*;
     use crate::{DataType, Mode};
 
@@ -194,13 +203,31 @@ mod tests {
     fn the_narrow_row_grid_covers_every_word_once() {
         // The words one invocation writes: in rows of up to a workgroup's words (row_lanes >=
         // row_words) the row's words a row's lanes apart; in longer rows its kept words [f0, f1)
-        // a grid width apart, two an iteration, then the row's others.
-        fn lane_words(lane: u64, lanes: u64, row_words: u64, (wa, wb): (u64, u64), (f0, f1): (u64, u64)) -> Vec<u64> {
+        // a grid width apart, two an iteration, then the row's others. With `pairs`, its pairs
+        // of kept words, pairs a row's lanes apart, an odd last kept word among the others.
+        fn lane_words(
+            lane: u64,
+            lanes: u64,
+            row_words: u64,
+            (wa, wb): (u64, u64),
+            (f0, mut f1): (u64, u64),
+            pairs: bool,
+        ) -> Vec<u64> {
             if lanes >= row_words {
                 return (0..NARROW_ROW_WORDS as u64).map(|n| wa + lane + n * lanes).take_while(|&w| w < wb).collect();
             }
             let mut out = Vec::new();
-            for n in 0..NARROW_ROW_WORDS as u64 / 2 {
+            if pairs {
+                f1 = f0 + ((f1 - f0) & !1);
+                for n in 0..NARROW_ROW_WORDS as u64 / 2 {
+                    let w = f0 + 2 * (lane + n * lanes);
+                    if w >= f1 {
+                        break;
+                    }
+                    out.extend([w, w + 1]);
+                }
+            }
+            for n in 0..if pairs { 0 } else { NARROW_ROW_WORDS as u64 / 2 } {
                 let w = f0 + lane + 2 * n * lanes;
                 if w >= f1 {
                     break;
@@ -238,8 +265,9 @@ mod tests {
         ];
         let (mut packed, mut mid_word) = (0, 0);
         for (dtype, shape, pads) in cases {
-            for limits in [&LIMITS, &few_groups, &small] {
-                let l = lay(&plan(dtype, shape, pads, Mode::Reflect), limits);
+            for (limits, pairs) in [&LIMITS, &few_groups, &small].into_iter().flat_map(|l| [(l, false), (l, true)]) {
+                let variant = if pairs { KernelVariant::NarrowPairs } else { KernelVariant::Default };
+                let l = lay_variant(&plan(dtype, shape, pads, Mode::Reflect), limits, variant);
                 let row_windows =
                     l.dispatches.iter().filter(|w| w.params.row_words != ROW_WORDS_NONE).collect::<Vec<_>>();
                 assert!(limits.max_groups < 100 || !row_windows.is_empty(), "{shape:?}: no row windows");
@@ -250,7 +278,7 @@ mod tests {
                     let first = p.row_first as usize;
                     let window_rows = (first..p.rank as usize).map(|d| p.axes[d].len as u64).product::<u64>();
                     assert_eq!(rows, window_rows, "{shape:?}: rows of the window");
-                    assert_eq!(pack, super::pack(p.row_words as u64));
+                    assert_eq!(pack, super::pack(p.row_words as u64, pairs));
                     packed += usize::from(pack > 1);
                     let len = (0..first).map(|d| p.axes[d].len).product::<u32>();
                     mid_word += usize::from(!(len as u64).is_multiple_of(epw) || !(p.first as u64).is_multiple_of(epw));
@@ -304,7 +332,8 @@ mod tests {
                                     _ => (wa + n / 2, wa + n / 2 + (n - n / 2).min(3)),
                                 };
                                 let row_words = p.row_words as u64;
-                                for word in lane_words(gid_x - sub * lanes, lanes, row_words, (wa, wb), (f0, f1)) {
+                                let lane = gid_x - sub * lanes;
+                                for word in lane_words(lane, lanes, row_words, (wa, wb), (f0, f1), pairs) {
                                     assert!(touched.contains(&word), "{shape:?}: word {word} outside {touched:?}");
                                     seen[word as usize] += 1;
                                 }
@@ -313,7 +342,7 @@ mod tests {
                         let wrong = touched.clone().filter(|&w| seen[w as usize] != 1).collect::<Vec<_>>();
                         assert!(
                             wrong.is_empty(),
-                            "{shape:?} pads {pads:?}, run {run}: words {wrong:?} not written once"
+                            "{shape:?} pads {pads:?} ({variant:?}), run {run}: words {wrong:?} not written once"
                         );
                     }
                 }

@@ -143,11 +143,13 @@ pub(crate) fn magic_divisor(d: u32) -> (u32, u32) {
     (magic as u32, l - 1)
 }
 
-/// The WGSL constants and uniform structs shared with the host, for the shader prelude.
+/// The WGSL constants and uniform structs shared with the host, for the shader prelude (a
+/// kernel variant's own, `WIDE_ELEMS` and `NARROW_WORD_RUN` among them, come from
+/// [`KernelVariant::wgsl_constants`](super::variant::KernelVariant)).
 pub(crate) fn wgsl_constants() -> String {
     let structs = [AxisParams::WGSL, Params::WGSL].concat();
     structs + &format!(
-        "const MAX_RANK: u32 = {MAX_RANK}u;\nconst WORKGROUP: u32 = {WORKGROUP}u;\nconst WIDE_ELEMS: u32 = {WIDE_ELEMS}u;\nconst NARROW_ROW_WORDS: u32 = {NARROW_ROW_WORDS}u;\nconst NARROW_WORD_RUN: u32 = {NARROW_WORD_RUN}u;\nconst MAGIC_DIVIDE_BY_ONE: u32 = {MAGIC_DIVIDE_BY_ONE}u;\nconst ROW_WORDS_NONE: u32 = {ROW_WORDS_NONE}u;\n"
+        "const MAX_RANK: u32 = {MAX_RANK}u;\nconst WORKGROUP: u32 = {WORKGROUP}u;\nconst NARROW_ROW_WORDS: u32 = {NARROW_ROW_WORDS}u;\nconst MAGIC_DIVIDE_BY_ONE: u32 = {MAGIC_DIVIDE_BY_ONE}u;\nconst ROW_WORDS_NONE: u32 = {ROW_WORDS_NONE}u;\n"
     )
 }
 

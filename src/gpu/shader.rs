@@ -11,6 +11,7 @@ use crate::mode::Mode;
 
 use super::narrow::RowWalk;
 use super::params::wgsl_constants;
+use super::variant::KernelVariant;
 
 /// Every pipeline the kernels can need: wide widths (3) × (constant and edge, and the three
 /// periodic modes in two variants: 2 + 3 × 2), and narrow widths (2) the same × 4 row walks.
@@ -33,6 +34,8 @@ pub struct PipelineKey {
     pub(crate) multi_period: bool,
     /// Narrow kernel: how it walks the output; [`RowWalk::PerWord`] for wide words.
     pub(crate) row_walk: RowWalk,
+    /// The kernel variant (variant.rs): [`KernelVariant::Default`] outside measurement.
+    pub(crate) variant: KernelVariant,
 }
 
 impl PipelineKey {
@@ -40,7 +43,18 @@ impl PipelineKey {
     pub(crate) fn new(mode: Mode, word_bytes: u8, multi_period: bool, row_walk: RowWalk) -> PipelineKey {
         let periodic = mode.is_periodic();
         let row_walk = if word_bytes < 4 { row_walk } else { RowWalk::PerWord };
-        PipelineKey { mode, word_bytes, multi_period: multi_period && periodic, row_walk }
+        PipelineKey {
+            mode,
+            word_bytes,
+            multi_period: multi_period && periodic,
+            row_walk,
+            variant: KernelVariant::Default,
+        }
+    }
+
+    /// The same key for `variant`, or for the default where the variant changes nothing here.
+    pub(crate) fn with_variant(self, variant: KernelVariant) -> PipelineKey {
+        PipelineKey { variant: variant.for_key(self.word_bytes, self.row_walk != RowWalk::PerWord), ..self }
     }
 
     /// Every key a type of `elem_bytes` bytes can need in `mode`.
@@ -100,8 +114,9 @@ impl PipelineKey {
         };
         let common = include_str!("../../shaders/common.wgsl");
         format!(
-            "{}{}const MULTI_PERIOD: bool = {};\nconst ROW_WALK: u32 = ROWS_{};\nconst ROW_AXES: u32 = {}u;\nconst WORD_BYTES: u32 = {word_bytes}u;\n{defs}\n{}\n{common}\n{mode_src}\n{main}",
+            "{}{}{}const MULTI_PERIOD: bool = {};\nconst ROW_WALK: u32 = ROWS_{};\nconst ROW_AXES: u32 = {}u;\nconst WORD_BYTES: u32 = {word_bytes}u;\n{defs}\n{}\n{common}\n{mode_src}\n{main}",
             wgsl_constants(),
+            self.variant.wgsl_constants(),
             RowWalk::wgsl_constants(),
             self.multi_period,
             self.row_walk.wgsl_name(),
@@ -113,10 +128,14 @@ impl PipelineKey {
     /// A label for wgpu's debug output.
     pub(crate) fn label(&self) -> String {
         format!(
-            "wgpu-pad {} {}-byte{}",
+            "wgpu-pad {} {}-byte{}{}",
             self.mode,
             self.word_bytes,
-            if self.multi_period { " multi-period" } else { "" }
+            if self.multi_period { " multi-period" } else { "" },
+            match self.variant {
+                KernelVariant::Default => String::new(),
+                v => format!(" ({})", v.name()),
+            }
         )
     }
 }
@@ -168,9 +187,11 @@ mod tests {
     #[test]
     fn every_shader_is_valid_wgsl() {
         for mode in Mode::ALL {
-            for (key, src) in
-                PipelineKey::all_for(mode, 1).into_iter().flat_map(|k| [(k, k.wgsl()), (k, k.wgsl_traced())])
-            {
+            let keys = PipelineKey::all_for(mode, 1)
+                .into_iter()
+                .flat_map(|k| KernelVariant::ALL.map(|v| k.with_variant(v)))
+                .collect::<std::collections::HashSet<_>>();
+            for (key, src) in keys.into_iter().flat_map(|k| [(k, k.wgsl()), (k, k.wgsl_traced())]) {
                 let module = naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| panic!("{key:?}: {e}"));
                 naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
                     .validate(&module)

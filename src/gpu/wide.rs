@@ -1,10 +1,10 @@
 //! The host half of `shaders/wide.wgsl` (32-, 64- and 128-bit words): its grid of rows,
 //! x the position in a row, y and z (linear) the row over the axes above. Rows longer than
-//! half a workgroup take one or more workgroups each, [`WIDE_ELEMS`] elements an
-//! invocation a grid width apart; shorter rows share a workgroup, one element an
-//! invocation.
+//! half a workgroup take one or more workgroups each, `elems` elements an invocation a grid
+//! width apart ([`WIDE_ELEMS`](super::params::WIDE_ELEMS) by default, 1 in the reference
+//! variant); shorter rows share a workgroup, one element an invocation.
 
-use super::params::{Params, INDEX_LIMIT, WIDE_ELEMS, WORKGROUP};
+use super::params::{Params, INDEX_LIMIT, WORKGROUP};
 use super::window::WindowShape;
 
 /// Rows of `row_len` elements one workgroup takes (`Params::pack`): as many as fit, so that
@@ -14,25 +14,26 @@ pub(super) fn pack(row_len: u64) -> u64 {
     (WORKGROUP as u64 / row_len).max(1)
 }
 
-/// Whether a window of this shape fits the grid's dimensions and index range.
-pub(super) fn fits(s: &WindowShape) -> bool {
+/// Whether a window of this shape fits the grid's dimensions and index range, `elems`
+/// elements an invocation.
+pub(super) fn fits(s: &WindowShape, elems: u32) -> bool {
     let maxg = s.max_groups;
     let rows = s.above(0);
     let grid = match pack(s.len(0)) {
         1 => s.len(1) <= maxg && s.above(1) <= maxg,
         pack => rows.div_ceil(pack) <= maxg * maxg,
     };
-    s.len(0).div_ceil((WORKGROUP * WIDE_ELEMS) as u64) <= maxg && rows <= INDEX_LIMIT && grid
+    s.len(0).div_ceil((WORKGROUP * elems) as u64) <= maxg && rows <= INDEX_LIMIT && grid
 }
 
 /// Sets the grid's parameters (`count` rows, `pack` a workgroup) and returns its workgroup
-/// counts.
-pub(super) fn grid(s: &WindowShape, params: &mut Params) -> [u32; 3] {
+/// counts, `elems` elements an invocation.
+pub(super) fn grid(s: &WindowShape, params: &mut Params, elems: u32) -> [u32; 3] {
     let (rows, pack) = (s.above(0), pack(s.len(0)));
     params.count = rows as u32;
     params.pack = pack as u32;
     match pack {
-        1 => [s.len(0).div_ceil((WORKGROUP * WIDE_ELEMS) as u64) as u32, s.len(1) as u32, s.above(1) as u32],
+        1 => [s.len(0).div_ceil((WORKGROUP * elems) as u64) as u32, s.len(1) as u32, s.above(1) as u32],
         _ => {
             let groups = rows.div_ceil(pack);
             let y = groups.min(s.max_groups);
@@ -43,8 +44,9 @@ pub(super) fn grid(s: &WindowShape, params: &mut Params) -> [u32; 3] {
 
 #[cfg(test)]
 mod tests {
-    use super::super::layout::tests::{lay, plan, LIMITS};
+    use super::super::layout::tests::{lay_variant, plan, LIMITS};
     use super::super::program::DeviceLimits;
+    use super::super::variant::KernelVariant;
     use super::*;
     use crate::{DataType, Mode};
 
@@ -61,8 +63,10 @@ mod tests {
             (&[21], &[2, 3]),                   // rank 1
         ];
         for (shape, pads) in cases {
-            for limits in [&LIMITS, &few_groups] {
-                let l = lay(&plan(DataType::Float32, shape, pads, Mode::Reflect), limits);
+            for (limits, variant) in [&LIMITS, &few_groups].into_iter().flat_map(|l| KernelVariant::ALL.map(|v| (l, v)))
+            {
+                let l = lay_variant(&plan(DataType::Float32, shape, pads, Mode::Reflect), limits, variant);
+                let elems = l.key.variant.wide_elems();
                 for w in &l.dispatches {
                     let (len, rows) = (w.params.axes[0].len as u64, w.params.count as u64);
                     let pack = w.params.pack as u64;
@@ -78,7 +82,7 @@ mod tests {
                             if sub >= pack || row >= rows {
                                 continue;
                             }
-                            for e in 0..WIDE_ELEMS as u64 {
+                            for e in 0..elems as u64 {
                                 let i = gid_x - sub * len + e * gx * WORKGROUP as u64;
                                 if i >= len {
                                     break;
@@ -89,7 +93,7 @@ mod tests {
                     }
                     assert!(
                         seen.iter().all(|&n| n == 1),
-                        "{shape:?} pads {pads:?}: some element written {:?} times",
+                        "{shape:?} pads {pads:?} ({variant:?}): some element written {:?} times",
                         { seen.iter().copied().filter(|&n| n != 1).collect::<std::collections::BTreeSet<_>>() }
                     );
                 }

@@ -101,6 +101,30 @@ pub fn gpu_small_bindings() -> Option<&'static wgpu_pad::gpu::GpuContext> {
     .as_ref()
 }
 
+/// A context per kernel variant other than the default (`KernelVariant`: kept side by side
+/// until a real GPU decides), on the shared device and on the small-bindings one, each
+/// with its variant selected: every variant passes what the default passes. Empty without
+/// an adapter (or fails, like [`gpu`]).
+pub fn gpu_variants() -> &'static [(wgpu_pad::gpu::KernelVariant, wgpu_pad::gpu::GpuContext)] {
+    use std::sync::OnceLock;
+    use wgpu_pad::gpu::KernelVariant;
+    static CONTEXTS: OnceLock<Vec<(KernelVariant, wgpu_pad::gpu::GpuContext)>> = OnceLock::new();
+    CONTEXTS.get_or_init(|| {
+        let mut contexts = Vec::new();
+        for base in [gpu(), gpu_small_bindings()].into_iter().flatten() {
+            for variant in KernelVariant::ALL.into_iter().filter(|&v| v != KernelVariant::Default) {
+                let ctx =
+                    wgpu_pad::gpu::GpuContext::from_device(base.device(), base.queue(), base.adapter_info().clone())
+                        .unwrap();
+                ctx.kernel().select_variant_for_measurement(variant);
+                assert_eq!(ctx.kernel().variant(), variant);
+                contexts.push((variant, ctx));
+            }
+        }
+        contexts
+    })
+}
+
 /// The adapter a context's device came from, found again by its info (to make other
 /// devices on it).
 pub fn adapter_of(ctx: &wgpu_pad::gpu::GpuContext) -> wgpu::Adapter {

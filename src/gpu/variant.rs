@@ -1,0 +1,130 @@
+//! Kernel variants kept side by side until a real GPU decides between them (the kernel
+//! issue's rule: lavapipe and the memory model never pick a default). One build runs any of
+//! them, so a single harness binary measures them all in one lease
+//! (`gpu_vs_cpu --kernel-variant`, `benchmarks/device-ab.sh`'s `VARIANTS`).
+//!
+//! Not a public knob: [`KernelVariant`] is hidden from the documentation and the public API
+//! list, and a variant that loses on the GPU is deleted, not kept as an option.
+
+/// Which kernel shape a [`PadKernel`](super::PadKernel) records. Unstable: for measurement
+/// only ([`PadKernel::select_variant_for_measurement`](super::PadKernel::select_variant_for_measurement)).
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[repr(u8)]
+pub enum KernelVariant {
+    /// Today's kernels: the default.
+    #[default]
+    Default = 0,
+    /// The design card's shape, the simple kernel tuned ones are checked and measured
+    /// against: one invocation per output element (wide words), per u32 word (8- and 16-bit
+    /// types, always the per-word walk).
+    Reference = 1,
+    /// Wide words: each lane issues the loads of a group of its elements before their stores,
+    /// so several loads are in flight per lane (input and output are both read-write
+    /// bindings, so a compiler may not hoist a load above an earlier store itself).
+    WideLoadsFirst = 2,
+    /// 8- and 16-bit long rows as before a67414f: a lane two neighbouring kept words (pairs),
+    /// up to [`NARROW_ROW_WORDS`](super::params::NARROW_ROW_WORDS) words a lane, rows of up to
+    /// half a workgroup's lanes sharing one. The H200 ran f16 rows of 132 words 1.17-1.24x
+    /// faster so than today's loop, u8 image rows 0.78-0.93x slower.
+    NarrowPairs = 3,
+}
+
+impl KernelVariant {
+    /// Every variant, the default first.
+    pub const ALL: [KernelVariant; 4] =
+        [KernelVariant::Default, KernelVariant::Reference, KernelVariant::WideLoadsFirst, KernelVariant::NarrowPairs];
+
+    /// The variant's name on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            KernelVariant::Default => "default",
+            KernelVariant::Reference => "reference",
+            KernelVariant::WideLoadsFirst => "wide-loads-first",
+            KernelVariant::NarrowPairs => "narrow-pairs",
+        }
+    }
+
+    /// The variant named `name`.
+    pub fn from_name(name: &str) -> Option<KernelVariant> {
+        KernelVariant::ALL.into_iter().find(|v| v.name() == name)
+    }
+
+    pub(crate) fn from_u8(v: u8) -> KernelVariant {
+        KernelVariant::ALL.into_iter().find(|&k| k as u8 == v).unwrap_or_default()
+    }
+
+    /// Wide kernel: elements of a row one invocation writes, a grid width apart.
+    pub(crate) fn wide_elems(self) -> u32 {
+        match self {
+            KernelVariant::Reference => 1,
+            _ => super::params::WIDE_ELEMS,
+        }
+    }
+
+    /// Narrow kernel, per-word walk: words one invocation writes, a workgroup apart.
+    pub(crate) fn word_run(self) -> u32 {
+        match self {
+            KernelVariant::Reference => 1,
+            _ => super::params::NARROW_WORD_RUN,
+        }
+    }
+
+    /// Narrow kernel: whether windows may walk rows (else every window goes per word).
+    pub(crate) fn row_grids(self) -> bool {
+        self != KernelVariant::Reference
+    }
+
+    /// Narrow kernel: long rows' kept words in pairs.
+    pub(crate) fn pairs(self) -> bool {
+        self == KernelVariant::NarrowPairs
+    }
+
+    /// The variant a pipeline of `word_bytes`-byte words walking rows so really runs: one
+    /// that changes nothing there is the default, so that it shares the default's pipeline.
+    pub(crate) fn for_key(self, word_bytes: u8, walks_rows: bool) -> KernelVariant {
+        let narrow = word_bytes < 4;
+        match self {
+            KernelVariant::WideLoadsFirst if narrow => KernelVariant::Default,
+            KernelVariant::NarrowPairs if !narrow || !walks_rows => KernelVariant::Default,
+            v => v,
+        }
+    }
+
+    /// The WGSL constants this variant sets.
+    pub(crate) fn wgsl_constants(self) -> String {
+        format!(
+            "const WIDE_ELEMS: u32 = {}u;\nconst NARROW_WORD_RUN: u32 = {}u;\nconst LOADS_FIRST: bool = {};\nconst NARROW_PAIRS: bool = {};\n",
+            self.wide_elems(),
+            self.word_run(),
+            self == KernelVariant::WideLoadsFirst,
+            self.pairs(),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for v in KernelVariant::ALL {
+            assert_eq!(KernelVariant::from_name(v.name()), Some(v));
+            assert_eq!(KernelVariant::from_u8(v as u8), v);
+        }
+        assert_eq!(KernelVariant::from_name("fast"), None);
+    }
+
+    #[test]
+    fn a_variant_that_changes_nothing_is_the_default() {
+        use KernelVariant::*;
+        assert_eq!(WideLoadsFirst.for_key(2, true), Default);
+        assert_eq!(WideLoadsFirst.for_key(4, false), WideLoadsFirst);
+        assert_eq!(NarrowPairs.for_key(16, false), Default);
+        assert_eq!(NarrowPairs.for_key(1, false), Default);
+        assert_eq!(NarrowPairs.for_key(1, true), NarrowPairs);
+        assert_eq!(Reference.for_key(1, false), Reference);
+        assert_eq!(Reference.for_key(8, false), Reference);
+    }
+}

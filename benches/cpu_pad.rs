@@ -1,6 +1,6 @@
 //! CPU path against a memcpy of the output's bytes (the CPU's limit), for the harness's
-//! large f32, u8 and f16 tensors and a CNN's last feature maps (f32 [32,256,7,7] padded by 1:
-//! many rows of 28 bytes) in every mode: into a preallocated output (`pad_into`),
+//! default suite and a CNN's last feature maps (f32 [32,256,7,7] padded by 1: many rows of
+//! 28 bytes) in every mode: into a preallocated output (`pad_into`),
 //! allocating it (`pad`, as most callers do: fresh pages every call), and from an
 //! `OutputArena` each output is given back to (`pad_in_arena`: memory reused). Runs back to back, as `benchmarks/ort_pad.py`
 //! times ONNX Runtime. Throughput is the output's bytes.
@@ -24,7 +24,7 @@ struct Case {
     pads: &'static [i64],
 }
 
-const CASES: [Case; 4] = [
+const CASES: [Case; 6] = [
     Case {
         name: "f32_1x64x512x512",
         dtype: DataType::Float32,
@@ -39,6 +39,14 @@ const CASES: [Case; 4] = [
     },
     Case { name: "f16_8x4096x256", dtype: DataType::Float16, shape: &[8, 4096, 256], pads: &[0, 3, 0, 0, 5, 0] },
     Case { name: "f32_32x256x7x7", dtype: DataType::Float32, shape: &[32, 256, 7, 7], pads: &[0, 0, 1, 1, 0, 0, 1, 1] },
+    // The rest of the harness's default suite (ONNX Runtime's side: benchmarks/ort_pad.py).
+    Case { name: "i64_2x3x8x8", dtype: DataType::Int64, shape: &[2, 3, 8, 8], pads: &[0, 0, 1, 1, 0, 0, 1, 1] },
+    Case {
+        name: "f32_1x3x224x224",
+        dtype: DataType::Float32,
+        shape: &[1, 3, 224, 224],
+        pads: &[0, 0, 100, 100, 0, 0, 100, 100],
+    },
 ];
 
 fn bench(c: &mut Criterion) {

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Our CPU pad (criterion, `pad_into`) against ONNX Runtime's (`ort bound`, one thread, as
-# ours is below 4 MiB), alternating mode by mode for several rounds, because these machines'
-# speed drifts within minutes and figures taken minutes apart do not compare.
+# ours is below 4 MiB), alternating case by case and mode by mode for several rounds, because
+# these machines' speed drifts within minutes and figures taken minutes apart do not compare.
 #
-#   bash benchmarks/cpu_vs_ort.sh [rounds]     (u8 [1,1024,1024,3]; needs onnxruntime)
+#   bash benchmarks/cpu_vs_ort.sh [rounds]     (the harness's default suite; needs onnxruntime)
 #   ORT_THREADS=2 bash benchmarks/cpu_vs_ort.sh   (ORT at two threads)
+#   CASES="u8_1x1024x1024x3" bash benchmarks/cpu_vs_ort.sh   (some cases: benches/cpu_pad.rs's names)
 #
-# Prints one line per round and mode: ours, memcpy (criterion, the same run), ORT, ORT/ours.
+# Prints one line per round, case and mode: ours, memcpy (criterion, the same run), ORT,
+# ORT/ours (above 1: ours is faster).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-3}
@@ -17,14 +19,17 @@ crit() { # median µs of one criterion benchmark, run briefly
         awk '/time:/ && !done { for (i = 1; $i != "time:"; i++); v = $(i + 3); u = $(i + 4); done = 1 }
             END { if (u == "ms") v *= 1000; if (u == "ns") v /= 1000; print v }'
 }
-echo "round mode ours_us memcpy_us ort_us ort/ours"
+read -r -a cases <<< "${CASES:-f32_1x64x512x512 u8_1x1024x1024x3 f16_8x4096x256 i64_2x3x8x8 f32_1x3x224x224}"
+echo "round case mode ours_us memcpy_us ort_us ort/ours"
 for round in $(seq "$rounds"); do
-    for mode in constant reflect edge wrap; do
-        ours=$(crit "u8_1x1024x1024x3/pad_into/$mode")
-        memcpy=$(crit "u8_1x1024x1024x3/memcpy")
-        ort=$(python3 benchmarks/ort_pad.py --dtype uint8 --mode "$mode" --threads "${ORT_THREADS:-1}" --reps 101 |
-            awk '/^uint8/ { print $8 * 1000 }')
-        awk -v r="$round" -v m="$mode" -v o="$ours" -v c="$memcpy" -v t="$ort" \
-            'BEGIN { printf "%s %s %.1f %.1f %.1f %.2f\n", r, m, o, c, t, t / o }'
+    for case in "${cases[@]}"; do
+        for mode in constant reflect edge wrap; do
+            ours=$(crit "$case/pad_into/$mode")
+            memcpy=$(crit "$case/memcpy")
+            ort=$(python3 benchmarks/ort_pad.py --case "$case" --mode "$mode" --threads "${ORT_THREADS:-1}" --reps 101 |
+                awk -v c="$case" '$1 == c { print $(NF - 3) * 1000 }')
+            awk -v r="$round" -v k="$case" -v m="$mode" -v o="$ours" -v c="$memcpy" -v t="$ort" \
+                'BEGIN { printf "%s %s %s %.2f %.2f %.2f %.2f\n", r, k, m, o, c, t, t / o }'
+        done
     done
 done

@@ -4,13 +4,14 @@ bytes in the same process: the figure our CPU path is compared with in BENCHMARK
     python3 -m pip install onnxruntime onnx numpy
     python3 benchmarks/ort_pad.py
 
-The cases are the harness's (examples/gpu_vs_cpu.rs SUITE) of 3 MiB and more. Each is
+The cases are the harness's default suite (examples/gpu_vs_cpu/cases.rs SUITE), named as
+benches/cpu_pad.rs names them. Each is
 timed two ways: `ort bound` pads into an output bound once (io_binding), as our `cpu ms`
 does into a preallocated output; `ort new` is a plain `sess.run`, whose output is allocated
 per run, as a user's is and as our `fresh ms` (cpu::pad) does. Median of 9 runs after a
 warm-up.
 
-`--dtype`, `--mode` and `--threads` pick a part and `--reps` sets the runs per median, so
+`--case`, `--mode` and `--threads` pick a part and `--reps` sets the runs per median, so
 that short runs can alternate with our own (benchmarks/cpu_vs_ort.sh does):
 """
 import argparse
@@ -22,9 +23,11 @@ import onnxruntime as ort
 from onnx import TensorProto, helper
 
 CASES = [
-    ("float32", np.float32, TensorProto.FLOAT, [1, 64, 512, 512], [0, 0, 1, 1, 0, 0, 1, 1]),
-    ("uint8", np.uint8, TensorProto.UINT8, [1, 1024, 1024, 3], [0, 2, 2, 0, 0, 2, 2, 0]),
-    ("float16", np.float16, TensorProto.FLOAT16, [8, 4096, 256], [0, 3, 0, 0, 5, 0]),
+    ("f32_1x64x512x512", np.float32, TensorProto.FLOAT, [1, 64, 512, 512], [0, 0, 1, 1, 0, 0, 1, 1]),
+    ("u8_1x1024x1024x3", np.uint8, TensorProto.UINT8, [1, 1024, 1024, 3], [0, 2, 2, 0, 0, 2, 2, 0]),
+    ("f16_8x4096x256", np.float16, TensorProto.FLOAT16, [8, 4096, 256], [0, 3, 0, 0, 5, 0]),
+    ("i64_2x3x8x8", np.int64, TensorProto.INT64, [2, 3, 8, 8], [0, 0, 1, 1, 0, 0, 1, 1]),
+    ("f32_1x3x224x224", np.float32, TensorProto.FLOAT, [1, 3, 224, 224], [0, 0, 100, 100, 0, 0, 100, 100]),
 ]
 MODES = ["constant", "reflect", "edge", "wrap"]  # ONNX has no symmetric
 
@@ -49,7 +52,7 @@ def model(elem, shape, mode):
 
 
 parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-parser.add_argument("--dtype", choices=[c[0] for c in CASES], help="only this case")
+parser.add_argument("--case", choices=[c[0] for c in CASES], help="only this case")
 parser.add_argument("--mode", choices=MODES, help="only this mode")
 parser.add_argument("--threads", type=int, choices=[1, 2], help="only this many threads")
 parser.add_argument("--reps", type=int, default=9, help="runs timed per figure (median taken)")
@@ -58,7 +61,7 @@ args = parser.parse_args()
 print(f"onnxruntime {ort.__version__}, median of {args.reps}")
 print(f"{'case':<34} {'threads':>7} {'ort bound':>9} {'ort new':>8} {'memcpy ms':>9} {'bound/mc':>8}")
 for name, dtype, elem, shape, pads in CASES:
-    if args.dtype not in (None, name):
+    if args.case not in (None, name):
         continue
     x = (np.arange(np.prod(shape)) % 251).astype(dtype).reshape(shape)
     out_shape = [n + pads[i] + pads[i + len(shape)] for i, n in enumerate(shape)]
@@ -83,4 +86,4 @@ for name, dtype, elem, shape, pads in CASES:
             ms = median_ms(lambda: sess.run_with_iobinding(io), args.reps)
             new_ms = median_ms(lambda: sess.run(None, {"x": x}), args.reps)
             case = f"{name} {shape} {mode}"
-            print(f"{case:<34} {threads:>7} {ms:>9.3f} {new_ms:>8.3f} {memcpy:>9.3f} {ms / memcpy:>8.2f}")
+            print(f"{case:<34} {threads:>7} {ms:>9.4f} {new_ms:>8.4f} {memcpy:>9.4f} {ms / memcpy:>8.2f}")

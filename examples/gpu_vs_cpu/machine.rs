@@ -25,6 +25,14 @@ pub struct Machine {
     pub git_commit: Option<String>,
     pub command: String,
     pub time: String,
+    /// The kernel variant the GPU pads ran (`--kernel-variant`); reports from before the
+    /// variants ran the default.
+    #[serde(default = "default_variant")]
+    pub kernel_variant: String,
+}
+
+fn default_variant() -> String {
+    "default".into()
 }
 
 impl Machine {
@@ -71,13 +79,14 @@ impl Machine {
             git_commit: run("git", &["rev-parse", "HEAD"]),
             command: std::env::args().collect::<Vec<_>>().join(" "),
             time: now_utc(),
+            kernel_variant: ctx.kernel().variant().name().to_string(),
         }
     }
 
     /// One line for the table's head.
     pub fn summary(&self) -> String {
         format!(
-            "{} ({}, {}, {}) | {} x{} | {} | wgpu {} | {} at {}",
+            "{} ({}, {}, {}) | {} x{} | {} | wgpu {} | {} at {} | kernel variant {}",
             self.adapter,
             self.backend,
             self.device_type,
@@ -87,7 +96,8 @@ impl Machine {
             self.os,
             self.wgpu_version,
             self.git_commit.as_deref().map_or("no git commit", |c| &c[..c.len().min(10)]),
-            self.time
+            self.time,
+            self.kernel_variant
         )
     }
 

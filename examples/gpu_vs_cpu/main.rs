@@ -38,7 +38,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use wgpu_pad::gpu::GpuContext;
+use wgpu_pad::gpu::{GpuContext, KernelVariant};
 use wgpu_pad::{cpu, literal, DataType, Mode, PadPlan, PadRequest, Tensor};
 
 use machine::Machine;
@@ -143,6 +143,10 @@ struct Args {
     /// Exit 1 when a compared figure is SLOWER by more than this percentage.
     #[arg(long)]
     fail_on_regression: Option<f64>,
+    /// The kernel variant the GPU pads run: `default`, or one a real GPU is to decide for
+    /// (`reference`, `wide-loads-first`, `narrow-pairs`; src/gpu/variant.rs). For measurement.
+    #[arg(long, default_value = "default")]
+    kernel_variant: String,
 }
 
 impl Args {
@@ -295,7 +299,22 @@ fn validate(args: &Args) -> Result<(), Failure> {
     if args.fail_on_regression.is_some_and(|p| p.is_nan() || p < 0.0) {
         return Err(usage("--fail-on-regression takes a percentage, 0 or more"));
     }
+    let variant = kernel_variant(args)?;
+    if variant != KernelVariant::Default && (args.cold_start || args.model_only || args.compare.is_some()) {
+        return Err(usage(format!(
+            "--kernel-variant {}: the variant runs in measured pads; --cold-start, --model-only and --compare run none",
+            variant.name()
+        )));
+    }
     Ok(())
+}
+
+/// The kernel variant `--kernel-variant` names.
+fn kernel_variant(args: &Args) -> Result<KernelVariant, Failure> {
+    KernelVariant::from_name(&args.kernel_variant).ok_or_else(|| {
+        let names = KernelVariant::ALL.map(|v| v.name()).join(", ");
+        usage(format!("--kernel-variant {}: one of {names}", args.kernel_variant))
+    })
 }
 
 fn run(args: &Args) -> Result<ExitCode, Failure> {
@@ -347,6 +366,10 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
     // The same device without a buffer pool: every call creates its buffers.
     let unpooled = GpuContext::from_device(ctx.device(), ctx.queue(), ctx.adapter_info().clone())?;
     unpooled.set_buffer_pool_limit(0);
+    let variant = kernel_variant(args)?;
+    for c in [&ctx, &unpooled] {
+        c.kernel().select_variant_for_measurement(variant);
+    }
     let errors = GpuErrors::watch(ctx.device());
     let machine = Machine::of(&ctx);
     println!("machine: {}", machine.summary());
@@ -689,6 +712,9 @@ mod tests {
             (&["--fail-on-regression", "5"], "something to compare"),
             (&["--save-baseline", "../up"], "--save-baseline"),
             (&["--save-baseline", "a/b"], "--save-baseline"),
+            (&["--kernel-variant", "fast"], "one of default, reference"),
+            (&["--kernel-variant", "narrow-pairs", "--cold-start"], "--cold-start"),
+            (&["--kernel-variant", "reference", "--model-only"], "--model-only"),
         ] {
             let e = usage_error(validate(&parse(flags)));
             assert!(e.contains(says), "{flags:?}: {e}");
@@ -696,6 +722,9 @@ mod tests {
         assert!(
             validate(&parse(&["--model-lanes", "32,64", "--compare", "a", "b", "--fail-on-regression", "5"])).is_ok()
         );
+        for v in wgpu_pad::gpu::KernelVariant::ALL {
+            assert!(validate(&parse(&["--kernel-variant", v.name(), "--suite", "engine"])).is_ok(), "{v:?}");
+        }
         let e = files::check_writable(Path::new("/nonexistent-dir/out.json")).unwrap_err();
         assert!(e.contains("/nonexistent-dir/out.json"), "{e}");
     }

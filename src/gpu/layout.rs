@@ -1,6 +1,8 @@
-//! From a plan and two buffer views to the dispatches of one pad: axes merged where plan
-//! and views allow, words widened, and the output split into windows whose input and
-//! output each fit one storage binding. Pure host code, tested without a device.
+//! From a plan and two buffer views to the dispatches of one pad: the views checked, axes
+//! merged where plan and views allow, words widened, and the output split into windows
+//! whose input and output each fit one storage binding. What depends on the kernel (its
+//! grid, the narrow kernel's dense output and row walk) is its host half's: `wide.rs`,
+//! `narrow.rs`. Pure host code, tested without a device.
 
 use crate::constant::Constant;
 use crate::error::{GpuLimit, PadError, Result, Side};
@@ -12,7 +14,7 @@ use super::params::{magic_divisor, AxisParams, Params, INDEX_LIMIT, MAX_RANK};
 use super::program::{BufferView, DeviceLimits, Dispatch, Program};
 use super::shader::PipelineKey;
 use super::variant::KernelVariant;
-use super::view::{check_no_self_overlap, dense_strides, invalid, view_strides, View};
+use super::view::{check_no_self_overlap, view_strides, View};
 use super::wide;
 use super::window::{Axis, WindowShape};
 
@@ -86,6 +88,55 @@ fn lay_out(
     if out_span.is_some() {
         check_no_self_overlap(plan.out_shape(), &out_strides)?;
     }
+    check_device(plan, limits)?;
+    let mut program = Program {
+        key: PipelineKey::new(mode, elem as u8, false, RowWalk::PerWord),
+        dispatches: Vec::new(),
+        in_span,
+        out_span,
+    };
+    if out_span.is_none() {
+        return Ok(program); // an empty output: nothing to dispatch
+    }
+
+    let mut axes = merge_axes(plan, &in_strides, &out_strides);
+    let (word, in_off, out_off) = widen_inner_axis(mode, &mut axes, elem, input.offset / elem, output.offset / elem);
+    let kernel = if word < 4 { Kernel::Narrow } else { Kernel::Wide };
+    if kernel == Kernel::Narrow {
+        narrow::check_output(plan, &out_strides, elem)?;
+    }
+    let multi_period = check_index_range(mode, &axes)?;
+    let splitter = Splitter {
+        mode,
+        axes: &axes,
+        word,
+        in_off,
+        out_off,
+        limits,
+        kernel,
+        variant,
+        constant: constant_word(plan, word),
+    };
+    program.dispatches = splitter.windows()?;
+    let row_walk = match kernel {
+        Kernel::Narrow => narrow::settle_row_walk(&mut program.dispatches, word, limits.max_groups as u64, variant),
+        Kernel::Wide => RowWalk::PerWord,
+    };
+    program.key = PipelineKey::new(mode, word as u8, multi_period, row_walk).with_variant(variant);
+    Ok(program)
+}
+
+/// The kernel a pad runs on, by its moved word: wide (32, 64 or 128 bits, `wide.rs`) or
+/// narrow (8- and 16-bit elements in u32 words, `narrow.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kernel {
+    Wide,
+    Narrow,
+}
+
+/// The device's limits a plan must fit whatever the views: an alignment wgpu can bind at,
+/// and tensors within its largest buffer.
+fn check_device(plan: &PadPlan, limits: &DeviceLimits) -> Result<()> {
     if !limits.storage_alignment.is_power_of_two() {
         return Err(limit(
             GpuLimit::BufferSize,
@@ -105,15 +156,13 @@ fn lay_out(
             ),
         ));
     }
-    let mut layout = Program {
-        key: PipelineKey::new(mode, elem as u8, false, RowWalk::PerWord),
-        dispatches: Vec::new(),
-        in_span,
-        out_span,
-    };
-    let Some(out_span) = out_span else { return Ok(layout) };
+    Ok(())
+}
 
-    // Merge adjacent axes where plan and both views allow it.
+/// The plan's axes with their view strides, adjacent ones merged where plan and both views
+/// allow it (unpadded axes contiguous on both sides; in constant mode also a padded axis
+/// with the unpadded ones inside it), unit unpadded axes dropped; never empty.
+fn merge_axes(plan: &PadPlan, in_strides: &[u64], out_strides: &[u64]) -> Vec<Axis> {
     let mut axes: Vec<Axis> = Vec::with_capacity(plan.axes().len());
     for (i, &map) in plan.axes().iter().enumerate() {
         if map.is_identity() && map.in_len == 1 {
@@ -123,7 +172,7 @@ fn lay_out(
         if let Some(prev) = axes.last_mut() {
             let contiguous = prev.in_stride == a.in_stride.wrapping_mul(map.in_len as u64)
                 && prev.out_stride == a.out_stride.wrapping_mul(map.out_len as u64);
-            if contiguous && map.is_identity() && (prev.map.is_identity() || mode == Mode::Constant) {
+            if contiguous && map.is_identity() && (prev.map.is_identity() || plan.mode() == Mode::Constant) {
                 prev.map = prev.map.map_fields(|f| f * map.in_len);
                 prev.in_stride = a.in_stride;
                 prev.out_stride = a.out_stride;
@@ -135,51 +184,43 @@ fn lay_out(
     if axes.is_empty() {
         axes.push(Axis { map: AxisMap::identity(1), in_stride: 1, out_stride: 1 });
     }
+    axes
+}
 
-    // The innermost axis moves in words as wide as its bytes allow (an RGBA u8 pixel as one
-    // u32, a row of 256 f16 as 32 vec4s) where it is contiguous on both sides and unpadded,
-    // or a constant pad whose every length and offset splits into whole words.
-    let (mut in_off, mut out_off) = (input.offset / elem, output.offset / elem);
-    let mut word = elem;
+/// Widens the innermost axis to words as wide as its bytes allow (an RGBA u8 pixel as one
+/// u32, a row of 256 f16 as 32 vec4s) where it is contiguous on both sides and unpadded, or
+/// a constant pad whose every length and offset splits into whole words. Returns the moved
+/// word's bytes and the views' offsets in such words.
+fn widen_inner_axis(mode: Mode, axes: &mut Vec<Axis>, elem: u64, in_off: u64, out_off: u64) -> (u64, u64, u64) {
     let last = axes.len() - 1;
     let inner = axes[last];
-    if (inner.map.is_identity() || mode == Mode::Constant) && inner.in_stride == 1 && inner.out_stride == 1 {
-        let fits = |k: u64| {
-            inner.map.fields().iter().all(|&f| (f as u64).is_multiple_of(k))
-                && axes[..last].iter().all(|a| a.in_stride.is_multiple_of(k) && a.out_stride.is_multiple_of(k))
-                && in_off.is_multiple_of(k)
-                && out_off.is_multiple_of(k)
-        };
-        if let Some(w) = [16, 8, 4].into_iter().find(|&w| w >= elem && fits(w / elem)) {
-            let k = w / elem;
-            word = w;
-            axes[last].map = inner.map.map_fields(|f| f / k as usize);
-            for a in &mut axes[..last] {
-                a.in_stride /= k;
-                a.out_stride /= k;
-            }
-            (in_off, out_off) = (in_off / k, out_off / k);
-            if axes.len() > 1 && axes[last].map.is_identity() && axes[last].map.in_len == 1 {
-                axes.pop();
-            }
-        }
+    if !((inner.map.is_identity() || mode == Mode::Constant) && inner.in_stride == 1 && inner.out_stride == 1) {
+        return (elem, in_off, out_off);
     }
-    if word < 4 {
-        // One invocation owns each output word, so the output must be one dense run.
-        let dense = dense_strides(plan.out_shape());
-        if let Some(axis) = (0..dense.len()).find(|&i| plan.out_shape()[i] > 1 && out_strides[i] != dense[i]) {
-            return Err(invalid(
-                Side::Output,
-                format!(
-                    "axis {axis} has stride {}, but {}-bit outputs must be dense (stride {} there) unless their rows move in whole 4-byte words: the GPU writes them in 32-bit words",
-                    out_strides[axis],
-                    8 * elem,
-                    dense[axis]
-                ),
-            ));
-        }
+    let fits = |k: u64| {
+        inner.map.fields().iter().all(|&f| (f as u64).is_multiple_of(k))
+            && axes[..last].iter().all(|a| a.in_stride.is_multiple_of(k) && a.out_stride.is_multiple_of(k))
+            && in_off.is_multiple_of(k)
+            && out_off.is_multiple_of(k)
+    };
+    let Some(word) = [16, 8, 4].into_iter().find(|&w| w >= elem && fits(w / elem)) else {
+        return (elem, in_off, out_off);
+    };
+    let k = word / elem;
+    axes[last].map = inner.map.map_fields(|f| f / k as usize);
+    for a in &mut axes[..last] {
+        a.in_stride /= k;
+        a.out_stride /= k;
     }
+    if axes.len() > 1 && axes[last].map.is_identity() && axes[last].map.in_len == 1 {
+        axes.pop();
+    }
+    (word, in_off / k, out_off / k)
+}
 
+/// Checks the rank and every axis's index range against what the shaders hold; returns
+/// whether some pad reaches past one period of its mode (the modulo variant).
+fn check_index_range(mode: Mode, axes: &[Axis]) -> Result<bool> {
     let rank = axes.len();
     if rank > MAX_RANK {
         return Err(limit(
@@ -203,62 +244,23 @@ fn lay_out(
         let one = mode.one_bounce_limit(m.kept as u64);
         multi_period |= m.pad_before as u64 > one || m.pad_after as u64 > one;
     }
+    Ok(multi_period)
+}
 
-    let constant = match plan.constant() {
+/// The constant's bits repeated to fill a `word`-byte word (the uniform's vec4).
+fn constant_word(plan: &PadPlan, word: u64) -> [u32; 4] {
+    match plan.constant() {
         Constant::Bytes(b) => {
             let c: Vec<u8> =
                 b.iter().copied().cycle().take(word as usize).chain(std::iter::repeat(0)).take(16).collect();
             bytemuck::pod_read_unaligned(&c)
         }
         Constant::String(_) => [0; 4],
-    };
-    let splitter = Splitter { mode, axes: &axes, word, in_off, out_off, limits, narrow: word < 4, variant };
-    let mut boxes = vec![axes.iter().map(|a| (0usize, a.map.out_len)).collect::<Vec<_>>()];
-    while let Some(b) = boxes.pop() {
-        match splitter.window(&b, constant)? {
-            Some(w) => {
-                layout.dispatches.push(w);
-                if layout.dispatches.len() > MAX_WINDOWS {
-                    return Err(limit(
-                        GpuLimit::Windows,
-                        format!(
-                            "more than {MAX_WINDOWS} binding windows (views too scattered for bindings of {} bytes)",
-                            limits.max_binding
-                        ),
-                    ));
-                }
-            }
-            None => {
-                // Halve the outermost axis longer than one: boxes stay contiguous runs.
-                let Some(d) = b.iter().position(|&(_, len)| len > 1) else {
-                    return Err(limit(GpuLimit::Windows, "one element does not fit a binding".into()));
-                };
-                let (start, len) = b[d];
-                let (mut lo, mut hi) = (b.clone(), b);
-                lo[d] = (start, len / 2);
-                hi[d] = (start + len / 2, len - len / 2);
-                boxes.push(hi);
-                boxes.push(lo);
-            }
-        }
     }
-    // The key, once the windows say how the narrow kernel walks them.
-    let row_walk = match word {
-        1 | 2 => narrow::row_walk(layout.dispatches.iter().map(|d| (d.params.row_first, d.mid_word))),
-        _ => RowWalk::PerWord,
-    };
-    if word < 4 && row_walk == RowWalk::PerWord {
-        // Windows that disagree on their rows all go per word (one pipeline for the pad).
-        for d in layout.dispatches.iter_mut().filter(|d| d.params.row_first != 0) {
-            d.workgroups = narrow::per_word(&mut d.params, word, limits.max_groups as u64, variant.word_run());
-            d.mid_word = false;
-        }
-    }
-    layout.key = PipelineKey::new(mode, word as u8, multi_period, row_walk).with_variant(variant);
-    debug_assert!(out_span.1 > out_span.0);
-    Ok(layout)
 }
 
+/// Splits the output into windows whose bindings fit the device, each with its parameters
+/// and its kernel's grid.
 struct Splitter<'a> {
     mode: Mode,
     axes: &'a [Axis],
@@ -266,11 +268,44 @@ struct Splitter<'a> {
     in_off: u64,
     out_off: u64,
     limits: &'a DeviceLimits,
-    narrow: bool,
+    kernel: Kernel,
     variant: KernelVariant,
+    constant: [u32; 4],
 }
 
 impl Splitter<'_> {
+    /// Every window: boxes of the output that do not fit are halved along their outermost
+    /// axis longer than one, so that boxes stay contiguous runs.
+    fn windows(&self) -> Result<Vec<Dispatch>> {
+        let mut windows = Vec::new();
+        let mut boxes = vec![self.axes.iter().map(|a| (0usize, a.map.out_len)).collect::<Vec<_>>()];
+        while let Some(b) = boxes.pop() {
+            if let Some(w) = self.window(&b)? {
+                windows.push(w);
+                if windows.len() > MAX_WINDOWS {
+                    return Err(limit(
+                        GpuLimit::Windows,
+                        format!(
+                            "more than {MAX_WINDOWS} binding windows (views too scattered for bindings of {} bytes)",
+                            self.limits.max_binding
+                        ),
+                    ));
+                }
+                continue;
+            }
+            let Some(d) = b.iter().position(|&(_, len)| len > 1) else {
+                return Err(limit(GpuLimit::Windows, "one element does not fit a binding".into()));
+            };
+            let (start, len) = b[d];
+            let (mut lo, mut hi) = (b.clone(), b);
+            lo[d] = (start, len / 2);
+            hi[d] = (start + len / 2, len - len / 2);
+            boxes.push(hi);
+            boxes.push(lo);
+        }
+        Ok(windows)
+    }
+
     /// A binding of the words `lo..=hi`: (offset, size) in bytes.
     fn binding(&self, lo: u64, hi: u64) -> (u64, u64) {
         let start = lo * self.word / self.limits.storage_alignment * self.limits.storage_alignment;
@@ -280,10 +315,12 @@ impl Splitter<'_> {
 
     /// The window for a box (per axis, outermost first: start and length), or `None` if
     /// it must be split.
-    fn window(&self, b: &[(usize, usize)], constant: [u32; 4]) -> Result<Option<Dispatch>> {
+    fn window(&self, b: &[(usize, usize)]) -> Result<Option<Dispatch>> {
         let shape = WindowShape { b, axes: self.axes, max_groups: self.limits.max_groups as u64 };
-        let v = self.variant;
-        let fits_grid = if self.narrow { narrow::fits(&shape, self.word) } else { wide::fits(&shape, v.wide_elems()) };
+        let fits_grid = match self.kernel {
+            Kernel::Narrow => narrow::fits(&shape, self.word),
+            Kernel::Wide => wide::fits(&shape, self.variant.wide_elems()),
+        };
         if !fits_grid {
             return Ok(None);
         }
@@ -305,7 +342,7 @@ impl Splitter<'_> {
 
         let mut params = Params::zeroed();
         params.rank = self.axes.len() as u32;
-        params.constant = constant;
+        params.constant = self.constant;
         let wrap = |x: u64, base_bytes: u64| (x.wrapping_sub(base_bytes / self.word)) as u32;
         params.in_base = wrap(self.in_off, input.map_or(0, |i| i.0));
         params.out_base = wrap(self.out_off, output.0);
@@ -331,16 +368,12 @@ impl Splitter<'_> {
                 ..AxisParams::default()
             };
         }
-        let (workgroups, mid_word) = if self.narrow {
-            params.first = (out_lo - output.0 / self.word) as u32;
-            params.elems = shape.elems() as u32;
-            let rows = if v.row_grids() { narrow::row_grid(&shape, &mut params, self.word, v.pairs()) } else { None };
-            match rows {
-                Some(grid) => grid,
-                None => (narrow::per_word(&mut params, self.word, self.limits.max_groups as u64, v.word_run()), false),
+        let (workgroups, mid_word) = match self.kernel {
+            Kernel::Narrow => {
+                let first = out_lo - output.0 / self.word;
+                narrow::grid(&shape, &mut params, self.word, first, self.variant)
             }
-        } else {
-            (wide::grid(&shape, &mut params, v.wide_elems()), false)
+            Kernel::Wide => (wide::grid(&shape, &mut params, self.variant.wide_elems()), false),
         };
         Ok(Some(Dispatch { params, mid_word, workgroups, input, output }))
     }

@@ -6,9 +6,18 @@
 //! are too short or windows disagree, [`NARROW_WORD_RUN`](super::params::NARROW_WORD_RUN) words an invocation a workgroup's
 //! width apart, each finding its row by division. Either way a SIMD group's lanes store
 //! neighbouring words (the memory model, `gpu::model`, checks it).
+//!
+//! The layout asks it three things: whether the output is dense enough ([`check_output`]),
+//! each window's grid ([`grid`]), and the one walk all windows of a pad share
+//! ([`settle_row_walk`]).
 
 use super::params::{magic_divisor, Params, INDEX_LIMIT, NARROW_ROW_WORDS, ROW_WORDS_NONE, WORKGROUP};
+use super::program::Dispatch;
+use super::variant::KernelVariant;
+use super::view::{dense_strides, invalid};
 use super::window::WindowShape;
+use crate::error::{Result, Side};
+use crate::plan::PadPlan;
 
 /// How the narrow kernel (8- and 16-bit words) walks its output: a pipeline constant
 /// (`ROW_WALK` in narrow.wgsl, compared with the names [`RowWalk::wgsl_constants`] emits).
@@ -99,6 +108,58 @@ pub(super) fn fits(s: &WindowShape, word: u64) -> bool {
     elems <= INDEX_LIMIT && elems.div_ceil(4 / word).div_ceil(WORKGROUP as u64) <= s.max_groups * s.max_groups
 }
 
+/// One invocation owns each output word, so the output must be one dense run: an error
+/// naming the first axis whose stride is not the dense one.
+pub(super) fn check_output(plan: &PadPlan, out_strides: &[u64], elem: u64) -> Result<()> {
+    let dense = dense_strides(plan.out_shape());
+    match (0..dense.len()).find(|&i| plan.out_shape()[i] > 1 && out_strides[i] != dense[i]) {
+        Some(axis) => Err(invalid(
+            Side::Output,
+            format!(
+                "axis {axis} has stride {}, but {}-bit outputs must be dense (stride {} there) unless their rows move in whole 4-byte words: the GPU writes them in 32-bit words",
+                out_strides[axis],
+                8 * elem,
+                dense[axis]
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// A window's grid: rows where the window and the variant allow them ([`row_grid`]), else
+/// per word. `first` is the window's first output element, counted from its binding's
+/// start. Returns the workgroup counts and whether rows end mid-word.
+pub(super) fn grid(
+    s: &WindowShape,
+    params: &mut Params,
+    word: u64,
+    first: u64,
+    variant: KernelVariant,
+) -> ([u32; 3], bool) {
+    params.first = first as u32;
+    params.elems = s.elems() as u32;
+    let rows = if variant.row_grids() { row_grid(s, params, word, variant.pairs()) } else { None };
+    rows.unwrap_or_else(|| (per_word(params, word, s.max_groups, variant.word_run()), false))
+}
+
+/// The pad's walk, one pipeline for all its windows ([`row_walk`]); where windows disagree
+/// on their rows, every window with rows goes per word instead.
+pub(super) fn settle_row_walk(
+    dispatches: &mut [Dispatch],
+    word: u64,
+    max_groups: u64,
+    variant: KernelVariant,
+) -> RowWalk {
+    let walk = row_walk(dispatches.iter().map(|d| (d.params.row_first, d.mid_word)));
+    if walk == RowWalk::PerWord {
+        for d in dispatches.iter_mut().filter(|d| d.params.row_first != 0) {
+            d.workgroups = per_word(&mut d.params, word, max_groups, variant.word_run());
+            d.mid_word = false;
+        }
+    }
+    walk
+}
+
 /// Rows on a row grid where the window allows it: along axis 0, or along axes 0 and 1 where
 /// axis 0 is a whole unpadded run (RGB pixels, say). Each row owns the words that start in
 /// it: rows of whole words own their own; rows that end mid-word must follow each other in
@@ -106,7 +167,7 @@ pub(super) fn fits(s: &WindowShape, word: u64) -> bool {
 /// most. Sets the grid's parameters and returns its workgroup counts and whether rows end
 /// mid-word; `None` where no row grid fits (the per-word path then). `params.first` is set.
 /// `pairs`: the narrow-pairs variant's long rows ([`lanes`]).
-pub(super) fn row_grid(s: &WindowShape, params: &mut Params, word: u64, pairs: bool) -> Option<([u32; 3], bool)> {
+fn row_grid(s: &WindowShape, params: &mut Params, word: u64, pairs: bool) -> Option<([u32; 3], bool)> {
     let (epw, maxg, rank) = (4 / word, s.max_groups, s.rank());
     let first = params.first as u64;
     let rows_from = |f: usize, mid_word: bool| {
@@ -152,7 +213,7 @@ pub(super) fn row_grid(s: &WindowShape, params: &mut Params, word: u64, pairs: b
 /// Gives a window the per-word path: `run` words an invocation, a workgroup apart
 /// ([`NARROW_WORD_RUN`](super::params::NARROW_WORD_RUN) by default, 1 in the reference variant; `row_words` 0, `count` the
 /// words it covers); returns its workgroup counts.
-pub(super) fn per_word(p: &mut Params, word: u64, max_groups: u64, run: u32) -> [u32; 3] {
+fn per_word(p: &mut Params, word: u64, max_groups: u64, run: u32) -> [u32; 3] {
     let epw = 4 / word as u32;
     p.row_first = 0; // no axes in rows
     p.row_words = ROW_WORDS_NONE;
@@ -169,7 +230,7 @@ pub(super) fn per_word(p: &mut Params, word: u64, max_groups: u64, run: u32) -> 
 /// (rows ending mid-word in any window: that pipeline, which runs rows of whole words
 /// correctly too); else per word, where the layout gives every window with rows the per-word
 /// path ([`per_word`]).
-pub(super) fn row_walk(windows: impl IntoIterator<Item = (u32, bool)>) -> RowWalk {
+fn row_walk(windows: impl IntoIterator<Item = (u32, bool)>) -> RowWalk {
     let mut windows = windows.into_iter().peekable();
     let Some(&(first, _)) = windows.peek() else { return RowWalk::PerWord };
     let mut mid_word = false;

@@ -12,6 +12,8 @@
 # the baseline:
 #   cargo build --release --features literal --example gpu_vs_cpu
 #   mkdir -p .devbin && cp target/release/examples/gpu_vs_cpu .devbin/NAME
+# and, to measure the fused pad too (issue 54; its output is fused.txt):
+#   cargo build --release --example fused_conv && cp target/release/examples/fused_conv .devbin/fused_conv.example
 # There:
 #   run(command="bash benchmarks/device-ab.sh", carry=[".gl", ".devbin"], timeout_s=600)
 # What comes back: $OUT/device-ab.tar.gz: every report as JSON and its table as text, named
@@ -45,7 +47,7 @@ export WGPU_BACKEND=${WGPU_BACKEND:-vulkan}
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
 
 # The builds: BUILDS, else every executable in .devbin but scripts, in name order.
-read -r -a builds <<< "${BUILDS:-$(find .devbin -maxdepth 1 -type f -perm -u+x ! -name '*.sh' -printf '%f\n' 2>/dev/null | sort | tr '\n' ' ')}"
+read -r -a builds <<< "${BUILDS:-$(find .devbin -maxdepth 1 -type f -perm -u+x ! -name '*.sh' ! -name '*.example' -printf '%f\n' 2>/dev/null | sort | tr '\n' ' ')}"
 if (( ${#builds[@]} == 0 )); then
     echo "device-ab: no builds in .devbin (see this script's header)" >&2
     exit 1
@@ -113,6 +115,13 @@ for run in "${runs[@]:1}"; do
         done
     done
 done
+# The fused pad against pad + conv, where its example was carried.
+if [[ -x .devbin/fused_conv.example ]]; then
+    echo "--- the fused pad ($((SECONDS - start)) s)"
+    timeout "${CASE_LIMIT:-200}" ./.devbin/fused_conv.example > "$work/fused.txt" 2>&1 \
+        || echo "device-ab: fused_conv failed (fused.txt)" >&2
+    cat "$work/fused.txt"
+fi
 tar -czf "$out/device-ab.tar.gz" -C "$work" .
 rm -rf "$work"
 echo "device-ab: $out/device-ab.tar.gz ($((SECONDS - start)) s)"

@@ -134,6 +134,14 @@ pub enum PadError {
         /// The limit, in bytes.
         limit: u64,
     },
+    /// A name prefix for generated WGSL that is not the start of a WGSL name.
+    #[error("prefix {prefix:?}: {reason}")]
+    InvalidPrefix {
+        /// The prefix given.
+        prefix: String,
+        /// What a prefix must be.
+        reason: String,
+    },
     /// The data type is not handled by this entry point (e.g. strings on a GPU buffer).
     #[error("{dtype} is not supported here: {reason}")]
     Unsupported {

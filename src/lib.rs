@@ -21,6 +21,8 @@
 //!   checked against the declared version.
 //! - [`gpu`] runs a plan with WGSL compute shaders: [`gpu::PadKernel`] records into an
 //!   engine's own encoder, device and buffers; [`gpu::GpuContext`] pads host tensors.
+//! - [`fused`] writes the pad as WGSL functions an engine's own kernel calls (a convolution
+//!   reading its unpadded input), so no padded tensor is written.
 //! - [`cpu`] runs a plan on host memory; [`reference`](mod@reference) is the slow per-element oracle.
 //! - With the `npy` feature (on by default), `npy` reads and writes `.npy` files, including
 //!   ml_dtypes' descrs, streaming and within a memory cap; with `literal`, `literal` parses a
@@ -36,6 +38,7 @@ pub mod cpu;
 mod dtype;
 mod error;
 pub mod forms;
+pub mod fused;
 pub mod gpu;
 #[cfg(feature = "literal")]
 pub mod literal;

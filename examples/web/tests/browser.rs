@@ -6,7 +6,10 @@
 //! - every pipeline variant compiled under Tint, each run against the CPU path;
 //! - a pad past WebGPU's default 128 MiB storage-binding limit, split into windows;
 //! - views: a slice of a concat on an inner axis, a transposed and a broadcast input;
-//! - the embed pattern: a producer pass, a pad, a consumer pass, one submit.
+//! - the embed pattern: a producer pass, a pad, a consumer pass, one submit;
+//! - the fused pad: a convolution reading its input through `wgpu_pad::fused`'s functions
+//!   equals pad + conv bit for bit, every mode (examples/fused_conv/conv.rs);
+//! - every kernel variant kept for a real GPU to decide, on the corpus and long rows.
 //!
 //! `.ci/browser` reads the lines that start with `adapter=` and `corpus:`.
 #![cfg(target_arch = "wasm32")]
@@ -17,6 +20,11 @@ use wgpu_pad::gpu::{BufferRange, ExecPath, GpuContext, PadKernel};
 use wgpu_pad::{cpu, npy, DataType, Mode, PadError, PadPlan, PadRequest, Tensor};
 
 wasm_bindgen_test_configure!(run_in_browser);
+
+/// The convolution of the fused-pad example, shared with tests/fused.rs.
+#[path = "../../fused_conv/conv.rs"]
+#[allow(dead_code)] // the host convolution: the native tests' check
+mod conv;
 
 /// One case of the corpus, its files embedded.
 struct CorpusCase {
@@ -184,6 +192,86 @@ async fn corpus_on_webgpu_and_cpu_paths() {
     let (min_cases, min_gpu) = if CORPUS_BUNDLED { (395, 251) } else { (1, 0) };
     assert!(passed >= min_cases, "only {passed} corpus cases at {CORPUS_DIR} (at least {min_cases})");
     assert!(on_gpu >= min_gpu, "only {on_gpu} cases ran on the GPU (at least {min_gpu})");
+}
+
+/// The channels of the padded tensor (what the convolution's filters span).
+fn padded_channels(shape: &[usize], pads: &[i64]) -> usize {
+    (shape[1] as i64 + pads[1] + pads[shape.len() + 1]) as usize
+}
+
+/// A convolution through the fused pad functions (parameters bound, and baked) equals our pad
+/// followed by the same convolution, bit for bit under Tint, every mode: an image padded by
+/// 1, crops with pads wider than the axis, and audio framing (f32 [1,1,16000] padded by 512).
+#[wasm_bindgen_test]
+async fn fused_convolution_equals_pad_then_conv() {
+    let ctx = gpu().await;
+    // Shape, pads, filters, and each filter's height and width.
+    type Case = (&'static [usize], &'static [i64], usize, (usize, usize));
+    let cases: [Case; 3] = [
+        (&[2, 3, 9, 7], &[0, 0, 1, 1, 0, 0, 1, 1], 4, (3, 3)),
+        (&[1, 2, 5, 5], &[0, 0, -1, 9, 0, 0, 6, -2], 3, (3, 3)),
+        (&[1, 1, 16000], &[0, 0, 512, 0, 0, 512], 4, (1, 9)),
+    ];
+    let mut checked = 0;
+    for (shape, pads, out_channels, (kh, kw)) in cases {
+        let n: usize = shape.iter().product();
+        let input: Vec<f32> = (0..n).map(|i| ((i * 7919) % 1000) as f32 / 250.0 - 2.0).collect();
+        let weights: Vec<f32> = (0..out_channels * padded_channels(shape, pads) * kh * kw)
+            .map(|i| ((i * 104_729) % 97) as f32 / 97.0 - 0.5)
+            .collect();
+        for mode in Mode::ALL {
+            let p = plan(DataType::Float32, shape, pads, mode);
+            let c = conv::Conv { plan: &p, out_channels, kh, kw };
+            let prepared = conv::Prepared::new(ctx.device(), ctx.kernel(), &c, &input, &weights);
+            let outputs = conv::run_all(ctx.device(), ctx.queue(), &prepared).await;
+            for (load, out) in conv::Load::ALL.iter().zip(&outputs) {
+                let same = out.iter().zip(&outputs[2]).all(|(a, b)| a.to_bits() == b.to_bits());
+                assert!(same, "{mode} {shape:?} {pads:?}: the {load:?} convolution differs from pad + conv");
+            }
+            checked += 1;
+        }
+    }
+    ctx.kernel().pop_errors().await.expect("a GPU error in the fused convolutions");
+    console_log!("fused: {checked} convolutions equal pad + conv");
+}
+
+/// Every kernel variant kept for a real GPU to decide (`KernelVariant`, selected for
+/// measurement only) runs the corpus and long 8/16-bit rows bit for bit under Tint.
+#[wasm_bindgen_test]
+async fn kernel_variants_run_the_corpus_and_long_rows() {
+    use wgpu_pad::gpu::KernelVariant;
+    for variant in KernelVariant::ALL.into_iter().filter(|&v| v != KernelVariant::Default) {
+        let gpu = gpu().await;
+        gpu.kernel().select_variant_for_measurement(variant);
+        let (mut failures, mut on_gpu) = (Vec::new(), 0);
+        for case in CASES {
+            if let Err(why) = run_case(&gpu, case, &mut on_gpu).await {
+                failures.push(why);
+            }
+        }
+        // Rows of over a workgroup's words: shifted, aligned, several workgroups a row.
+        for (dtype, shape, pads) in [
+            (DataType::Uint8, [2usize, 9000], [0i64, 3, 0, 5]),
+            (DataType::Uint8, [2, 8184], [0, 4, 0, 4]),
+            (DataType::Float16, [3, 4092], [0, 1, 0, 3]),
+            (DataType::Float32, [3, 3000], [0, 5, 0, 2]),
+        ] {
+            let x = pattern(dtype, &shape, 5);
+            for mode in Mode::ALL {
+                let p = plan(dtype, &shape, &pads, mode);
+                let (got, _) = pad_on_kernel(&gpu, gpu.kernel(), &p, &x).await;
+                if got != cpu::pad(&p, &x).unwrap().bytes().unwrap() {
+                    failures.push(format!("{dtype} {shape:?} {pads:?} {mode}"));
+                }
+            }
+        }
+        gpu.kernel().pop_errors().await.expect("a GPU error in a kernel variant");
+        for why in &failures {
+            console_log!("FAILED ({}) {why}", variant.name());
+        }
+        console_log!("kernel variant {}: {} failed, {on_gpu} corpus cases on the GPU", variant.name(), failures.len());
+        assert!(failures.is_empty(), "kernel variant {}: {} cases failed", variant.name(), failures.len());
+    }
 }
 
 /// All `PadKernel::PIPELINES` pipelines (5 modes, every moved width, both fixed variants) compile under Tint,

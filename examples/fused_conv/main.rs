@@ -1,0 +1,104 @@
+//! A convolution that reads its unpadded input through `wgpu_pad::fused`'s WGSL functions,
+//! against our pad followed by the same convolution: bit for bit, every mode, and what the
+//! fusion saves (the padded tensor's bytes, written and read, and the time of pad + conv
+//! against the fused conv, its parameters bound as a uniform or baked as constants), on this
+//! machine's adapter.
+//!
+//! ```text
+//! cargo run --release --example fused_conv
+//! ```
+//!
+//! Times are medians of batches of back-to-back runs, each batch waited for (on lavapipe, a
+//! CPU, they rank nothing about a GPU; BENCHMARKS.md has the figures and where they came from).
+
+mod conv;
+
+use std::time::Instant;
+
+use conv::{Conv, Load, Prepared};
+use wgpu_pad::gpu::GpuContext;
+use wgpu_pad::{cpu, DataType, Mode, PadPlan, PadRequest, Tensor};
+
+/// The cases: a 3x3 convolution over an image padded by 1 (the CNN pattern), and audio framing
+/// (f32 [1,1,16000] padded by 512 on its last axis, the STFT pattern) under a 1-D filter.
+/// A case: its name, the input's shape, the pads, the filters, and each filter's height and width.
+type Case = (&'static str, &'static [usize], &'static [i64], usize, usize, usize);
+
+const CASES: [Case; 2] = [
+    ("f32 [1,16,64,64] pad 1, 3x3 conv to 16 channels", &[1, 16, 64, 64], &[0, 0, 1, 1, 0, 0, 1, 1], 16, 3, 3),
+    ("f32 [1,1,16000] pad 512, 1-D conv of 9 taps to 8 channels", &[1, 1, 16000], &[0, 0, 512, 0, 0, 512], 8, 1, 9),
+];
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    env_logger::init();
+    let ctx = GpuContext::new_blocking()?;
+    let (device, queue) = (ctx.device(), ctx.queue());
+    println!("adapter: {} ({:?})", ctx.adapter_info().name, ctx.adapter_info().backend);
+    println!(
+        "{:<58} {:<9} {:>10} {:>12} {:>9} {:>9} {:>7} {:>7}",
+        "case", "mode", "saved MiB", "pad+conv ms", "fused ms", "baked ms", "ratio", "baked"
+    );
+    for (name, shape, pads, out_channels, kh, kw) in CASES {
+        let n: usize = shape.iter().product();
+        let input: Vec<f32> = (0..n).map(|i| ((i * 7919) % 1000) as f32 / 250.0 - 2.0).collect();
+        let weights: Vec<f32> = (0..out_channels * padded_channels(shape, pads) * kh * kw)
+            .map(|i| ((i * 104_729) % 97) as f32 / 97.0 - 0.5)
+            .collect();
+        for mode in Mode::ALL {
+            let plan = PadPlan::new(DataType::Float32, shape, &PadRequest::new(pads.to_vec()).mode(mode))?;
+            let conv = Conv { plan: &plan, out_channels, kh, kw };
+            let prepared = Prepared::new(device, ctx.kernel(), &conv, &input, &weights);
+            let outputs = pollster::block_on(conv::run_all(device, queue, &prepared));
+            let padded = &outputs[2];
+            for (load, out) in Load::ALL.iter().zip(&outputs) {
+                if !out.iter().zip(padded).all(|(a, b)| a.to_bits() == b.to_bits()) {
+                    return Err(format!("{name} {mode}: the {load:?} convolution differs from pad + conv").into());
+                }
+            }
+            // And the convolution is one: the host's, over the CPU path's pad, within rounding.
+            let x = Tensor::from_slice(DataType::Float32, shape.to_vec(), &input)?;
+            let want = conv::on_host(&conv, cpu::pad(&plan, &x)?.as_slice::<f32>().ok_or("f32 data")?, &weights);
+            if let Some(i) = padded.iter().zip(&want).position(|(g, w)| (g - w).abs() > 1e-4 * (1.0 + w.abs())) {
+                return Err(format!("{name} {mode}: output {i} is {}, the host's {}", padded[i], want[i]).into());
+            }
+            let time = |load: Load| median_ms(device, queue, &prepared, load);
+            // Alternated, so that drift falls on both alike.
+            let (mut unfused, mut fused_ms, mut baked_ms) = (Vec::new(), Vec::new(), Vec::new());
+            for _ in 0..5 {
+                unfused.push(time(Load::Padded));
+                fused_ms.push(time(Load::Fused));
+                baked_ms.push(time(Load::Baked));
+            }
+            let (u, f, b) = (median(&mut unfused), median(&mut fused_ms), median(&mut baked_ms));
+            // The padded tensor is written once and read by the convolution: twice its bytes.
+            let saved = 2.0 * conv.padded_bytes() as f64 / (1 << 20) as f64;
+            println!("{name:<58} {mode:<9} {saved:>10.2} {u:>12.3} {f:>9.3} {b:>9.3} {:>7.2} {:>7.2}", u / f, u / b);
+        }
+    }
+    ctx.kernel().pop_errors_blocking()?;
+    println!("every mode: the fused convolutions (parameters bound and baked) equal pad + conv bit for bit; ratio: pad+conv over fused, parameters bound (fused) or baked");
+    Ok(())
+}
+
+/// Milliseconds one run of `load` takes: a batch of runs in one submit, waited for.
+fn median_ms(device: &wgpu::Device, queue: &wgpu::Queue, prepared: &Prepared, load: Load) -> f64 {
+    const BATCH: u32 = 10;
+    let mut enc = device.create_command_encoder(&Default::default());
+    for _ in 0..BATCH {
+        prepared.record(&mut enc, load);
+    }
+    let start = Instant::now();
+    queue.submit([enc.finish()]);
+    device.poll(wgpu::PollType::wait_indefinitely()).expect("the device's poll");
+    start.elapsed().as_secs_f64() * 1e3 / BATCH as f64
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// The channels of the padded tensor (what the convolution's filters span).
+fn padded_channels(shape: &[usize], pads: &[i64]) -> usize {
+    (shape[1] as i64 + pads[1] + pads[shape.len() + 1]) as usize
+}

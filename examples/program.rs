@@ -2,9 +2,10 @@
 //! WebGPU host (another wgpu major, Dawn, a JavaScript engine) does with the crate's
 //! kernels. The program is plain data: WGSL, and per dispatch its uniform bytes, bindings
 //! and workgroup counts. Bindings are capped at 64 KiB here so that the pad takes several
-//! dispatches. Checks the result against the CPU path, bit for bit.
+//! dispatches. Checks the result against the CPU path, bit for bit. It runs on the crate
+//! without its `wgpu` feature, the host bringing its own wgpu (CI runs it so):
 //!
-//!     cargo run --release --example program
+//!     cargo run --release --example program --no-default-features
 
 use wgpu::util::DeviceExt;
 use wgpu_pad::gpu::{BufferView, DeviceLimits, Program};
@@ -24,8 +25,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (in_bytes, out_bytes) = plan.byte_sizes().unwrap();
     let (in_size, out_size) = (in_bytes.next_multiple_of(4), out_bytes.next_multiple_of(4));
 
-    // The program: no device needed to make it.
-    let limits = DeviceLimits { max_binding: 64 << 10, ..DeviceLimits::from(&device.limits()) };
+    // The program: no device needed to make it, only the limits it must fit (read here from
+    // the host's own wgpu, whichever major; bindings capped at 64 KiB to show the windows).
+    let l = device.limits();
+    let limits = DeviceLimits {
+        max_binding: l.max_storage_buffer_binding_size.min(l.max_buffer_size).min(64 << 10),
+        max_buffer: l.max_buffer_size,
+        storage_alignment: l.min_storage_buffer_offset_alignment as u64,
+        max_groups: l.max_compute_workgroups_per_dimension,
+    };
     let program = Program::new(&plan, &BufferView::dense(0, in_size), &BufferView::dense(0, out_size), &limits)?;
 
     // The host's half: buffers, one pipeline, a uniform slot and a bind group per dispatch.

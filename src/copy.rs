@@ -11,6 +11,7 @@ use crate::threads::{share_out, threads, PARALLEL_MIN_BYTES};
 /// A new vector holding `src` (a GPU readback): allocated without zero-filling, on huge
 /// pages where large, and copied by up to [`threads`] threads from 4 MiB, since faulting in
 /// its fresh pages costs about as much as the copy and spreads across cores.
+#[cfg_attr(not(feature = "wgpu"), allow(dead_code))] // used by the wgpu half
 pub(crate) fn copy_to_new_vec(src: &[u8], what: &str, arena: Option<&OutputArena>) -> Result<Vec<u8>> {
     let mut out = output_bytes(src.len(), what, arena)?;
     let dst = &mut out.spare_capacity_mut()[..src.len()];

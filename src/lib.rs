@@ -24,6 +24,10 @@
 //! - [`fused`] writes the pad as WGSL functions an engine's own kernel calls (a convolution
 //!   reading its unpadded input), so no padded tensor is written.
 //! - [`cpu`] runs a plan on host memory; [`reference`](mod@reference) is the slow per-element oracle.
+//! - The `wgpu` feature (on by default) is the GPU path on wgpu 30 ([`gpu::PadKernel`],
+//!   [`gpu::GpuContext`]). Without it the crate has no wgpu at all and still makes every
+//!   pad's [`gpu::Program`] (its WGSL and dispatches as plain data) for a host that brings
+//!   its own wgpu, of any major, or none.
 //! - With the `npy` feature (on by default), `npy` reads and writes `.npy` files, including
 //!   ml_dtypes' descrs, streaming and within a memory cap; with `literal`, `literal` parses a
 //!   constant of any type from text. The `cli` feature builds the `wgpu-pad` command on them.

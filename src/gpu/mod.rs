@@ -1,5 +1,8 @@
 //! The GPU path: WGSL pad shaders (`shaders/`) run with wgpu.
 //!
+//! Without the `wgpu` feature (on by default) only [`Program`] and what it needs are here:
+//! a pad's WGSL and dispatches as plain data, for a host on another wgpu major or none.
+//!
 //! - [`PadKernel`] records a pad into a caller's command encoder or open compute pass, on
 //!   the caller's device and buffers, dense or through strided views (the part an
 //!   inference engine embeds).
@@ -21,10 +24,14 @@
 //! readback), `buffers` (ranges, uploads, the pool); and [`model`], the memory-transaction
 //! model that traces the real shaders.
 
+#[cfg(feature = "wgpu")]
 mod buffers;
+#[cfg(feature = "wgpu")]
 mod context;
+#[cfg(feature = "wgpu")]
 mod kernel;
 mod layout;
+#[cfg(feature = "wgpu")]
 pub mod model;
 mod narrow;
 mod params;
@@ -35,8 +42,11 @@ mod view;
 mod wide;
 mod window;
 
+#[cfg(feature = "wgpu")]
 pub use buffers::BufferRange;
+#[cfg(feature = "wgpu")]
 pub use context::{ExecPath, GpuContext, Padded, DEFAULT_BUFFER_POOL_BYTES};
+#[cfg(feature = "wgpu")]
 pub use kernel::{Encoded, PadKernel, PreparedPad};
 pub use params::MAX_RANK;
 pub use program::{BufferView, DeviceLimits, Dispatch, Program};

@@ -119,6 +119,7 @@ impl Params {
 }
 
 /// Bytes between two windows' parameters in one uniform buffer.
+#[cfg_attr(not(feature = "wgpu"), allow(dead_code))] // used by the wgpu half
 pub(crate) fn params_stride(uniform_alignment: u32) -> u64 {
     (std::mem::size_of::<Params>() as u64).next_multiple_of(uniform_alignment as u64)
 }

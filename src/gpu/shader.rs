@@ -16,10 +16,12 @@ use super::variant::KernelVariant;
 /// Every pipeline the kernels can need: wide widths (3) × (constant and edge, and the three
 /// periodic modes in two variants: 2 + 3 × 2), and narrow widths (2) the same × 4 row walks.
 /// The one place this number is written.
+#[cfg_attr(not(feature = "wgpu"), allow(dead_code))] // used by the wgpu half
 pub const PIPELINES: usize = 3 * (2 + 3 * 2) + 2 * (2 + 3 * 2) * 4;
 
 /// Bytes a shader moves per element: the type's width, or wider where an unpadded
 /// innermost run splits evenly into 4-, 8- or 16-byte words.
+#[cfg_attr(not(feature = "wgpu"), allow(dead_code))] // used by the wgpu half
 pub(crate) const WORD_BYTES: [u8; 5] = [1, 2, 4, 8, 16];
 
 /// What one pipeline is specialised for ([`Program::pipeline_key`](super::Program::pipeline_key)):
@@ -58,6 +60,7 @@ impl PipelineKey {
     }
 
     /// Every key a type of `elem_bytes` bytes can need in `mode`.
+    #[cfg_attr(not(feature = "wgpu"), allow(dead_code))] // used by the wgpu half
     pub(crate) fn all_for(mode: Mode, elem_bytes: u8) -> Vec<PipelineKey> {
         let mut keys = Vec::new();
         for &w in WORD_BYTES.iter().filter(|&&w| w >= elem_bytes) {
@@ -82,6 +85,7 @@ impl PipelineKey {
     /// The memory model's trace variant of the same pipeline ([`super::model`]): `TRACE`
     /// true and a fourth binding that records every access. Never built by `PadKernel`.
     #[cfg_attr(target_arch = "wasm32", allow(dead_code))] // the trace blocks: native only
+    #[cfg_attr(not(feature = "wgpu"), allow(dead_code))] // used by the wgpu half
     pub(crate) fn wgsl_traced(&self) -> String {
         self.wgsl_with(true)
     }

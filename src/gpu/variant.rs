@@ -50,6 +50,7 @@ impl KernelVariant {
         KernelVariant::ALL.into_iter().find(|v| v.name() == name)
     }
 
+    #[cfg_attr(not(feature = "wgpu"), allow(dead_code))] // used by the wgpu half
     pub(crate) fn from_u8(v: u8) -> KernelVariant {
         KernelVariant::ALL.into_iter().find(|&k| k as u8 == v).unwrap_or_default()
     }

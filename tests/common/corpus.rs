@@ -12,9 +12,15 @@ pub fn corpus_dir() -> Option<PathBuf> {
         assert!(dir.is_dir(), "WGPU_PAD_CONFORMANCE={} is not a folder", dir.display());
         return Some(dir);
     }
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/conformance/cases");
+    // This crate's copy, or the workspace root's for a crate under integrations/.
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = manifest.join("tests/data/conformance/cases");
     if dir.is_dir() {
         return Some(dir);
+    }
+    let root = manifest.join("../../tests/data/conformance/cases");
+    if manifest.parent().is_some_and(|p| p.ends_with("integrations")) && root.is_dir() {
+        return Some(root);
     }
     eprintln!(
         "no conformance corpus at {}: nothing to run (the published package leaves it out; set WGPU_PAD_CONFORMANCE to a corpus's cases folder)",

@@ -9,14 +9,17 @@
 //! - the embed pattern: a producer pass, a pad, a consumer pass, one submit;
 //! - the fused pad: a convolution reading its input through `wgpu_pad::fused`'s functions
 //!   equals pad + conv bit for bit, every mode (examples/fused_conv/conv.rs);
-//! - every kernel variant kept for a real GPU to decide, on the corpus and long rows.
+//! - every kernel variant kept for a real GPU to decide, on the corpus and long rows;
+//! - the corpus through a JavaScript host: the page's own WebGPU, no wgpu, running the
+//!   `Program`s the wasm module makes (docs/HOSTING.md).
 //!
 //! `.ci/browser` reads the lines that start with `adapter=` and `corpus:`.
 #![cfg(target_arch = "wasm32")]
 
+use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen_test::{console_log, wasm_bindgen_test, wasm_bindgen_test_configure};
 use wgpu::util::DeviceExt;
-use wgpu_pad::gpu::{BufferRange, ExecPath, GpuContext, PadKernel};
+use wgpu_pad::gpu::{BufferRange, BufferView, DeviceLimits, ExecPath, GpuContext, PadKernel, Program};
 use wgpu_pad::{cpu, npy, DataType, Mode, PadError, PadPlan, PadRequest, Tensor};
 
 wasm_bindgen_test_configure!(run_in_browser);
@@ -117,12 +120,10 @@ fn error_matches(err: &PadError, kind: &str) -> bool {
     )
 }
 
-/// Runs one case on both paths; `Err` says what differed.
-async fn run_case(
-    gpu: &GpuContext,
-    &CorpusCase { name, json, input, value, expected }: &CorpusCase,
-    on_gpu: &mut usize,
-) -> Result<(), String> {
+/// A case's `case.json`, type, input and plan.
+fn parse_case(
+    &CorpusCase { name, json, input, value, .. }: &CorpusCase,
+) -> Result<(serde_json::Value, DataType, Tensor, Result<PadPlan, PadError>), String> {
     let json: serde_json::Value = serde_json::from_str(json).map_err(|e| format!("{name}: case.json: {e}"))?;
     let dtype: DataType = json["dtype"].as_str().unwrap().parse().map_err(|e| format!("{name}: {e}"))?;
     let ints = |v: &serde_json::Value| v.as_array().unwrap().iter().map(|x| x.as_i64().unwrap()).collect::<Vec<_>>();
@@ -137,6 +138,13 @@ async fn run_case(
         }
         PadPlan::new(dtype, input.shape(), &req)
     })();
+    Ok((json, dtype, input, plan))
+}
+
+/// Runs one case on both paths; `Err` says what differed.
+async fn run_case(gpu: &GpuContext, case: &CorpusCase, on_gpu: &mut usize) -> Result<(), String> {
+    let &CorpusCase { name, expected, .. } = case;
+    let (json, dtype, input, plan) = parse_case(case)?;
     match (json["expect"].as_str(), plan) {
         (Some("ok"), Ok(plan)) => {
             let want = tensor(expected.ok_or(format!("{name}: no expected.npy"))?, dtype);
@@ -197,6 +205,147 @@ async fn corpus_on_webgpu_and_cpu_paths() {
 /// The channels of the padded tensor (what the convolution's filters span).
 fn padded_channels(shape: &[usize], pads: &[i64]) -> usize {
     (shape[1] as i64 + pads[1] + pads[shape.len() + 1]) as usize
+}
+
+/// The JavaScript host: the page's own WebGPU (`navigator.gpu`), no wgpu. It runs a
+/// Program's data, as docs/HOSTING.md describes: one pipeline per WGSL (cached), the
+/// dispatches' parameters in one uniform buffer at aligned offsets, a bind group and a
+/// dispatch each, then the output read back.
+#[wasm_bindgen(inline_js = r#"
+let state = null;
+export async function js_run_program(wgsl, meta, params, input, inSize, outSize) {
+  if (state === null) {
+    const adapter = await navigator.gpu.requestAdapter();
+    const device = await adapter.requestDevice();
+    state = { device, pipelines: new Map() };
+  }
+  const device = state.device;
+  let pipeline = state.pipelines.get(wgsl);
+  if (pipeline === undefined) {
+    const module = device.createShaderModule({ code: wgsl });
+    pipeline = device.createComputePipeline({ layout: "auto", compute: { module, entryPoint: "main" } });
+    state.pipelines.set(wgsl, pipeline);
+  }
+  const m = JSON.parse(meta);
+  device.pushErrorScope("validation");
+  const make = (size, usage) => device.createBuffer({ size: Math.max(16, Math.ceil(size / 4) * 4), usage });
+  const inBuf = make(inSize, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST);
+  const padded = new Uint8Array(Math.ceil(input.length / 4) * 4);
+  padded.set(input);
+  device.queue.writeBuffer(inBuf, 0, padded);
+  const outBuf = make(outSize, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC);
+  const empty = make(m.empty_bytes, GPUBufferUsage.STORAGE);
+  const align = device.limits.minUniformBufferOffsetAlignment;
+  const stride = Math.ceil(m.params_bytes / align) * align;
+  const uniform = make(Math.max(1, m.dispatches.length) * stride, GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST);
+  m.dispatches.forEach((d, i) => {
+    device.queue.writeBuffer(uniform, i * stride, params, i * m.params_bytes, m.params_bytes);
+  });
+  const encoder = device.createCommandEncoder();
+  const pass = encoder.beginComputePass();
+  pass.setPipeline(pipeline);
+  m.dispatches.forEach((d, i) => {
+    const input = d.input === null ? { buffer: empty, offset: 0, size: m.empty_bytes }
+                                   : { buffer: inBuf, offset: d.input[0], size: d.input[1] };
+    const group = device.createBindGroup({
+      layout: pipeline.getBindGroupLayout(0),
+      entries: [
+        { binding: 0, resource: { buffer: uniform, offset: i * stride, size: m.params_bytes } },
+        { binding: 1, resource: input },
+        { binding: 2, resource: { buffer: outBuf, offset: d.output[0], size: d.output[1] } },
+      ],
+    });
+    pass.setBindGroup(0, group);
+    pass.dispatchWorkgroups(d.groups[0], d.groups[1], d.groups[2]);
+  });
+  pass.end();
+  const readBuf = make(outSize, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
+  encoder.copyBufferToBuffer(outBuf, 0, readBuf, 0, readBuf.size);
+  device.queue.submit([encoder.finish()]);
+  const error = await device.popErrorScope();
+  if (error !== null) {
+    throw new Error(error.message);
+  }
+  await readBuf.mapAsync(GPUMapMode.READ);
+  const out = new Uint8Array(readBuf.getMappedRange().slice(0, outSize));
+  readBuf.unmap();
+  return out;
+}
+"#)]
+extern "C" {
+    #[wasm_bindgen(catch)]
+    async fn js_run_program(
+        wgsl: String,
+        meta: String,
+        params: Vec<u8>,
+        input: Vec<u8>,
+        in_size: f64,
+        out_size: f64,
+    ) -> Result<wasm_bindgen::JsValue, wasm_bindgen::JsValue>;
+}
+
+/// Runs `plan`'s Program (dense views, `limits`) through the JavaScript host.
+async fn pad_in_javascript(plan: &PadPlan, input: &[u8], limits: &DeviceLimits) -> Result<(Vec<u8>, usize), String> {
+    let (in_bytes, out_bytes) = plan.byte_sizes().unwrap();
+    let (in_size, out_size) = (in_bytes.next_multiple_of(4).max(4), out_bytes.next_multiple_of(4).max(4));
+    let program = Program::new(plan, &BufferView::dense(0, in_size), &BufferView::dense(0, out_size), limits)
+        .map_err(|e| e.to_string())?;
+    let dispatches: Vec<serde_json::Value> = program
+        .dispatches()
+        .iter()
+        .map(|d| serde_json::json!({ "input": d.input(), "output": d.output(), "groups": d.workgroups() }))
+        .collect();
+    let meta = serde_json::json!({
+        "dispatches": dispatches,
+        "params_bytes": Program::PARAMS_BYTES,
+        "empty_bytes": Program::EMPTY_INPUT_BYTES,
+    });
+    let params: Vec<u8> = program.dispatches().iter().flat_map(|d| d.params().to_vec()).collect();
+    let out = js_run_program(program.wgsl(), meta.to_string(), params, input.to_vec(), in_size as f64, out_size as f64)
+        .await
+        .map_err(|e| format!("{e:?}"))?;
+    let mut bytes = js_sys::Uint8Array::new(&out).to_vec();
+    bytes.truncate(out_bytes as usize);
+    Ok((bytes, program.dispatches().len()))
+}
+
+/// The whole corpus through the JavaScript host (no wgpu: the page's WebGPU, the programs
+/// made by the wasm module), bit for bit: on WebGPU's default limits, and with bindings of
+/// 1 KiB so that larger cases run as several binding windows.
+#[wasm_bindgen_test]
+async fn corpus_through_javascript_webgpu() {
+    for (what, limits) in [
+        ("WebGPU's default limits", DeviceLimits::WEBGPU_DEFAULT),
+        ("1 KiB bindings", DeviceLimits { max_binding: 1024, ..DeviceLimits::WEBGPU_DEFAULT }),
+    ] {
+        let (mut passed, mut failures, mut split) = (0, Vec::new(), 0);
+        for case in CASES {
+            let (json, dtype, input, plan) = parse_case(case).unwrap();
+            let (Some("ok"), Ok(plan)) = (json["expect"].as_str(), plan) else { continue };
+            if !dtype.gpu_capable() {
+                continue; // strings and 4-bit types have no program
+            }
+            let want = tensor(case.expected.unwrap(), dtype);
+            match pad_in_javascript(&plan, input.bytes().unwrap(), &limits).await {
+                Ok((bytes, _)) if bytes != want.bytes().unwrap() => failures.push(format!("{}: differs", case.name)),
+                Ok((_, dispatches)) => {
+                    passed += 1;
+                    split += usize::from(dispatches > 1);
+                }
+                Err(e) => failures.push(format!("{}: {e}", case.name)),
+            }
+        }
+        for why in &failures {
+            console_log!("FAILED (JavaScript host, {what}) {why}");
+        }
+        console_log!(
+            "JavaScript host, {what}: {passed} corpus cases passed, {} failed, {split} split into windows",
+            failures.len()
+        );
+        assert!(failures.is_empty(), "JavaScript host, {what}: {} cases failed", failures.len());
+        let min = if CORPUS_BUNDLED { 251 } else { 1 };
+        assert!(passed >= min, "JavaScript host: only {passed} cases (at least {min})");
+    }
 }
 
 /// A convolution through the fused pad functions (parameters bound, and baked) equals our pad

@@ -16,11 +16,7 @@ use wgpu_pad::{cpu, DataType, Mode, PadPlan, PadRequest, Tensor};
 
 fn check(shape: &[usize], pads: &[i64], constant: Option<f32>, out_channels: usize, (kh, kw): (usize, usize)) {
     let Some(ctx) = common::gpu() else { return };
-    let n: usize = shape.iter().product();
-    let input: Vec<f32> = (0..n).map(|i| ((i * 7919) % 1000) as f32 / 250.0 - 2.0).collect();
-    let weights: Vec<f32> = (0..out_channels * padded_channels(shape, pads) * kh * kw)
-        .map(|i| ((i * 104_729) % 97) as f32 / 97.0 - 0.5)
-        .collect();
+    let (input, weights) = conv::case_data(shape, pads, out_channels, kh, kw);
     let x = Tensor::from_slice(DataType::Float32, shape.to_vec(), &input).unwrap();
     for mode in Mode::ALL {
         let mut request = PadRequest::new(pads.to_vec()).mode(mode);
@@ -67,9 +63,4 @@ fn a_constant_other_than_zero() {
 #[test]
 fn audio_framing_padded_by_512() {
     check(&[1, 1, 16000], &[0, 0, 512, 0, 0, 512], None, 4, (1, 9));
-}
-
-/// The channels of the padded tensor (what the convolution's filters span).
-fn padded_channels(shape: &[usize], pads: &[i64]) -> usize {
-    (shape[1] as i64 + pads[1] + pads[shape.len() + 1]) as usize
 }

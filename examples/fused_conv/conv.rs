@@ -141,6 +141,16 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     }
 }
 
+/// A case's data: the unpadded input of `shape` and `out_channels` filters of `kh` x `kw` over
+/// the padded tensor's channels (`pads` may pad the channel axis too), fixed patterns.
+pub fn case_data(shape: &[usize], pads: &[i64], out_channels: usize, kh: usize, kw: usize) -> (Vec<f32>, Vec<f32>) {
+    let n: usize = shape.iter().product();
+    let input = (0..n).map(|i| ((i * 7919) % 1000) as f32 / 250.0 - 2.0).collect();
+    let channels = (shape[1] as i64 + pads[1] + pads[shape.len() + 1]) as usize;
+    let weights = (0..out_channels * channels * kh * kw).map(|i| ((i * 104_729) % 97) as f32 / 97.0 - 0.5).collect();
+    (input, weights)
+}
+
 /// A convolution ready to run: its pipelines, buffers and bind groups on one device.
 pub struct Prepared {
     /// Per load (in `Load::ALL`'s order): its pipeline, bind group and output.

@@ -39,11 +39,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "case", "mode", "saved MiB", "pad+conv ms", "fused ms", "baked ms", "ratio", "baked"
     );
     for (name, shape, pads, out_channels, kh, kw) in CASES {
-        let n: usize = shape.iter().product();
-        let input: Vec<f32> = (0..n).map(|i| ((i * 7919) % 1000) as f32 / 250.0 - 2.0).collect();
-        let weights: Vec<f32> = (0..out_channels * padded_channels(shape, pads) * kh * kw)
-            .map(|i| ((i * 104_729) % 97) as f32 / 97.0 - 0.5)
-            .collect();
+        let (input, weights) = conv::case_data(shape, pads, out_channels, kh, kw);
         for mode in Mode::ALL {
             let plan = PadPlan::new(DataType::Float32, shape, &PadRequest::new(pads.to_vec()).mode(mode))?;
             let conv = Conv { plan: &plan, out_channels, kh, kw };
@@ -96,9 +92,4 @@ fn median_ms(device: &wgpu::Device, queue: &wgpu::Queue, prepared: &Prepared, lo
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
-}
-
-/// The channels of the padded tensor (what the convolution's filters span).
-fn padded_channels(shape: &[usize], pads: &[i64]) -> usize {
-    (shape[1] as i64 + pads[1] + pads[shape.len() + 1]) as usize
 }

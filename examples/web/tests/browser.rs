@@ -202,11 +202,6 @@ async fn corpus_on_webgpu_and_cpu_paths() {
     assert!(on_gpu >= min_gpu, "only {on_gpu} cases ran on the GPU (at least {min_gpu})");
 }
 
-/// The channels of the padded tensor (what the convolution's filters span).
-fn padded_channels(shape: &[usize], pads: &[i64]) -> usize {
-    (shape[1] as i64 + pads[1] + pads[shape.len() + 1]) as usize
-}
-
 /// The JavaScript host: the page's own WebGPU (`navigator.gpu`), no wgpu. It runs a
 /// Program's data, as docs/HOSTING.md describes: one pipeline per WGSL (cached), the
 /// dispatches' parameters in one uniform buffer at aligned offsets, a bind group and a
@@ -363,11 +358,7 @@ async fn fused_convolution_equals_pad_then_conv() {
     ];
     let mut checked = 0;
     for (shape, pads, out_channels, (kh, kw)) in cases {
-        let n: usize = shape.iter().product();
-        let input: Vec<f32> = (0..n).map(|i| ((i * 7919) % 1000) as f32 / 250.0 - 2.0).collect();
-        let weights: Vec<f32> = (0..out_channels * padded_channels(shape, pads) * kh * kw)
-            .map(|i| ((i * 104_729) % 97) as f32 / 97.0 - 0.5)
-            .collect();
+        let (input, weights) = conv::case_data(shape, pads, out_channels, kh, kw);
         for mode in Mode::ALL {
             let p = plan(DataType::Float32, shape, pads, mode);
             let c = conv::Conv { plan: &p, out_channels, kh, kw };

@@ -54,7 +54,8 @@ pub fn pad(plan: &PadPlan, input: &Tensor) -> Tensor {
     // Each axis maps on its own: its source for each of its output coordinates, once (the
     // per-element loop below is most of the time of tests under Miri). None where the output
     // is empty, whose axes may have nothing to take from.
-    let axis_sources: Vec<Vec<Option<usize>>> = (0..if out_len == 0 { 0 } else { rank })
+    let mapped_axes = if out_len == 0 { 0 } else { rank };
+    let axis_sources: Vec<Vec<Option<usize>>> = (0..mapped_axes)
         .map(|d| {
             let (n, b, e) = (in_shape[d] as i128, plan.begins()[d] as i128, plan.ends()[d] as i128);
             (0..out_shape[d]).map(|o| source(plan.mode(), o as i128, n, b, e).map(|i| i as usize)).collect()

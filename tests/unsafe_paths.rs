@@ -42,10 +42,10 @@ fn check(dtype: DataType, shape: &[usize], pads: &[i64], mode: Mode) {
         let n = dtype.storage_bytes(count as u64).unwrap() as usize;
         // Byte i is i * 37 + 11 (mod 256), copied in 256-byte periods: byte by byte it was
         // an eighth of the time under Miri.
-        let period: Vec<u8> = (0..256).map(|i| (i * 37 + 11) as u8).collect();
+        let period: Vec<u8> = (0..n.min(256)).map(|i| (i * 37 + 11) as u8).collect();
         let mut bytes: Vec<u8> = Vec::with_capacity(n);
         while bytes.len() < n {
-            bytes.extend_from_slice(&period[..(n - bytes.len()).min(256)]);
+            bytes.extend_from_slice(&period[..(n - bytes.len()).min(period.len())]);
         }
         if dtype.width() == ElementWidth::Bits4 && count % 2 == 1 {
             // The unused high nibble of an odd count's last byte is zero.

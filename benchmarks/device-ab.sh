@@ -16,13 +16,15 @@
 #   cargo build --release --example fused_conv && cp target/release/examples/fused_conv .devbin/fused_conv.example
 # There:
 #   run(command="bash benchmarks/device-ab.sh", carry=[".gl", ".devbin"], timeout_s=600)
-# What comes back: $OUT/device-ab.tar.gz: every report as JSON and its table as text, named
-# RUN-SUITE-ROUND where a run is BUILD@VARIANT; torch-SUITE.json and .txt; table-RUN-SUITE.md
-# (ours, torch, roofline); compare-FIRST-RUN-SUITE-ROUND.txt (the harness's verdicts against
-# the first run: the first build in the default variant).
-# Knobs: ROUNDS (1), REPS (7), SUITES ("default engine"), BUILDS (every executable in .devbin,
+# What comes back: $OUT/device-ab.tar.gz, rewritten after every step (a call killed at its
+# limit returns what finished before): every report as JSON and its table as text, named
+# RUN-SUITE-ROUND where a run is BUILD@VARIANT; torch-SUITE.json and .txt;
+# table-RUN-SUITE-ROUND.md (ours, torch, roofline); compare-FIRST-RUN-SUITE-ROUND.txt (the
+# harness's verdicts against the first run: the first build in the default variant);
+# failed.txt, the steps that failed (each passed over, its log kept).
+# Knobs: ROUNDS (1), REPS (7), SUITES ("default engine"; "dram" adds outputs past 256 MiB), BUILDS (every executable in .devbin,
 # in name order; the first is the baseline), VARIANTS ("default reference wide-loads-first
-# narrow-pairs"; a build without --kernel-variant runs the default only), CASE_LIMIT (seconds
+# narrow-pairs flat-u4 flat-u8"; a build without --kernel-variant runs the default only), CASE_LIMIT (seconds
 # one run's suite may take, 200), TORCH (1; 0 skips torch).
 # Time: on lavapipe here each run's two suites at REPS=1 take minutes; on an H200 the
 # estimate is about 80 s a run and 40 s for torch (not yet run there): one build in four
@@ -53,7 +55,7 @@ if (( ${#builds[@]} == 0 )); then
     exit 1
 fi
 # The runs: each build in each variant it has (an older build has no --kernel-variant).
-read -r -a variants <<< "${VARIANTS:-default reference wide-loads-first narrow-pairs}"
+read -r -a variants <<< "${VARIANTS:-default reference wide-loads-first narrow-pairs flat-u4 flat-u8}"
 runs=()
 for build in "${builds[@]}"; do
     help=$("./.devbin/$build" --help 2>/dev/null || true)
@@ -70,6 +72,22 @@ read -r -a suites <<< "${SUITES:-default engine}"
 command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader || true
 
 start=$SECONDS
+# What finished is archived after every step (written aside, then renamed), so a run killed
+# at the device tool's limit still returns every report before it. A step that fails is
+# named in failed.txt with its log kept, and passed over.
+archive() {
+    tar -czf "$out/device-ab.tar.gz.part" -C "$work" . && mv "$out/device-ab.tar.gz.part" "$out/device-ab.tar.gz"
+}
+failed() {
+    echo "device-ab: $1 failed ($2):" >&2
+    tail -5 "$work/$2" >&2 || true
+    echo "$1 ($2)" >> "$work/failed.txt"
+}
+torch=${TORCH:-1}
+if [[ $torch == 1 ]] && ! python3 -c 'import torch' > "$work/torch-missing.txt" 2>&1; then
+    echo "device-ab: no torch here (torch-missing.txt): the torch tables are skipped" >&2
+    torch=0
+fi
 for round in $(seq "$rounds"); do
     for suite in "${suites[@]}"; do
         for run in "${runs[@]}"; do
@@ -78,36 +96,44 @@ for round in $(seq "$rounds"); do
             [[ $variant == default ]] || flags=(--kernel-variant "$variant")
             name="$run-$suite-$round"
             echo "--- $name ($((SECONDS - start)) s)"
-            timeout "${CASE_LIMIT:-200}" "./.devbin/$build" "${flags[@]}" --suite "$suite" --reps "$reps" --json "$work/$name.json" \
-                > "$work/$name.txt" 2>&1 \
-                || { echo "device-ab: $name failed:" >&2; tail -5 "$work/$name.txt" >&2; exit 1; }
-            head -2 "$work/$name.txt"
+            if timeout "${CASE_LIMIT:-200}" "./.devbin/$build" "${flags[@]}" --suite "$suite" --reps "$reps" \
+                --json "$work/$name.json" > "$work/$name.txt" 2>&1; then
+                head -2 "$work/$name.txt"
+            else
+                failed "$name" "$name.txt"
+            fi
+            archive
         done
+        # PyTorch on the suite's cases (every run has the same ones: the first that finished),
+        # once, then one table per run of ours, torch and the rooflines.
+        first=$(for run in "${runs[@]}"; do [[ -s $work/$run-$suite-$round.json ]] && echo "$run" && break; done || true)
+        if [[ $torch == 1 && $round == 1 && -n $first ]]; then
+            echo "--- torch, $suite ($((SECONDS - start)) s)"
+            timeout "${CASE_LIMIT:-200}" python3 benchmarks/torch_pad.py "$work/$first-$suite-1.json" \
+                --json "$work/torch-$suite.json" --reps "${REPS_TORCH:-11}" > "$work/torch-$suite.txt" 2>&1 \
+                || failed "torch $suite" "torch-$suite.txt"
+            archive
+        fi
+        if [[ -s $work/torch-$suite.json ]]; then
+            for run in "${runs[@]}"; do
+                [[ -s $work/$run-$suite-$round.json ]] || continue
+                echo "--- $run, $suite: ours, torch and the rooflines"
+                python3 benchmarks/torch_table.py "$work/$run-$suite-$round.json" "$work/torch-$suite.json" \
+                    --markdown "$work/table-$run-$suite-$round.md" > "$work/table-$run-$suite-$round.txt" 2>&1 \
+                    || failed "table $run $suite" "table-$run-$suite-$round.txt"
+            done
+            archive
+        fi
     done
 done
 
-# PyTorch on the first run's cases (every run has the same ones), then one table per run
-# and suite (its last round) of ours, torch and the rooflines.
-base=${runs[0]}
-if [[ ${TORCH:-1} == 1 ]]; then
-    for suite in "${suites[@]}"; do
-        echo "--- torch, $suite ($((SECONDS - start)) s)"
-        python3 benchmarks/torch_pad.py "$work/$base-$suite-1.json" --json "$work/torch-$suite.json" --reps "${REPS_TORCH:-11}" \
-            > "$work/torch-$suite.txt" 2>&1 \
-            || { echo "device-ab: torch on $suite failed:" >&2; tail -5 "$work/torch-$suite.txt" >&2; exit 1; }
-        for run in "${runs[@]}"; do
-            echo "--- $run, $suite: ours, torch and the rooflines"
-            python3 benchmarks/torch_table.py "$work/$run-$suite-$rounds.json" "$work/torch-$suite.json" \
-                --markdown "$work/table-$run-$suite.md"
-        done
-    done
-fi
-
 # The harness's comparison of each run with the first, round by round.
+base=${runs[0]}
 for run in "${runs[@]:1}"; do
     for round in $(seq "$rounds"); do
         for suite in "${suites[@]}"; do
             name="compare-$base-$run-$suite-$round"
+            [[ -s $work/$base-$suite-$round.json && -s $work/$run-$suite-$round.json ]] || continue
             "./.devbin/${builds[0]}" --compare "$work/$base-$suite-$round.json" "$work/$run-$suite-$round.json" \
                 > "$work/$name.txt" || true
             echo "--- $name: $(grep -c "gpu_kernel_batch_ms .*FASTER" "$work/$name.txt") kernel batches FASTER," \
@@ -115,13 +141,15 @@ for run in "${runs[@]:1}"; do
         done
     done
 done
+archive
 # The fused pad against pad + conv, where its example was carried.
 if [[ -x .devbin/fused_conv.example ]]; then
     echo "--- the fused pad ($((SECONDS - start)) s)"
     timeout "${CASE_LIMIT:-200}" ./.devbin/fused_conv.example > "$work/fused.txt" 2>&1 \
-        || echo "device-ab: fused_conv failed (fused.txt)" >&2
+        || failed "fused_conv" fused.txt
     cat "$work/fused.txt"
+    archive
 fi
-tar -czf "$out/device-ab.tar.gz" -C "$work" .
+[[ -s $work/failed.txt ]] && { echo "device-ab: failed steps:"; cat "$work/failed.txt"; }
 rm -rf "$work"
 echo "device-ab: $out/device-ab.tar.gz ($((SECONDS - start)) s)"

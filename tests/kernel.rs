@@ -422,6 +422,22 @@ fn a_selected_kernel_variant_is_the_one_prepared() {
     kernel.select_variant_for_measurement(KernelVariant::Default);
     prepare();
     assert_eq!(kernel.compile_count(), 3);
+    // The flat grid and the read-only input are pipelines of their own too.
+    for (n, variant) in [KernelVariant::FlatU4, KernelVariant::ReadOnlyInput].into_iter().enumerate() {
+        kernel.select_variant_for_measurement(variant);
+        prepare();
+        assert_eq!(kernel.compile_count(), 4 + n, "{variant:?} prepared another variant's pipeline");
+    }
+    // Input and output in one buffer: wgpu refuses it bound read-only and writable at once,
+    // so the read-only variants read it writable (the default's pipeline, FlatU4's).
+    let shared = storage(ctx, &vec![0; (i_b + 256 + o_b) as usize]);
+    for variant in [KernelVariant::ReadOnlyInput, KernelVariant::FlatU4ReadOnly] {
+        kernel.select_variant_for_measurement(variant);
+        kernel
+            .prepare(&p, BufferRange::new(&shared, 0, i_b), BufferRange::at(&shared, i_b.next_multiple_of(256)))
+            .unwrap();
+        assert_eq!(kernel.compile_count(), 5, "{variant:?} compiled a read-only pipeline for one buffer");
+    }
     common::assert_no_gpu_errors();
 }
 

@@ -38,6 +38,14 @@ pub const ENGINE: [(DataType, &[usize], &[i64]); 8] = [
     (DataType::Int64, &[2, 3, 8, 8], &[0, 0, 1, 1, 0, 0, 1, 1]),
 ];
 
+/// Outputs past 256 MiB (`--suite dram`), every mode: the default suite's 16-64 MiB outputs
+/// fit or nearly fit a large GPU's L2 (50-60 MB on an H100 or H200); these measure its DRAM.
+/// Not in `all`: CI's lavapipe runs have no use for them.
+pub const DRAM: [(DataType, &[usize], &[i64]); 2] = [
+    (DataType::Float32, &[1, 64, 1024, 1024], &[0, 0, 1, 1, 0, 0, 1, 1]),
+    (DataType::Float16, &[32, 4096, 1024], &[0, 0, 0, 0, 0, 8]),
+];
+
 /// The default suite's cases at a tiny size (`--smoke`): the same types, pads and modes on
 /// shapes of a few hundred bytes, every kernel walk included.
 pub const SMOKE: [(DataType, &[usize], &[i64]); 8] = [

@@ -115,7 +115,8 @@ struct Args {
     #[arg(long, default_value = "32,64", value_delimiter = ',')]
     model_lanes: Vec<u32>,
     /// Which cases: `default` (the suite of 25, when none is named), `engine` (issue 43's
-    /// engine shapes, every mode) or `all` (both, and the cold-start mix's shapes).
+    /// engine shapes, every mode), `dram` (outputs past 256 MiB, past a GPU's L2) or `all`
+    /// (default and engine, and the cold-start mix's shapes).
     #[arg(long)]
     suite: Option<String>,
     /// Sweep one family (the custom-case flags, or f32 [R,256] padded by 1 in --mode) over
@@ -144,7 +145,8 @@ struct Args {
     #[arg(long)]
     fail_on_regression: Option<f64>,
     /// The kernel variant the GPU pads run: `default`, or one a real GPU is to decide for
-    /// (`reference`, `wide-loads-first`, `narrow-pairs`; src/gpu/variant.rs). For measurement.
+    /// (`reference`, `wide-loads-first`, `narrow-pairs`, `flat-u4`, `flat-u8`,
+    /// `read-only-input`, `flat-u4-read-only`; src/gpu/variant.rs). For measurement.
     #[arg(long, default_value = "default")]
     kernel_variant: String,
 }
@@ -639,8 +641,9 @@ fn cases_of(args: &Args) -> Result<Vec<(PadPlan, Tensor)>, Failure> {
                 (true, _) => cases::SMOKE.to_vec(),
                 (false, "default") => cases::SUITE.to_vec(),
                 (false, "engine") => cases::ENGINE.to_vec(),
+                (false, "dram") => cases::DRAM.to_vec(),
                 (false, "all") => cases::SUITE.iter().chain(cases::ENGINE.iter()).copied().collect(),
-                (false, other) => return Err(usage(format!("--suite: {other:?} is not default, engine or all"))),
+                (false, other) => return Err(usage(format!("--suite: {other:?} is not default, engine, dram or all"))),
             };
             if suite == "all" && !args.smoke {
                 for dtype in [DataType::Float32, DataType::Float16, DataType::Uint8, DataType::Int64] {

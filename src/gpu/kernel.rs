@@ -70,6 +70,10 @@ pub struct PadKernel {
     device: wgpu::Device,
     bind_layout: wgpu::BindGroupLayout,
     pipeline_layout: wgpu::PipelineLayout,
+    /// The same with the input read-only, for the variants that declare it so
+    /// (`KernelVariant::read_only_input`; measurement only).
+    read_only_bind_layout: wgpu::BindGroupLayout,
+    read_only_pipeline_layout: wgpu::PipelineLayout,
     pipelines: Mutex<HashMap<PipelineKey, wgpu::ComputePipeline>>,
     compiles: AtomicUsize,
     /// The kernel variant pads are prepared with (a `KernelVariant` as u8): the default
@@ -175,12 +179,12 @@ pub struct Encoded {
     pub out_bytes: u64,
 }
 
-fn storage_entry(binding: u32) -> wgpu::BindGroupLayoutEntry {
+fn storage_entry(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
     wgpu::BindGroupLayoutEntry {
         binding,
         visibility: wgpu::ShaderStages::COMPUTE,
         ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Storage { read_only: false },
+            ty: wgpu::BufferBindingType::Storage { read_only },
             has_dynamic_offset: false,
             min_binding_size: None,
         },
@@ -217,28 +221,33 @@ impl PadKernel {
     pub fn with_pipeline_cache(device: &wgpu::Device, cache: Option<wgpu::PipelineCache>) -> Result<PadKernel> {
         let limits = device.limits();
         Self::check_limits(&limits)?;
-        let bind_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("wgpu-pad bind group layout"),
-            entries: &[
-                wgpu::BindGroupLayoutEntry {
-                    binding: 0,
-                    visibility: wgpu::ShaderStages::COMPUTE,
-                    ty: wgpu::BindingType::Buffer {
-                        ty: wgpu::BufferBindingType::Uniform,
-                        has_dynamic_offset: false,
-                        min_binding_size: wgpu::BufferSize::new(Program::PARAMS_BYTES),
+        let layouts = |read_only_input: bool| {
+            let bind_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                label: Some("wgpu-pad bind group layout"),
+                entries: &[
+                    wgpu::BindGroupLayoutEntry {
+                        binding: 0,
+                        visibility: wgpu::ShaderStages::COMPUTE,
+                        ty: wgpu::BindingType::Buffer {
+                            ty: wgpu::BufferBindingType::Uniform,
+                            has_dynamic_offset: false,
+                            min_binding_size: wgpu::BufferSize::new(Program::PARAMS_BYTES),
+                        },
+                        count: None,
                     },
-                    count: None,
-                },
-                storage_entry(1),
-                storage_entry(2),
-            ],
-        });
-        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("wgpu-pad pipeline layout"),
-            bind_group_layouts: &[Some(&bind_layout)],
-            immediate_size: 0,
-        });
+                    storage_entry(1, read_only_input),
+                    storage_entry(2, false),
+                ],
+            });
+            let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some("wgpu-pad pipeline layout"),
+                bind_group_layouts: &[Some(&bind_layout)],
+                immediate_size: 0,
+            });
+            (bind_layout, pipeline_layout)
+        };
+        let (bind_layout, pipeline_layout) = layouts(false);
+        let (read_only_bind_layout, read_only_pipeline_layout) = layouts(true);
         let empty_input = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("wgpu-pad empty input"),
             size: Program::EMPTY_INPUT_BYTES,
@@ -249,6 +258,8 @@ impl PadKernel {
             device: device.clone(),
             bind_layout,
             pipeline_layout,
+            read_only_bind_layout,
+            read_only_pipeline_layout,
             pipelines: Mutex::new(HashMap::new()),
             compiles: AtomicUsize::new(0),
             variant: AtomicU8::new(KernelVariant::Default as u8),
@@ -369,7 +380,11 @@ impl PadKernel {
         });
         let pipeline = self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
             label: Some(&label),
-            layout: Some(&self.pipeline_layout),
+            layout: Some(if key.variant.read_only_input() {
+                &self.read_only_pipeline_layout
+            } else {
+                &self.pipeline_layout
+            }),
             module: &module,
             entry_point: Some("main"),
             compilation_options: Default::default(),
@@ -423,7 +438,13 @@ impl PadKernel {
         }
         // As any host would, through `Program::new` (which is this with the default variant).
         let (input_view, output_view) = (view(Side::Input, input)?, view(Side::Output, output)?);
-        let l = Program::with_variant(plan, &input_view, &output_view, &self.limits, self.variant())?;
+        // wgpu refuses one buffer bound read-only and writable in one dispatch: a read-only
+        // variant reads a shared buffer as the writable one does.
+        let variant = match input.buffer == output.buffer {
+            true => self.variant().with_writable_input(),
+            false => self.variant(),
+        };
+        let l = Program::with_variant(plan, &input_view, &output_view, &self.limits, variant)?;
         if let (true, Some((a0, a1)), Some((b0, b1))) = (input.buffer == output.buffer, l.input_span(), l.output_span())
         {
             if a0 < b1 && b0 < a1 {
@@ -478,7 +499,11 @@ impl PadKernel {
                 };
                 let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
                     label: Some("wgpu-pad bind group"),
-                    layout: &self.bind_layout,
+                    layout: if l.pipeline_key().variant.read_only_input() {
+                        &self.read_only_bind_layout
+                    } else {
+                        &self.bind_layout
+                    },
                     entries: &[
                         wgpu::BindGroupEntry {
                             binding: 0,

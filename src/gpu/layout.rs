@@ -9,6 +9,7 @@ use crate::error::{GpuLimit, PadError, Result, Side};
 use crate::mode::Mode;
 use crate::plan::{AxisMap, PadPlan};
 
+use super::flat;
 use super::narrow::{self, RowWalk};
 use super::params::{magic_divisor, AxisParams, Params, INDEX_LIMIT, MAX_RANK};
 use super::program::{BufferView, DeviceLimits, Dispatch, Program};
@@ -319,7 +320,10 @@ impl Splitter<'_> {
         let shape = WindowShape { b, axes: self.axes, max_groups: self.limits.max_groups as u64 };
         let fits_grid = match self.kernel {
             Kernel::Narrow => narrow::fits(&shape, self.word),
-            Kernel::Wide => wide::fits(&shape, self.variant.wide_elems()),
+            Kernel::Wide => match self.variant.flat_words() {
+                Some(words) => flat::fits(&shape, words),
+                None => wide::fits(&shape, self.variant.wide_elems()),
+            },
         };
         if !fits_grid {
             return Ok(None);
@@ -373,7 +377,10 @@ impl Splitter<'_> {
                 let first = out_lo - output.0 / self.word;
                 narrow::grid(&shape, &mut params, self.word, first, self.variant)
             }
-            Kernel::Wide => (wide::grid(&shape, &mut params, self.variant.wide_elems()), false),
+            Kernel::Wide => match self.variant.flat_words() {
+                Some(words) => (flat::grid(&shape, &mut params, words), false),
+                None => (wide::grid(&shape, &mut params, self.variant.wide_elems()), false),
+            },
         };
         Ok(Some(Dispatch { params, mid_word, workgroups, input, output }))
     }
@@ -487,15 +494,29 @@ pub(super) mod tests {
         let u8_image = plan(DataType::Uint8, &[1, 1024, 1024, 3], &[0, 2, 2, 0, 0, 2, 2, 0], Mode::Wrap);
         for v in KernelVariant::ALL {
             let l = lay_variant(&f32_image, &LIMITS, v);
-            let wide = [Reference, WideLoadsFirst].contains(&v);
+            let wide = [Reference, WideLoadsFirst, FlatU4, FlatU8, ReadOnlyInput, FlatU4ReadOnly].contains(&v);
             assert_eq!(l.key.variant, if wide { v } else { Default }, "{v:?}");
             assert_eq!(l.key.wgsl().contains("const LOADS_FIRST: bool = true;"), v == WideLoadsFirst);
-            // Rows of 514: one workgroup a row, 16 elements a lane, or 9 workgroups, one each.
-            assert_eq!(l.dispatches[0].workgroups[0], if v == Reference { 9 } else { 1 }, "{v:?}");
+            assert_eq!(l.key.wgsl().contains("fn flat_next("), v.flat_words().is_some(), "{v:?}");
+            // Rows of 514: one workgroup a row, 16 elements a lane, or 9 workgroups, one each;
+            // flat, 514 * 514 * 64 elements in blocks of 256 or 512 (past 65535: a second row).
+            let want = match v {
+                Reference => [9, 514, 64],
+                FlatU4 | FlatU4ReadOnly => [65535, 2, 1],
+                FlatU8 => [33025, 1, 1],
+                _ => [1, 514, 64],
+            };
+            assert_eq!(l.dispatches[0].workgroups, want, "{v:?}");
 
             let l = lay_variant(&u8_image, &LIMITS, v);
-            let narrow = [Reference, NarrowPairs].contains(&v);
-            assert_eq!(l.key.variant, if narrow { v } else { Default }, "{v:?}");
+            let narrow = [Reference, NarrowPairs, ReadOnlyInput].contains(&v);
+            let want = match v {
+                FlatU4ReadOnly => ReadOnlyInput,
+                v if narrow => v,
+                _ => Default,
+            };
+            assert_eq!(l.key.variant, want, "{v:?}");
+            assert_eq!(l.key.wgsl().contains("var<storage, read> src"), v.read_only_input(), "{v:?}");
             let d = &l.dispatches[0];
             // Rows of 3084 bytes, 772 words: a workgroup, or 25 lanes of pairs, or per word.
             let want_lanes = match v {

@@ -28,6 +28,7 @@
 mod buffers;
 #[cfg(feature = "wgpu")]
 mod context;
+mod flat;
 #[cfg(feature = "wgpu")]
 mod kernel;
 mod layout;

@@ -116,7 +116,17 @@ impl PipelineKey {
             8 => ("alias WORD = vec2<u32>;\nfn constant_word() -> WORD { return P.constant.xy; }\n".to_string(), WIDE),
             _ => ("alias WORD = vec4<u32>;\nfn constant_word() -> WORD { return P.constant; }\n".to_string(), WIDE),
         };
-        let common = include_str!("../../shaders/common.wgsl");
+        let main = match self.variant.flat_words() {
+            Some(words) if word_bytes >= 4 => std::borrow::Cow::Owned(format!(
+                "const FLAT_WORDS: u32 = {words}u;\n{}",
+                FLAT.replace("//FLAT_BODY\n", &super::flat::wgsl_body(words))
+            )),
+            _ => std::borrow::Cow::Borrowed(main),
+        };
+        let mut common = std::borrow::Cow::Borrowed(include_str!("../../shaders/common.wgsl"));
+        if self.variant.read_only_input() {
+            common = common.replace(SRC_BINDING, "var<storage, read> src").into();
+        }
         format!(
             "{}{}{}const MULTI_PERIOD: bool = {};\nconst ROW_WALK: u32 = ROWS_{};\nconst ROW_AXES: u32 = {}u;\nconst WORD_BYTES: u32 = {word_bytes}u;\n{defs}\n{}\n{common}\n{mode_src}\n{main}",
             wgsl_constants(),
@@ -145,6 +155,9 @@ impl PipelineKey {
 }
 
 const WIDE: &str = include_str!("../../shaders/wide.wgsl");
+const FLAT: &str = include_str!("../../shaders/flat.wgsl");
+/// The input's declaration in common.wgsl, which the read-only variants replace.
+const SRC_BINDING: &str = "var<storage, read_write> src";
 
 /// The trace prelude: with `trace`, a fourth binding (`trace_buf`) where each invocation of
 /// a traced workgroup appends its accesses, in program order (the layout is

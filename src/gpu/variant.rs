@@ -28,12 +28,36 @@ pub enum KernelVariant {
     /// half a workgroup's lanes sharing one. The H200 ran f16 rows of 132 words 1.17-1.24x
     /// faster so than today's loop, u8 image rows 0.78-0.93x slower.
     NarrowPairs = 3,
+    /// Wide words on a flat grid, the roofline copy's shape: each workgroup takes a block of
+    /// the window's consecutive elements (rows run on into the next), each lane 4 of them a
+    /// workgroup's width apart, all their loads before their stores. Its row is found by one
+    /// division and then stepped, its offsets walked only where the row changes
+    /// (`src/gpu/flat.rs`).
+    FlatU4 = 4,
+    /// As [`FlatU4`](KernelVariant::FlatU4), 8 elements a lane.
+    FlatU8 = 5,
+    /// Today's kernels with the input declared read-only in the shader (the roofline copy's
+    /// binding; SPIR-V's NonWritable, which lets a driver use its read-only load path). The
+    /// bind group layout stays read-write, so input and output may still share a buffer
+    /// (their ranges never overlap: `PadKernel::prepare` refuses that).
+    ReadOnlyInput = 6,
+    /// [`FlatU4`](KernelVariant::FlatU4) with the input read-only, as in
+    /// [`ReadOnlyInput`](KernelVariant::ReadOnlyInput): the roofline copy's shape and binding.
+    FlatU4ReadOnly = 7,
 }
 
 impl KernelVariant {
     /// Every variant, the default first.
-    pub const ALL: [KernelVariant; 4] =
-        [KernelVariant::Default, KernelVariant::Reference, KernelVariant::WideLoadsFirst, KernelVariant::NarrowPairs];
+    pub const ALL: [KernelVariant; 8] = [
+        KernelVariant::Default,
+        KernelVariant::Reference,
+        KernelVariant::WideLoadsFirst,
+        KernelVariant::NarrowPairs,
+        KernelVariant::FlatU4,
+        KernelVariant::FlatU8,
+        KernelVariant::ReadOnlyInput,
+        KernelVariant::FlatU4ReadOnly,
+    ];
 
     /// The variant's name on the command line and in reports.
     pub fn name(self) -> &'static str {
@@ -42,6 +66,10 @@ impl KernelVariant {
             KernelVariant::Reference => "reference",
             KernelVariant::WideLoadsFirst => "wide-loads-first",
             KernelVariant::NarrowPairs => "narrow-pairs",
+            KernelVariant::FlatU4 => "flat-u4",
+            KernelVariant::FlatU8 => "flat-u8",
+            KernelVariant::ReadOnlyInput => "read-only-input",
+            KernelVariant::FlatU4ReadOnly => "flat-u4-read-only",
         }
     }
 
@@ -60,6 +88,29 @@ impl KernelVariant {
         match self {
             KernelVariant::Reference => 1,
             _ => super::params::WIDE_ELEMS,
+        }
+    }
+
+    /// Wide words on the flat grid: elements a lane (`None`: the row grid of `wide.rs`).
+    pub(crate) fn flat_words(self) -> Option<u32> {
+        match self {
+            KernelVariant::FlatU4 | KernelVariant::FlatU4ReadOnly => Some(4),
+            KernelVariant::FlatU8 => Some(8),
+            _ => None,
+        }
+    }
+
+    /// Whether the shader declares its input read-only.
+    pub(crate) fn read_only_input(self) -> bool {
+        matches!(self, KernelVariant::ReadOnlyInput | KernelVariant::FlatU4ReadOnly)
+    }
+
+    /// The same variant with the input writable (for input and output in one buffer).
+    pub(crate) fn with_writable_input(self) -> KernelVariant {
+        match self {
+            KernelVariant::ReadOnlyInput => KernelVariant::Default,
+            KernelVariant::FlatU4ReadOnly => KernelVariant::FlatU4,
+            v => v,
         }
     }
 
@@ -86,7 +137,10 @@ impl KernelVariant {
     pub(crate) fn for_key(self, word_bytes: u8, walks_rows: bool) -> KernelVariant {
         let narrow = word_bytes < 4;
         match self {
-            KernelVariant::WideLoadsFirst if narrow => KernelVariant::Default,
+            KernelVariant::WideLoadsFirst | KernelVariant::FlatU4 | KernelVariant::FlatU8 if narrow => {
+                KernelVariant::Default
+            }
+            KernelVariant::FlatU4ReadOnly if narrow => KernelVariant::ReadOnlyInput,
             KernelVariant::NarrowPairs if !narrow || !walks_rows => KernelVariant::Default,
             v => v,
         }
@@ -127,5 +181,12 @@ mod tests {
         assert_eq!(NarrowPairs.for_key(1, true), NarrowPairs);
         assert_eq!(Reference.for_key(1, false), Reference);
         assert_eq!(Reference.for_key(8, false), Reference);
+        assert_eq!(FlatU4.for_key(2, true), Default);
+        assert_eq!(FlatU8.for_key(1, false), Default);
+        assert_eq!(FlatU4.for_key(4, false), FlatU4);
+        assert_eq!(FlatU8.for_key(16, false), FlatU8);
+        assert_eq!(FlatU4ReadOnly.for_key(2, false), ReadOnlyInput);
+        assert_eq!(ReadOnlyInput.for_key(1, true), ReadOnlyInput);
+        assert_eq!(ReadOnlyInput.for_key(4, false), ReadOnlyInput);
     }
 }

@@ -1,0 +1,74 @@
+// Wide words on a flat grid (the flat-u4 and flat-u8 kernel variants; src/gpu/flat.rs): the
+// roofline copy's shape. Workgroup b takes the window's elements [b * WORKGROUP * FLAT_WORDS,
+// (b + 1) * WORKGROUP * FLAT_WORDS), rows running on into the next; lane l the FLAT_WORDS of
+// them at l + u * WORKGROUP, all loads before the stores (the body is generated unrolled:
+// flat.rs's wgsl_body). Any strides on either side.
+
+// A lane's position: flat index i, its row and x in the row, and the row's offsets (walked
+// for row `walked`).
+struct FlatCursor {
+    i: u32,
+    x: u32,
+    row: u32,
+    walked: u32,
+    r: Row,
+}
+
+// The offsets of the window's row `row` (axis 1's coordinate and the linear position above).
+fn flat_row(row: u32) -> Row {
+    let a1 = P.axes[1];
+    let z = divide(row, a1.len_magic, a1.len_shift);
+    return row_at(1u, row - z * a1.len, z);
+}
+
+// The cursor WORKGROUP elements on: drow whole rows and dx more (one carry at most, dx < len).
+fn flat_next(c: FlatCursor, dx: u32, drow: u32) -> FlatCursor {
+    let len = P.axes[0].len;
+    var n = c;
+    n.i += WORKGROUP;
+    n.x += dx;
+    n.row += drow;
+    if (n.x >= len) {
+        n.x -= len;
+        n.row += 1u;
+    }
+    if (n.row != n.walked) {
+        n.walked = n.row;
+        n.r = flat_row(n.row);
+    }
+    return n;
+}
+
+// The output word the cursor is at.
+fn flat_dst(c: FlatCursor) -> u32 {
+    let inner = P.axes[0];
+    return c.r.dst + (c.x + inner.start) * inner.out_stride;
+}
+
+// Its value: the input word it reads, or the constant (nothing loaded past the window).
+fn flat_load(ok: bool, c: FlatCursor) -> WORD {
+    let inner = P.axes[0];
+    let k = source_coord(c.x + inner.start, 0u);
+    var v = constant_word();
+    if (ok && k != NONE && c.r.inside) {
+        v = load_src(1u, c.r.src + (inner.crop_start + k) * inner.in_stride);
+    }
+    return v;
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn main(
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    trace_begin(wid, nwg, lid);
+    let inner = P.axes[0];
+    let total = P.count * inner.len;
+    let drow = divide(WORKGROUP, inner.len_magic, inner.len_shift);
+    let dx = WORKGROUP - drow * inner.len;
+    let i = (wid.x + wid.y * nwg.x) * (WORKGROUP * FLAT_WORDS) + lid;
+    let row = divide(i, inner.len_magic, inner.len_shift);
+    var c = FlatCursor(i, i - row * inner.len, row, row, flat_row(row));
+//FLAT_BODY
+}

@@ -8,7 +8,7 @@
 //! remainder, one compare), walking the row's offsets again only where the row changes.
 //! The grid is linear, split over x and y past `max_groups`.
 
-use super::params::{Params, INDEX_LIMIT, WORKGROUP};
+use super::params::{Params, INDEX_LIMIT, ROW_WORDS_NONE, WORKGROUP};
 use super::window::WindowShape;
 
 /// The elements one workgroup takes, `words` a lane.
@@ -32,6 +32,47 @@ pub(super) fn grid(s: &WindowShape, params: &mut Params, words: u32) -> [u32; 3]
     let groups = (s.above(0) * s.len(0)).div_ceil(block(words));
     let x = groups.min(s.max_groups);
     [x as u32, groups.div_ceil(x) as u32, 1]
+}
+
+/// Narrow words (8- and 16-bit elements, `word` bytes, in u32 words): whether the window's
+/// elements, the first word's slots before it and the last block's reach stay within the
+/// range the shader divides, and its blocks within the grid.
+pub(super) fn fits_narrow(s: &WindowShape, word: u64, words: u32) -> bool {
+    let epw = 4 / word;
+    let slots = s.elems() + epw + block(words) * epw;
+    let groups = s.elems().div_ceil(epw).div_ceil(block(words)) + 1;
+    slots <= INDEX_LIMIT && groups <= s.max_groups * s.max_groups
+}
+
+/// Narrow words: sets `count` to the window's output words (from element `params.first` of
+/// the binding, `params.elems` elements) and returns the grid's workgroup counts.
+pub(super) fn grid_narrow(params: &mut Params, word: u64, max_groups: u64, words: u32) -> [u32; 3] {
+    let epw = 4 / word as u32;
+    params.row_first = 0; // no rows: the per-word walk's key
+    params.row_words = ROW_WORDS_NONE;
+    params.pack = 1;
+    params.count = (params.first % epw + params.elems).div_ceil(epw);
+    let groups = (params.count as u64).div_ceil(block(words));
+    let x = groups.min(max_groups);
+    [x as u32, groups.div_ceil(x) as u32, 1]
+}
+
+/// The narrow shader's body for `words` words a lane, unrolled: every lane's words
+/// assembled (their loads), then stored.
+pub(super) fn wgsl_body_narrow(words: u32) -> String {
+    let mut s = String::new();
+    for u in 0..words {
+        if u > 0 {
+            s += "    c = flat_step(c, ds, dx, drow);\n";
+        }
+        let w = if u == 0 { "word".to_string() } else { format!("word + {}u", u * WORKGROUP) };
+        s += &format!("    let ok{u} = {w} < P.count;\n    let v{u} = flat_word(ok{u}, c);\n");
+    }
+    for u in 0..words {
+        let w = if u == 0 { "word".to_string() } else { format!("word + {}u", u * WORKGROUP) };
+        s += &format!("    if (ok{u}) {{\n        flat_store(out0 + {w}, v{u});\n    }}\n");
+    }
+    s
 }
 
 /// The shader's body for `words` elements a lane, unrolled (no loop for a compiler to keep):
@@ -119,6 +160,79 @@ mod tests {
         }
     }
 
+    /// flat_narrow.wgsl's grid and cursor, run on the host: each output word of every window
+    /// has one lane, and the stepped cursor is the element each slot is, on windows starting
+    /// mid-word (x below zero in the first word, which starts afresh when it steps).
+    #[test]
+    fn the_narrow_flat_grid_covers_every_word_once() {
+        let small = DeviceLimits { max_binding: 1 << 10, max_groups: 7, ..LIMITS };
+        let cases: [(DataType, &[usize], &[i64]); 5] = [
+            (DataType::Uint8, &[50, 7], &[0, 1, 0, 1]),
+            (DataType::Float16, &[3, 301], &[1, 2, 0, 3]),
+            (DataType::Uint8, &[9, 3001], &[0, 1, 1, 1]), // windows of rows of 3003 bytes
+            (DataType::Bool, &[3], &[1, 1]),
+            (DataType::Uint8, &[1000, 1], &[0, 0, 0, 2]), // rows of 3
+        ];
+        let (mut mid_word_starts, mut restarts) = (0, 0);
+        for (dtype, shape, pads) in cases {
+            for (limits, variant) in [(&LIMITS, KernelVariant::FlatU4), (&small, KernelVariant::FlatU8)] {
+                let l = lay_variant(&plan(dtype, shape, pads, Mode::Wrap), limits, variant);
+                assert_eq!(l.key.variant, variant, "{shape:?}");
+                let epw = 4 / l.key.word_bytes as u64;
+                let words = variant.flat_words().unwrap() as u64;
+                let wg = WORKGROUP as u64;
+                for w in &l.dispatches {
+                    let p = &w.params;
+                    let (len, f0, elems) = (p.axes[0].len as u64, p.first as u64 % epw, p.elems as u64);
+                    assert_eq!(p.count as u64, (f0 + elems).div_ceil(epw));
+                    let [gx, gy, gz] = w.workgroups.map(u64::from);
+                    assert!(gx.max(gy).max(gz) <= limits.max_groups as u64, "{:?}", w.workgroups);
+                    let below = |slot: u64| slot < f0;
+                    let at = |slot: u64| ((slot - f0) / len, (slot - f0) % len);
+                    let (ds, drow, dx) = (wg * epw, wg * epw / len, wg * epw % len);
+                    let mut seen = vec![0u8; p.count as usize];
+                    mid_word_starts += (f0 > 0) as usize;
+                    for b in 0..gx * gy * gz {
+                        for lane in 0..wg {
+                            let word = b * wg * words + lane;
+                            let slot = word * epw;
+                            // flat_start: x below zero (wrapped) before the window.
+                            let (mut row, mut x) =
+                                if below(slot) { (0, (slot as i64 - f0 as i64) as u64) } else { at(slot) };
+                            let mut slot = slot;
+                            for u in 0..words {
+                                if u > 0 && below(slot) {
+                                    // flat_step below the window: afresh.
+                                    slot += ds;
+                                    (row, x) = at(slot);
+                                    restarts += 1;
+                                } else if u > 0 {
+                                    // flat_step: whole rows, the rest, one carry.
+                                    slot += ds;
+                                    x += dx;
+                                    row += drow;
+                                    if x >= len {
+                                        x -= len;
+                                        row += 1;
+                                    }
+                                }
+                                if !below(slot) {
+                                    assert_eq!((row, x), at(slot), "the stepped cursor at slot {slot}");
+                                }
+                                let word = word + u * wg;
+                                if word < p.count as u64 {
+                                    seen[word as usize] += 1;
+                                }
+                            }
+                        }
+                    }
+                    assert!(seen.iter().all(|&n| n == 1), "{shape:?} ({variant:?}): a word not written once");
+                }
+            }
+        }
+        assert!(mid_word_starts > 0 && restarts > 0, "{mid_word_starts} windows start mid-word, {restarts} restarts");
+    }
+
     #[test]
     fn the_body_issues_every_load_before_any_store() {
         for words in [4, 8] {
@@ -129,6 +243,10 @@ mod tests {
             assert_eq!(body.matches("flat_load(").count(), words as usize);
             assert_eq!(body.matches("store_dst(").count(), words as usize);
             assert_eq!(body.matches("flat_next(").count(), words as usize - 1);
+            let body = wgsl_body_narrow(words);
+            assert!(body.rfind("flat_word(").unwrap() < body.find("flat_store(").unwrap(), "{body}");
+            assert_eq!(body.matches("flat_word(").count(), words as usize);
+            assert_eq!(body.matches("flat_store(").count(), words as usize);
         }
     }
 }

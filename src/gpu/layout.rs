@@ -319,7 +319,7 @@ impl Splitter<'_> {
     fn window(&self, b: &[(usize, usize)]) -> Result<Option<Dispatch>> {
         let shape = WindowShape { b, axes: self.axes, max_groups: self.limits.max_groups as u64 };
         let fits_grid = match self.kernel {
-            Kernel::Narrow => narrow::fits(&shape, self.word),
+            Kernel::Narrow => narrow::fits(&shape, self.word, self.variant),
             Kernel::Wide => match self.variant.flat_words() {
                 Some(words) => flat::fits(&shape, words),
                 None => wide::fits(&shape, self.variant.wide_elems()),
@@ -509,23 +509,25 @@ pub(super) mod tests {
             assert_eq!(l.dispatches[0].workgroups, want, "{v:?}");
 
             let l = lay_variant(&u8_image, &LIMITS, v);
-            let narrow = [Reference, NarrowPairs, ReadOnlyInput].contains(&v);
-            let want = match v {
-                FlatU4ReadOnly => ReadOnlyInput,
-                v if narrow => v,
-                _ => Default,
-            };
-            assert_eq!(l.key.variant, want, "{v:?}");
+            assert_eq!(l.key.variant, if v == WideLoadsFirst { Default } else { v }, "{v:?}");
             assert_eq!(l.key.wgsl().contains("var<storage, read> src"), v.read_only_input(), "{v:?}");
             let d = &l.dispatches[0];
             // Rows of 3084 bytes, 772 words: a workgroup, or 25 lanes of pairs, or per word.
+            let flat = v.flat_words().is_some();
             let want_lanes = match v {
                 Reference => 0,
+                _ if flat => 0,
                 NarrowPairs => 25,
                 _ => 64,
             };
             assert_eq!(d.params.row_lanes, want_lanes, "{v:?}");
-            assert_eq!(l.key.row_walk == RowWalk::PerWord, v == Reference, "{v:?}");
+            assert_eq!(l.key.row_walk == RowWalk::PerWord, v == Reference || flat, "{v:?}");
+            assert_eq!(l.key.wgsl().contains("fn flat_word("), flat, "{v:?}");
+            if let Some(words) = v.flat_words() {
+                // 1028 x 1028 x 3 bytes in u32 words, 64 x `words` a workgroup.
+                let words_out = (1028 * 1028 * 3u64).div_ceil(4);
+                assert_eq!(d.workgroups, [words_out.div_ceil(64 * words as u64) as u32, 1, 1], "{v:?}");
+            }
             if v == Reference {
                 // One word an invocation: a workgroup a 64 words.
                 let words = (1028 * 1028 * 3u64).div_ceil(4);

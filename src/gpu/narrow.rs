@@ -103,7 +103,10 @@ pub(super) fn pack(row_words: u64, pairs: bool) -> u64 {
 }
 
 /// Whether a window of this shape fits the per-word grid (which every window can fall back on).
-pub(super) fn fits(s: &WindowShape, word: u64) -> bool {
+pub(super) fn fits(s: &WindowShape, word: u64, variant: KernelVariant) -> bool {
+    if let Some(words) = variant.flat_words() {
+        return super::flat::fits_narrow(s, word, words);
+    }
     let elems = s.elems();
     elems <= INDEX_LIMIT && elems.div_ceil(4 / word).div_ceil(WORKGROUP as u64) <= s.max_groups * s.max_groups
 }
@@ -138,6 +141,9 @@ pub(super) fn grid(
 ) -> ([u32; 3], bool) {
     params.first = first as u32;
     params.elems = s.elems() as u32;
+    if let Some(words) = variant.flat_words() {
+        return (super::flat::grid_narrow(params, word, s.max_groups, words), false);
+    }
     let rows = if variant.row_grids() { row_grid(s, params, word, variant.pairs()) } else { None };
     rows.unwrap_or_else(|| (per_word(params, word, s.max_groups, variant.word_run()), false))
 }

@@ -117,9 +117,13 @@ impl PipelineKey {
             _ => ("alias WORD = vec4<u32>;\nfn constant_word() -> WORD { return P.constant; }\n".to_string(), WIDE),
         };
         let main = match self.variant.flat_words() {
-            Some(words) if word_bytes >= 4 => std::borrow::Cow::Owned(format!(
+            Some(words) if self.word_bytes >= 4 => std::borrow::Cow::Owned(format!(
                 "const FLAT_WORDS: u32 = {words}u;\n{}",
                 FLAT.replace("//FLAT_BODY\n", &super::flat::wgsl_body(words))
+            )),
+            Some(words) => std::borrow::Cow::Owned(format!(
+                "const FLAT_WORDS: u32 = {words}u;\n{}",
+                FLAT_NARROW.replace("//FLAT_BODY\n", &super::flat::wgsl_body_narrow(words))
             )),
             _ => std::borrow::Cow::Borrowed(main),
         };
@@ -156,6 +160,7 @@ impl PipelineKey {
 
 const WIDE: &str = include_str!("../../shaders/wide.wgsl");
 const FLAT: &str = include_str!("../../shaders/flat.wgsl");
+const FLAT_NARROW: &str = include_str!("../../shaders/flat_narrow.wgsl");
 /// The input's declaration in common.wgsl, which the read-only variants replace.
 const SRC_BINDING: &str = "var<storage, read_write> src";
 

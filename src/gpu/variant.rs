@@ -137,10 +137,7 @@ impl KernelVariant {
     pub(crate) fn for_key(self, word_bytes: u8, walks_rows: bool) -> KernelVariant {
         let narrow = word_bytes < 4;
         match self {
-            KernelVariant::WideLoadsFirst | KernelVariant::FlatU4 | KernelVariant::FlatU8 if narrow => {
-                KernelVariant::Default
-            }
-            KernelVariant::FlatU4ReadOnly if narrow => KernelVariant::ReadOnlyInput,
+            KernelVariant::WideLoadsFirst if narrow => KernelVariant::Default,
             KernelVariant::NarrowPairs if !narrow || !walks_rows => KernelVariant::Default,
             v => v,
         }
@@ -181,11 +178,11 @@ mod tests {
         assert_eq!(NarrowPairs.for_key(1, true), NarrowPairs);
         assert_eq!(Reference.for_key(1, false), Reference);
         assert_eq!(Reference.for_key(8, false), Reference);
-        assert_eq!(FlatU4.for_key(2, true), Default);
-        assert_eq!(FlatU8.for_key(1, false), Default);
+        assert_eq!(FlatU4.for_key(2, false), FlatU4);
+        assert_eq!(FlatU8.for_key(1, false), FlatU8);
         assert_eq!(FlatU4.for_key(4, false), FlatU4);
         assert_eq!(FlatU8.for_key(16, false), FlatU8);
-        assert_eq!(FlatU4ReadOnly.for_key(2, false), ReadOnlyInput);
+        assert_eq!(FlatU4ReadOnly.for_key(2, false), FlatU4ReadOnly);
         assert_eq!(ReadOnlyInput.for_key(1, true), ReadOnlyInput);
         assert_eq!(ReadOnlyInput.for_key(4, false), ReadOnlyInput);
     }

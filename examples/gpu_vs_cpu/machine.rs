@@ -122,18 +122,25 @@ impl Machine {
     }
 }
 
-/// wgpu's version, as the lockfile this was built with records it.
+/// wgpu's version, as the lockfile this was built with records it: the entry of the major
+/// the crate's manifest asks for (the lockfile also holds the wgpu 29 host's).
 fn wgpu_version() -> String {
-    let lock = include_str!("../../Cargo.lock");
+    locked_version(include_str!("../../Cargo.toml"), include_str!("../../Cargo.lock"))
+        .unwrap_or_else(|| "unknown".to_string())
+}
+
+fn locked_version(manifest: &str, lock: &str) -> Option<String> {
+    let major = manifest.lines().find_map(|l| l.strip_prefix("wgpu = { version = \""))?.split('"').next()?;
     let mut lines = lock.lines();
     while let Some(l) = lines.next() {
         if l == "name = \"wgpu\"" {
-            if let Some(v) = lines.next().and_then(|v| v.strip_prefix("version = \"")) {
-                return v.trim_end_matches('"').to_string();
+            let v = lines.next()?.strip_prefix("version = \"")?.trim_end_matches('"');
+            if v.split('.').next() == Some(major) {
+                return Some(v.to_string());
             }
         }
     }
-    "unknown".to_string()
+    None
 }
 
 /// The current time in UTC, as `YYYY-MM-DDTHH:MM:SSZ`.
@@ -151,4 +158,16 @@ fn now_utc() -> String {
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
     format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", rest / 3600, rest % 3600 / 60, rest % 60)
+}
+
+#[cfg(test)]
+mod tests {
+    /// The wgpu the harness links (the manifest's major), not the first in the lockfile.
+    #[test]
+    fn the_wgpu_version_is_the_linked_one() {
+        let lock = "[[package]]\nname = \"wgpu\"\nversion = \"29.0.4\"\n\n[[package]]\nname = \"wgpu\"\nversion = \"30.0.1\"\n";
+        let manifest = "[dependencies]\nwgpu = { version = \"30\", default-features = false }\n";
+        assert_eq!(super::locked_version(manifest, lock).as_deref(), Some("30.0.1"));
+        assert!(super::wgpu_version().starts_with("30."), "{}", super::wgpu_version());
+    }
 }

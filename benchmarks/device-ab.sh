@@ -10,8 +10,9 @@
 #
 # Here, once per build (a commit checked out, or the working tree), NAME sorting first for
 # the baseline:
-#   cargo build --release --features literal --example gpu_vs_cpu
-#   mkdir -p .devbin && cp target/release/examples/gpu_vs_cpu .devbin/NAME
+#   WGPU_PAD_BUILD_COMMIT=$(git rev-parse HEAD) cargo build --release --features literal --example gpu_vs_cpu
+#   mkdir -p .devbin && cp target/release/examples/gpu_vs_cpu .devbin/NAME && strip .devbin/NAME
+# (the commit the reports name: the device's checkout may be at another)
 # and, to measure the fused pad too (issue 54; its output is fused.txt):
 #   cargo build --release --example fused_conv && cp target/release/examples/fused_conv .devbin/fused_conv.example
 # There:
@@ -21,15 +22,19 @@
 # RUN-SUITE-ROUND where a run is BUILD@VARIANT; torch-SUITE.json and .txt;
 # table-RUN-SUITE-ROUND.md (ours, torch, roofline); compare-FIRST-RUN-SUITE-ROUND.txt (the
 # harness's verdicts against the first run: the first build in the default variant);
-# failed.txt, the steps that failed (each passed over, its log kept).
+# variants-SUITE-ROUND.md and .txt (every run of a suite side by side over the first:
+# benchmarks/variant_table.py); failed.txt, the steps that failed (each passed over, its log
+# kept).
 # Knobs: ROUNDS (1), REPS (7), SUITES ("default engine"; "dram" adds outputs past 256 MiB), BUILDS (every executable in .devbin,
 # in name order; the first is the baseline), VARIANTS ("default reference wide-loads-first
 # narrow-pairs flat-u4 flat-u8"; a build without --kernel-variant runs the default only), CASE_LIMIT (seconds
 # one run's suite may take, 200), TORCH (1; 0 skips torch).
-# Time: on lavapipe here each run's two suites at REPS=1 take minutes; on an H200 the
-# estimate is about 80 s a run and 40 s for torch (not yet run there): one build in four
-# variants wants timeout_s=600, or two calls (VARIANTS="default reference", then
-# VARIANTS="default wide-loads-first narrow-pairs").
+# Time, measured on an H100 (2026-11-27, REPS=5): a run of the default suite 45 s, of the
+# engine suite 62 s, of the dram suite 53 s; torch 20 s a suite; a machine's start about 30 s.
+# A lease has 15 minutes of device time, 10 a call: plan calls of at most 540 s, e.g. five
+# runs of default and engine with torch (about 520 s), then what is left in a second call on
+# the same warm machine (it stays warm 30 s; carry the same files). What finished comes back
+# even from a call killed at its limit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-target/device-ab}
@@ -124,6 +129,11 @@ for round in $(seq "$rounds"); do
             done
             archive
         fi
+        # Every run of the suite side by side, over the baseline.
+        python3 benchmarks/variant_table.py "$work" "$suite" --round "$round" \
+            --markdown "$work/variants-$suite-$round.md" > "$work/variants-$suite-$round.txt" 2>&1 \
+            || failed "variants $suite" "variants-$suite-$round.txt"
+        archive
     done
 done
 

@@ -11,6 +11,31 @@
 use super::params::{Params, INDEX_LIMIT, ROW_WORDS_NONE, WORKGROUP};
 use super::window::WindowShape;
 
+/// Wide words: the flat grid's elements a lane where the default kernels take it, from the
+/// output's merged axes' lengths (innermost last) and its moved word's bytes, else `None`
+/// (the row grid). Measured on an NVIDIA H100 (BENCHMARKS.md), 8 a lane: outputs of at least
+/// [`FLAT_MIN_WORDS`] words ran in 0.66-1.01 of the row grid's time at 16-64 MiB, and a
+/// single row (which the row grid gives a workgroup per 1,024 elements) in 0.81-0.85 (a 1-D
+/// audio frame); smaller outputs of several rows, whose time is mostly the dispatch's
+/// latency, ran 1.04-1.35 times slower flat. Outputs of [`FLAT_MAX_BYTES`] and more keep the
+/// row grid: at 257 MiB only 4 a lane was measured, 0.96-1.16 of the row grid's time. One
+/// grid size, not also 4 a lane (0.73-0.77 on the single row), so that a cold start compiles
+/// fewer pipelines.
+pub(super) fn default_words(out_lens: &[usize], word_bytes: u64) -> Option<u32> {
+    let words: u64 = out_lens.iter().map(|&n| n as u64).product();
+    let rows = words / (*out_lens.last()?).max(1) as u64;
+    ((words >= FLAT_MIN_WORDS || rows == 1) && words * word_bytes < FLAT_MAX_BYTES).then_some(8)
+}
+
+/// The outputs (in moved words) from which the default kernels take the flat grid: between
+/// the largest measured to lose there (539,000 words) and the smallest measured to win
+/// (1,049,000).
+pub(super) const FLAT_MIN_WORDS: u64 = 1 << 20;
+
+/// The outputs (in bytes) from which the default kernels keep the row grid again: between
+/// the largest measured to win flat (64.5 MiB) and the smallest measured at 257 MiB.
+pub(super) const FLAT_MAX_BYTES: u64 = 128 << 20;
+
 /// The elements one workgroup takes, `words` a lane.
 fn block(words: u32) -> u64 {
     (WORKGROUP * words) as u64
@@ -118,7 +143,7 @@ mod tests {
         for (shape, pads) in cases {
             for (limits, variant) in [(&LIMITS, KernelVariant::FlatU4), (&few_groups, KernelVariant::FlatU8)] {
                 let l = lay_variant(&plan(DataType::Float32, shape, pads, Mode::Edge), limits, variant);
-                assert_eq!(l.key.variant, variant, "{shape:?}");
+                assert_eq!(l.key.flat_words as u32, variant.flat_words().unwrap(), "{shape:?}");
                 let words = variant.flat_words().unwrap() as u64;
                 let wg = WORKGROUP as u64;
                 for w in &l.dispatches {
@@ -231,6 +256,27 @@ mod tests {
             }
         }
         assert!(mid_word_starts > 0 && restarts > 0, "{mid_word_starts} windows start mid-word, {restarts} restarts");
+    }
+
+    /// The default kernels' choice, on the cases it was measured on (BENCHMARKS.md) and at
+    /// its threshold.
+    #[test]
+    fn the_default_takes_the_flat_grid_for_large_outputs_and_single_rows() {
+        let flat = |dtype, shape: &[usize], pads: &[i64]| {
+            lay_variant(&plan(dtype, shape, pads, Mode::Reflect), &LIMITS, KernelVariant::Default).key.flat_words
+        };
+        assert_eq!(flat(DataType::Float32, &[1, 64, 512, 512], &[0, 0, 1, 1, 0, 0, 1, 1]), 8);
+        assert_eq!(flat(DataType::Float16, &[8, 4096, 256], &[0, 3, 0, 0, 5, 0]), 8); // 16-byte words
+        assert_eq!(flat(DataType::Float32, &[1, 1, 16000], &[0, 0, 512, 0, 0, 512]), 8); // one row
+        assert_eq!(flat(DataType::Float32, &[1, 3, 224, 224], &[0, 0, 100, 100, 0, 0, 100, 100]), 0);
+        assert_eq!(flat(DataType::Int64, &[2, 3, 8, 8], &[0, 0, 1, 1, 0, 0, 1, 1]), 0);
+        assert_eq!(flat(DataType::Float16, &[8, 4096, 264], &[0, 0, 0, 0, 0, 8]), 0); // narrow words
+        assert_eq!(flat(DataType::Float32, &[1, 64, 1024, 1024], &[0, 0, 1, 1, 0, 0, 1, 1]), 0); // 257 MiB
+        assert_eq!(default_words(&[1024, 1024], 4), Some(8));
+        assert_eq!(default_words(&[1023, 1024], 4), None);
+        assert_eq!(default_words(&[1, 7], 4), Some(8));
+        assert_eq!(default_words(&[8 << 20], 16), None);
+        assert_eq!(default_words(&[(8 << 20) - 1], 16), Some(8));
     }
 
     #[test]

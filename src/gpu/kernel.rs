@@ -451,21 +451,7 @@ impl PadKernel {
                 return Err(PadError::Overlap { input_start: a0, input_end: a1, output_start: b0, output_end: b1 });
             }
         }
-        // Bindings round up to whole words; they must stay inside the buffers.
-        for w in l.dispatches() {
-            for (which, r, bind) in [(Side::Input, input, w.input()), (Side::Output, output, Some(w.output()))] {
-                if let Some((offset, size)) = bind {
-                    if offset + size > r.buffer.size() {
-                        return Err(PadError::BufferTooSmall {
-                            which,
-                            needed: (offset + size).saturating_sub(r.offset),
-                            offset: r.offset,
-                            size: r.buffer.size(),
-                        });
-                    }
-                }
-            }
-        }
+        // Bindings inside the buffers: Program::new checked them against buffer_size.
         Ok(l)
     }
 

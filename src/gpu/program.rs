@@ -162,16 +162,113 @@ mod tests {
     use super::*;
     use crate::{DataType, Mode, PadPlan, PadRequest};
 
-    /// Round four: a storage alignment of 0 (or any non-power of two) is a `GpuLimit`, not a
-    /// division by zero.
+    /// A storage alignment of 0 (or any non-power of two) or no workgroups is a device the
+    /// shaders cannot run on, naming the limit (round six: it had been labelled
+    /// max_buffer_size, and 0 groups "one element does not fit a binding").
     #[test]
-    fn a_bad_storage_alignment_is_a_limit_error() {
+    fn bad_device_limits_are_named() {
         let plan = PadPlan::new(DataType::Float32, &[4, 4], &PadRequest::new(vec![1, 1, 1, 1])).unwrap();
-        for storage_alignment in [0, 3, 96] {
-            let limits = DeviceLimits { storage_alignment, ..DeviceLimits::WEBGPU_DEFAULT };
+        let bad = [
+            (
+                DeviceLimits { storage_alignment: 0, ..DeviceLimits::WEBGPU_DEFAULT },
+                "min_storage_buffer_offset_alignment is 0",
+            ),
+            (
+                DeviceLimits { storage_alignment: 6, ..DeviceLimits::WEBGPU_DEFAULT },
+                "min_storage_buffer_offset_alignment is 6",
+            ),
+            (
+                DeviceLimits { storage_alignment: 96, ..DeviceLimits::WEBGPU_DEFAULT },
+                "min_storage_buffer_offset_alignment is 96",
+            ),
+            (
+                DeviceLimits { max_groups: 0, ..DeviceLimits::WEBGPU_DEFAULT },
+                "max_compute_workgroups_per_dimension is 0",
+            ),
+        ];
+        for (limits, says) in bad {
             let e = Program::new(&plan, &BufferView::dense(0, 64), &BufferView::dense(0, 144), &limits).unwrap_err();
-            assert!(matches!(e, crate::PadError::GpuLimit { .. }), "{storage_alignment}: {e}");
-            assert!(e.to_string().contains(&storage_alignment.to_string()), "{e}");
+            assert!(matches!(e, crate::PadError::DeviceUnsupported { .. }), "{limits:?}: {e}");
+            assert!(e.to_string().contains(says), "{e}");
+        }
+    }
+
+    /// Round six: Program refuses what PadKernel::prepare refuses. Bindings round up to whole
+    /// 4-byte words from an aligned offset, and each must lie inside its buffer; a view must
+    /// lie inside its buffer; offsets near u64::MAX are errors, not overflows.
+    #[test]
+    fn views_whose_bindings_overrun_their_buffers_are_refused() {
+        use crate::error::Side;
+        let edge = |dtype, n: usize| PadPlan::new(dtype, &[n], &PadRequest::new(vec![1, 1]).mode(Mode::Edge)).unwrap();
+        let limits = DeviceLimits::WEBGPU_DEFAULT;
+        let too_small = |e: crate::PadError, side: Side| {
+            assert!(matches!(e, crate::PadError::BufferTooSmall { which, .. } if which == side), "{e}");
+        };
+        // u8 [3] edge 1,1: a 5-byte output binds (0, 8); a 3-byte input binds (0, 4).
+        let u8_3 = edge(DataType::Uint8, 3);
+        too_small(
+            Program::new(&u8_3, &BufferView::dense(0, 4), &BufferView::dense(0, 5), &limits).unwrap_err(),
+            Side::Output,
+        );
+        too_small(
+            Program::new(&u8_3, &BufferView::dense(0, 3), &BufferView::dense(0, 8), &limits).unwrap_err(),
+            Side::Input,
+        );
+        assert!(Program::new(&u8_3, &BufferView::dense(0, 4), &BufferView::dense(0, 8), &limits).is_ok());
+        // f16 [3]: a 6-byte input binds (0, 8).
+        let f16_3 = edge(DataType::Float16, 3);
+        too_small(
+            Program::new(&f16_3, &BufferView::dense(0, 6), &BufferView::dense(0, 12), &limits).unwrap_err(),
+            Side::Input,
+        );
+        // A view ending past its buffer, and a buffer of 0 bytes.
+        let past = BufferView { offset: 0, strides: None, end: 100, buffer_size: 64 };
+        let e = Program::new(&u8_3, &past, &BufferView::dense(0, 8), &limits).unwrap_err();
+        assert!(e.to_string().contains("not inside its buffer of 64 bytes"), "{e}");
+        let empty = BufferView { offset: 0, strides: None, end: 0, buffer_size: 0 };
+        assert!(Program::new(&u8_3, &BufferView::dense(0, 4), &empty, &limits).is_err());
+        // An offset near u64::MAX: an error naming the limit, never an overflow.
+        let far = BufferView { offset: u64::MAX - 1, strides: None, end: u64::MAX, buffer_size: u64::MAX };
+        let one = edge(DataType::Uint8, 1);
+        let e = Program::new(&one, &far, &BufferView::dense(0, 4), &limits).unwrap_err();
+        assert!(matches!(e, crate::PadError::GpuLimit { .. }) && e.to_string().contains("max_buffer_size"), "{e}");
+        let unbounded = DeviceLimits { max_buffer: u64::MAX, ..limits };
+        assert!(Program::new(&one, &BufferView::dense(0, 4), &far, &unbounded).is_err());
+    }
+
+    /// Round six: storage bindings are whole 4-byte words at offsets a multiple of 4, even
+    /// where a device reports an alignment of 1 or 2.
+    #[test]
+    fn bindings_are_whole_words_at_any_alignment() {
+        let plan =
+            PadPlan::new(DataType::Uint8, &[40, 3], &PadRequest::new(vec![0, 1, 0, 2]).mode(Mode::Wrap)).unwrap();
+        for storage_alignment in [1, 2, 4, 8] {
+            let limits = DeviceLimits { storage_alignment, max_binding: 64, ..DeviceLimits::WEBGPU_DEFAULT };
+            let p = Program::new(&plan, &BufferView::dense(129, 400), &BufferView::dense(42, 400), &limits).unwrap();
+            assert!(p.dispatches().len() > 1);
+            for d in p.dispatches() {
+                for (offset, size) in [d.input().unwrap(), d.output()] {
+                    assert!(offset % 4 == 0 && size % 4 == 0, "alignment {storage_alignment}: ({offset}, {size})");
+                }
+            }
+        }
+    }
+
+    /// Round six: past 16 GiB of binding (wgpu's limit is a u64), no window binds more
+    /// words than the shaders index in u32.
+    #[test]
+    fn no_binding_holds_more_words_than_u32_indexes() {
+        let request = PadRequest::new(vec![0, 1, 0, 1]).max_output_bytes(1 << 40);
+        let plan = PadPlan::new(DataType::Float32, &[8, 1 << 29], &request).unwrap();
+        let huge =
+            DeviceLimits { max_binding: 1 << 40, max_buffer: 1 << 40, storage_alignment: 256, max_groups: 1 << 24 };
+        let dense = BufferView::dense(0, 1 << 40);
+        let p = Program::new(&plan, &dense, &dense, &huge).unwrap();
+        assert!(p.dispatches().len() > 1);
+        for d in p.dispatches() {
+            for (_, size) in [d.input().unwrap(), d.output()] {
+                assert!(size / 4 <= u32::MAX as u64, "a binding of {} words", size / 4);
+            }
         }
     }
 

@@ -1,11 +1,13 @@
 //! Shader specialisation: a [`PipelineKey`] names one pipeline and turns into its WGSL.
 //!
-//! A key depends on the mode and the moved word width, plus two fixed variants: for the
-//! periodic modes, whether pads reach past one period (the modulo variant), and for 8- and
+//! A key depends on the mode and the moved word width, plus fixed variants: for the
+//! periodic modes, whether pads reach past one period (the modulo variant); for 8- and
 //! 16-bit words, how rows are walked (per word, rows of whole words along one or two axes, or
-//! rows that end mid-word). Never on shape. Variants are pipeline constants rather than
-//! runtime branches because llvmpipe executes both sides of a uniform branch. At most
-//! 3 × (2 + 3 × 2) + 2 × (2 + 3 × 2) × 4 = [`PIPELINES`] pipelines exist.
+//! rows that end mid-word); for wider words, the grid (rows, or the flat grid at 8 elements a
+//! lane; a measured variant may take 4). Never on shape's values, only on which of these few it picks. Variants
+//! are pipeline constants rather than runtime branches because llvmpipe executes both sides
+//! of a uniform branch. At most 3 × (2 + 3 × 2) × 2 + 2 × (2 + 3 × 2) × 4 = [`PIPELINES`]
+//! pipelines exist (a measured variant adds its own).
 
 use crate::mode::Mode;
 
@@ -14,10 +16,10 @@ use super::params::wgsl_constants;
 use super::variant::KernelVariant;
 
 /// Every pipeline the kernels can need: wide widths (3) × (constant and edge, and the three
-/// periodic modes in two variants: 2 + 3 × 2), and narrow widths (2) the same × 4 row walks.
-/// The one place this number is written.
+/// periodic modes in two variants: 2 + 3 × 2) × 2 grids, and narrow widths (2) the same × 4
+/// row walks. The one place this number is written.
 #[cfg_attr(not(feature = "wgpu"), allow(dead_code))] // used by the wgpu half
-pub const PIPELINES: usize = 3 * (2 + 3 * 2) + 2 * (2 + 3 * 2) * 4;
+pub const PIPELINES: usize = 3 * (2 + 3 * 2) * 2 + 2 * (2 + 3 * 2) * 4;
 
 /// Bytes a shader moves per element: the type's width, or wider where an unpadded
 /// innermost run splits evenly into 4-, 8- or 16-byte words.
@@ -36,6 +38,8 @@ pub struct PipelineKey {
     pub(crate) multi_period: bool,
     /// Narrow kernel: how it walks the output; [`RowWalk::PerWord`] for wide words.
     pub(crate) row_walk: RowWalk,
+    /// Wide kernel: elements a lane on the flat grid (flat.rs), 0 on the row grid (wide.rs).
+    pub(crate) flat_words: u8,
     /// The kernel variant (variant.rs): [`KernelVariant::Default`] outside measurement.
     pub(crate) variant: KernelVariant,
 }
@@ -50,8 +54,15 @@ impl PipelineKey {
             word_bytes,
             multi_period: multi_period && periodic,
             row_walk,
+            flat_words: 0,
             variant: KernelVariant::Default,
         }
+    }
+
+    /// The same key on the flat grid at `words` elements a lane (wide words; `None`: rows).
+    pub(crate) fn with_flat(self, words: Option<u32>) -> PipelineKey {
+        let flat_words = if self.word_bytes >= 4 { words.unwrap_or(0) as u8 } else { 0 };
+        PipelineKey { flat_words, ..self }
     }
 
     /// The same key for `variant`, or for the default where the variant changes nothing here.
@@ -66,9 +77,11 @@ impl PipelineKey {
         for &w in WORD_BYTES.iter().filter(|&&w| w >= elem_bytes) {
             for multi in [false, true] {
                 for rows in RowWalk::ALL {
-                    let k = PipelineKey::new(mode, w, multi, rows);
-                    if !keys.contains(&k) {
-                        keys.push(k);
+                    for flat in [None, Some(8)] {
+                        let k = PipelineKey::new(mode, w, multi, rows).with_flat(flat);
+                        if !keys.contains(&k) {
+                            keys.push(k);
+                        }
                     }
                 }
             }
@@ -116,12 +129,16 @@ impl PipelineKey {
             8 => ("alias WORD = vec2<u32>;\nfn constant_word() -> WORD { return P.constant.xy; }\n".to_string(), WIDE),
             _ => ("alias WORD = vec4<u32>;\nfn constant_word() -> WORD { return P.constant; }\n".to_string(), WIDE),
         };
+        let flat = if self.word_bytes >= 4 { Some(self.flat_words as u32).filter(|&w| w > 0) } else { None };
         let main = match self.variant.flat_words() {
-            Some(words) if self.word_bytes >= 4 => std::borrow::Cow::Owned(format!(
-                "const FLAT_WORDS: u32 = {words}u;\n{}",
-                FLAT.replace("//FLAT_BODY\n", &super::flat::wgsl_body(words))
-            )),
-            Some(words) => std::borrow::Cow::Owned(format!(
+            _ if flat.is_some() => {
+                let words = flat.unwrap_or_default();
+                std::borrow::Cow::Owned(format!(
+                    "const FLAT_WORDS: u32 = {words}u;\n{}",
+                    FLAT.replace("//FLAT_BODY\n", &super::flat::wgsl_body(words))
+                ))
+            }
+            Some(words) if self.word_bytes < 4 => std::borrow::Cow::Owned(format!(
                 "const FLAT_WORDS: u32 = {words}u;\n{}",
                 FLAT_NARROW.replace("//FLAT_BODY\n", &super::flat::wgsl_body_narrow(words))
             )),
@@ -146,10 +163,14 @@ impl PipelineKey {
     /// A label for wgpu's debug output.
     pub(crate) fn label(&self) -> String {
         format!(
-            "wgpu-pad {} {}-byte{}{}",
+            "wgpu-pad {} {}-byte{}{}{}",
             self.mode,
             self.word_bytes,
             if self.multi_period { " multi-period" } else { "" },
+            match self.flat_words {
+                0 => String::new(),
+                w => format!(" flat {w}"),
+            },
             match self.variant {
                 KernelVariant::Default => String::new(),
                 v => format!(" ({})", v.name()),
@@ -196,7 +217,7 @@ mod tests {
         let mut all: Vec<PipelineKey> = Mode::ALL.iter().flat_map(|&m| PipelineKey::all_for(m, 1)).collect();
         all.dedup();
         assert_eq!(all.len(), PIPELINES);
-        assert_eq!(PIPELINES, 88, "a change to the key space is a decision: say it in the docs");
+        assert_eq!(PIPELINES, 112, "a change to the key space is a decision: say it in the docs");
         // Constant and edge never take the modulo variant, wide words no row variant.
         let per_word = RowWalk::PerWord;
         assert_eq!(PipelineKey::new(Mode::Edge, 4, true, per_word), PipelineKey::new(Mode::Edge, 4, false, per_word));

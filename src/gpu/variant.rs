@@ -100,6 +100,16 @@ impl KernelVariant {
         }
     }
 
+    /// Wide words: the flat grid's elements a lane (`None`: the row grid), given the default
+    /// kernels' choice for the pad (`flat::default_words`): the flat variants force theirs,
+    /// the reference and wide-loads-first keep the row grid, the rest follow the default.
+    pub(crate) fn wide_flat_words(self, default: Option<u32>) -> Option<u32> {
+        match self {
+            KernelVariant::Reference | KernelVariant::WideLoadsFirst => None,
+            v => v.flat_words().or(default),
+        }
+    }
+
     /// Whether the shader declares its input read-only.
     pub(crate) fn read_only_input(self) -> bool {
         matches!(self, KernelVariant::ReadOnlyInput | KernelVariant::FlatU4ReadOnly)
@@ -138,6 +148,9 @@ impl KernelVariant {
         let narrow = word_bytes < 4;
         match self {
             KernelVariant::WideLoadsFirst if narrow => KernelVariant::Default,
+            // Wide words: the flat grid is the key's own (`PipelineKey::flat_words`).
+            KernelVariant::FlatU4 | KernelVariant::FlatU8 if !narrow => KernelVariant::Default,
+            KernelVariant::FlatU4ReadOnly if !narrow => KernelVariant::ReadOnlyInput,
             KernelVariant::NarrowPairs if !narrow || !walks_rows => KernelVariant::Default,
             v => v,
         }
@@ -180,8 +193,9 @@ mod tests {
         assert_eq!(Reference.for_key(8, false), Reference);
         assert_eq!(FlatU4.for_key(2, false), FlatU4);
         assert_eq!(FlatU8.for_key(1, false), FlatU8);
-        assert_eq!(FlatU4.for_key(4, false), FlatU4);
-        assert_eq!(FlatU8.for_key(16, false), FlatU8);
+        assert_eq!(FlatU4.for_key(4, false), Default);
+        assert_eq!(FlatU8.for_key(16, false), Default);
+        assert_eq!(FlatU4ReadOnly.for_key(8, false), ReadOnlyInput);
         assert_eq!(FlatU4ReadOnly.for_key(2, false), FlatU4ReadOnly);
         assert_eq!(ReadOnlyInput.for_key(1, true), ReadOnlyInput);
         assert_eq!(ReadOnlyInput.for_key(4, false), ReadOnlyInput);

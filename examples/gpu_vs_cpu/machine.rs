@@ -76,7 +76,12 @@ impl Machine {
             os,
             rustc: run("rustc", &["--version"]),
             crate_version: env!("CARGO_PKG_VERSION").to_string(),
-            git_commit: run("git", &["rev-parse", "HEAD"]),
+            // The build's commit where the build recorded it (a binary carried to another
+            // machine runs in a checkout that may be at another commit), else the working
+            // directory's.
+            git_commit: option_env!("WGPU_PAD_BUILD_COMMIT")
+                .map(String::from)
+                .or_else(|| run("git", &["rev-parse", "HEAD"])),
             command: std::env::args().collect::<Vec<_>>().join(" "),
             time: now_utc(),
             kernel_variant: ctx.kernel().variant().name().to_string(),

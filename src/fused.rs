@@ -172,15 +172,200 @@ fn check_prefix(prefix: &str) -> Result<()> {
         && prefix.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         && !prefix.starts_with(|c: char| c.is_ascii_digit())
         && !prefix.starts_with("__");
-    if ok {
-        Ok(())
-    } else {
-        Err(PadError::InvalidPrefix {
+    if !ok {
+        return Err(PadError::InvalidPrefix {
             prefix: prefix.into(),
             reason: "a WGSL name's start: ASCII letters, digits and '_', not starting with a digit or \"__\"".into(),
-        })
+        });
+    }
+    // A prefix and a suffix may spell a reserved word ("re" + "source").
+    match NAMES.iter().map(|n| format!("{prefix}{n}")).find(|name| WGSL_RESERVED.contains(&name.as_str())) {
+        Some(name) => Err(PadError::InvalidPrefix {
+            prefix: prefix.into(),
+            reason: format!("it makes `{name}`, a WGSL reserved word"),
+        }),
+        None => Ok(()),
     }
 }
+
+/// What the generated WGSL declares after the prefix.
+const NAMES: [&str; 7] = ["Axis", "Params", "params", "source", "source_flat", "kept_index", "NONE"];
+
+/// WGSL's keywords and reserved words (the WGSL specification's lists, as naga 30 has them).
+const WGSL_RESERVED: &[&str] = &[
+    "alias",
+    "break",
+    "case",
+    "const",
+    "const_assert",
+    "continue",
+    "continuing",
+    "default",
+    "diagnostic",
+    "discard",
+    "else",
+    "enable",
+    "false",
+    "fn",
+    "for",
+    "if",
+    "let",
+    "loop",
+    "override",
+    "requires",
+    "return",
+    "struct",
+    "switch",
+    "true",
+    "var",
+    "while",
+    "NULL",
+    "Self",
+    "abstract",
+    "active",
+    "alignas",
+    "alignof",
+    "as",
+    "asm",
+    "asm_fragment",
+    "async",
+    "attribute",
+    "auto",
+    "await",
+    "become",
+    "cast",
+    "catch",
+    "class",
+    "co_await",
+    "co_return",
+    "co_yield",
+    "coherent",
+    "column_major",
+    "common",
+    "compile",
+    "compile_fragment",
+    "concept",
+    "const_cast",
+    "consteval",
+    "constexpr",
+    "constinit",
+    "crate",
+    "debugger",
+    "decltype",
+    "delete",
+    "demote",
+    "demote_to_helper",
+    "do",
+    "dynamic_cast",
+    "enum",
+    "explicit",
+    "export",
+    "extends",
+    "extern",
+    "external",
+    "fallthrough",
+    "filter",
+    "final",
+    "finally",
+    "friend",
+    "from",
+    "fxgroup",
+    "get",
+    "goto",
+    "groupshared",
+    "highp",
+    "impl",
+    "implements",
+    "import",
+    "inline",
+    "instanceof",
+    "interface",
+    "layout",
+    "lowp",
+    "macro",
+    "macro_rules",
+    "match",
+    "mediump",
+    "meta",
+    "mod",
+    "module",
+    "move",
+    "mut",
+    "mutable",
+    "namespace",
+    "new",
+    "nil",
+    "noexcept",
+    "noinline",
+    "nointerpolation",
+    "non_coherent",
+    "noncoherent",
+    "noperspective",
+    "null",
+    "nullptr",
+    "of",
+    "operator",
+    "package",
+    "packoffset",
+    "partition",
+    "pass",
+    "patch",
+    "pixelfragment",
+    "precise",
+    "precision",
+    "premerge",
+    "priv",
+    "protected",
+    "pub",
+    "public",
+    "readonly",
+    "ref",
+    "regardless",
+    "register",
+    "reinterpret_cast",
+    "require",
+    "resource",
+    "restrict",
+    "self",
+    "set",
+    "shared",
+    "sizeof",
+    "smooth",
+    "snorm",
+    "static",
+    "static_assert",
+    "static_cast",
+    "std",
+    "subroutine",
+    "super",
+    "target",
+    "template",
+    "this",
+    "thread_local",
+    "throw",
+    "trait",
+    "try",
+    "type",
+    "typedef",
+    "typeid",
+    "typename",
+    "typeof",
+    "union",
+    "unless",
+    "unorm",
+    "unsafe",
+    "unsized",
+    "use",
+    "using",
+    "varying",
+    "virtual",
+    "volatile",
+    "wgsl",
+    "where",
+    "with",
+    "writeonly",
+    "yield",
+];
 
 /// The mode's rule on one axis: the body of `{p}kept_index` after the kept range.
 fn rule(mode: Mode) -> &'static str {
@@ -236,6 +421,30 @@ mod tests {
         naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
             .validate(&module)
             .unwrap_or_else(|e| panic!("{e:?}\n{src}"));
+    }
+
+    /// The prefix check knows every name the WGSL declares, and WGSL's reserved words as naga
+    /// has them: a prefix it passes never spells one.
+    #[cfg(not(miri))]
+    #[test]
+    fn every_declared_name_is_checked_against_the_reserved_words() {
+        let mut ours: Vec<&str> = WGSL_RESERVED.to_vec();
+        let mut naga_list: Vec<&str> = naga::keywords::wgsl::RESERVED.to_vec();
+        ours.sort_unstable();
+        naga_list.sort_unstable();
+        assert_eq!(ours, naga_list);
+        let plan = PadPlan::new(DataType::Float32, &[2, 3], &PadRequest::new(vec![1, 0, 1, 0])).unwrap();
+        let src = wgsl_baked(&plan, "q_").unwrap();
+        let mut declared: Vec<String> = src
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter_map(|w| w.strip_prefix("q_"))
+            .map(String::from)
+            .collect();
+        declared.sort_unstable();
+        declared.dedup();
+        let mut names: Vec<String> = NAMES.iter().map(|n| n.to_string()).collect();
+        names.sort_unstable();
+        assert_eq!(declared, names, "a name the WGSL declares is missing from NAMES");
     }
 
     /// `{p}source` of the generated WGSL, run on the host: the same words, the same rule.
@@ -358,6 +567,11 @@ mod tests {
             assert!(matches!(wgsl(Mode::Edge, 2, bad), Err(PadError::InvalidPrefix { .. })), "{bad:?}");
         }
         assert!(wgsl(Mode::Edge, 2, "_p9").is_ok());
+        // Round six: "re" + "source" is `resource`, reserved.
+        let e = wgsl(Mode::Reflect, 3, "re").unwrap_err();
+        assert!(matches!(e, PadError::InvalidPrefix { .. }) && e.to_string().contains("resource"), "{e}");
+        let plan = PadPlan::new(DataType::Float32, &[2], &PadRequest::new(vec![1, 1])).unwrap();
+        assert!(matches!(wgsl_baked(&plan, "re"), Err(PadError::InvalidPrefix { .. })));
         assert!(matches!(wgsl(Mode::Edge, 0, "p"), Err(PadError::GpuLimit { limit: GpuLimit::Rank, .. })));
         assert!(matches!(wgsl(Mode::Edge, 17, "p"), Err(PadError::GpuLimit { limit: GpuLimit::Rank, .. })));
         let strings = PadPlan::new(DataType::String, &[2], &PadRequest::new(vec![1, 1])).unwrap();

@@ -1,6 +1,6 @@
 //! Parsing a scalar of any type from text, for constants given on a command line.
 
-use crate::constant::{bad, complex_bytes, number_bytes, Number};
+use crate::constant::{bad, complex_bytes, float_value, number_bytes, Number};
 use crate::dtype::DataType;
 use crate::error::Result;
 use crate::tensor::Tensor;
@@ -31,11 +31,86 @@ fn past_f64(text: &str, v: f64) -> Option<&'static str> {
     }
 }
 
+/// The bytes of the `dtype` value nearest the decimal `text`, rounded once from the decimal
+/// (ties to even), given `v`, the f64 nearest it. Rounding `v` again is the same wherever `v`
+/// is not exactly on one of the type's rounding boundaries (a boundary is exact in f64, so
+/// `text` lies on `v`'s side of it); on one, `v` may have rounded `text` onto it from either
+/// side, and an exact comparison of `text` with `v` decides.
+fn rounded_once(dtype: DataType, text: &str, v: f64, shown: &str) -> Result<Vec<u8>> {
+    let at = |x: f64| number_bytes(dtype, Number::Float(x), shown);
+    if dtype == DataType::Float64 || !v.is_finite() || v == 0.0 {
+        return at(v);
+    }
+    let (below, above) = (at(v.next_down()), at(v.next_up()));
+    let value = |b: &Result<Vec<u8>>| b.as_ref().ok().and_then(|b| float_value(dtype, b));
+    let on_boundary = match (value(&below), value(&above)) {
+        (Some(a), Some(b)) => a != b && (a + b) / 2.0 == v,
+        // Past the largest finite value on one side: v is within an f64 step of the boundary
+        // past which values are refused; the comparison puts text on its side.
+        (Some(_), None) | (None, Some(_)) => true,
+        (None, None) => false,
+    };
+    if !on_boundary {
+        return at(v);
+    }
+    match compare_decimal(text, v) {
+        Some(std::cmp::Ordering::Less) if below.is_ok() => below,
+        Some(std::cmp::Ordering::Greater) if above.is_ok() => above,
+        _ => at(v),
+    }
+}
+
+/// A decimal's sign, significant digits (no leading or trailing zeros) and exponent, its
+/// value being `0.DIGITS × 10^exponent`; `None` if `text` is not a plain decimal.
+fn decimal(text: &str) -> Option<(bool, Vec<u8>, i64)> {
+    let t = text.trim();
+    let (negative, t) = match t.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, t.strip_prefix('+').unwrap_or(t)),
+    };
+    let (mantissa, exponent) = match t.find(['e', 'E']) {
+        Some(i) => (&t[..i], t[i + 1..].parse::<i64>().ok()?),
+        None => (t, 0),
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    if whole.is_empty() && fraction.is_empty() || !(whole.bytes().chain(fraction.bytes()).all(|b| b.is_ascii_digit())) {
+        return None;
+    }
+    let digits: Vec<u8> = whole.bytes().chain(fraction.bytes()).map(|b| b - b'0').collect();
+    let leading = digits.iter().take_while(|&&d| d == 0).count();
+    let mut significant = digits[leading..].to_vec();
+    while significant.last() == Some(&0) {
+        significant.pop();
+    }
+    let exponent = exponent.checked_add(whole.len() as i64 - leading as i64)?;
+    Some((negative, significant, exponent))
+}
+
+/// How the decimal `text` compares with `v` exactly (`v`'s exact decimal expansion, which
+/// Rust's formatting gives at enough digits: an f64 has at most 767 significant ones).
+fn compare_decimal(text: &str, v: f64) -> Option<std::cmp::Ordering> {
+    use std::cmp::Ordering;
+    let (neg_a, da, ea) = decimal(text)?;
+    let (neg_b, db, eb) = decimal(&format!("{v:.800e}"))?;
+    let magnitude = match (da.is_empty(), db.is_empty()) {
+        (true, true) => Ordering::Equal,
+        (true, false) => Ordering::Less,
+        (false, true) => Ordering::Greater,
+        (false, false) => ea.cmp(&eb).then_with(|| da.cmp(&db)),
+    };
+    Some(match (neg_a && !da.is_empty(), neg_b && !db.is_empty()) {
+        (false, false) => magnitude,
+        (true, true) => magnitude.reverse(),
+        (false, true) => Ordering::Greater,
+        (true, false) => Ordering::Less,
+    })
+}
+
 /// Parses `text` as one element of `dtype`, returning a scalar tensor.
 ///
 /// Integers must fit the type; floats accept `nan` and `inf`; complex takes `re,im` (or
-/// `re`); bool takes `true`/`false`/`1`/`0`; strings are taken as they are. Floats round to
-/// the nearest value, ties to even (float8 and float4 also take raw bits in hex, `0x7e`);
+/// `re`); bool takes `true`/`false`/`1`/`0`; strings are taken as they are. Floats round
+/// once, from the decimal, to the nearest value, ties to even (float8 and float4 also take raw bits in hex, `0x7e`);
 /// literals past float64's own range (`1e400`) are refused as past any type's, not taken as
 /// infinity, and non-zero ones below it (`1e-400`) as rounding to 0.
 ///
@@ -67,15 +142,27 @@ pub fn parse_value(dtype: DataType, text: &str) -> Result<Tensor> {
                 let v = float(p).ok_or_else(|| bad("expected re,im"))?;
                 past_f64(p, v).map_or(Ok(v), |why| Err(bad(why)))
             };
-            let re = part(parts.next().unwrap_or(""))?;
-            let im = match parts.next() {
+            let (re_text, im_text) = (parts.next().unwrap_or(""), parts.next());
+            let re = part(re_text)?;
+            let im = match im_text {
                 Some(p) => part(p)?,
                 None => 0.0,
             };
             if parts.next().is_some() {
                 return Err(bad("expected re,im"));
             }
-            complex_bytes(dtype, re, im, &shown)?
+            match dtype {
+                // Each float32 part rounded once from its decimal, as a float32 is.
+                // (A part refused: complex_bytes says why, naming the complex type.)
+                Complex64 => match (
+                    rounded_once(Float32, re_text, re, &shown),
+                    rounded_once(Float32, im_text.unwrap_or("0"), im, &shown),
+                ) {
+                    (Ok(re), Ok(im)) => [re, im].concat(),
+                    _ => complex_bytes(dtype, re, im, &shown)?,
+                },
+                _ => complex_bytes(dtype, re, im, &shown)?,
+            }
         }
         Float8e4m3fn | Float8e4m3fnuz | Float8e5m2 | Float8e5m2fnuz | Float8e8m0 | Float4e2m1
             if t.starts_with("0x") || t.starts_with("0X") =>
@@ -87,7 +174,7 @@ pub fn parse_value(dtype: DataType, text: &str) -> Result<Tensor> {
             vec![b]
         }
         Float16 | Bfloat16 | Float32 | Float64 | Float8e4m3fn | Float8e4m3fnuz | Float8e5m2 | Float8e5m2fnuz
-        | Float8e8m0 | Float4e2m1 => number_bytes(dtype, Number::Float(real(t)?), &shown)?,
+        | Float8e8m0 | Float4e2m1 => rounded_once(dtype, t, real(t)?, &shown)?,
         // Integers are read as integers (exact, and "1.5" or "1e3" is not one).
         Int4 | Int8 | Int16 | Int32 | Int64 | Uint4 | Uint8 | Uint16 | Uint32 | Uint64 => {
             let v: i128 = t.parse().map_err(|_| {
@@ -109,6 +196,40 @@ mod tests {
 
     fn bits(dtype: DataType, text: &str) -> Vec<u8> {
         parse_value(dtype, text).unwrap().bytes().unwrap().to_vec()
+    }
+
+    /// Round six: a float is rounded once, from the decimal, not through the f64 nearest it
+    /// (which can land exactly on the type's rounding boundary from either side).
+    #[test]
+    fn floats_round_once_from_the_decimal() {
+        let f16 = |t: &str| u16::from_le_bytes(bits(DataType::Float16, t).try_into().unwrap());
+        assert_eq!(f16("1.00048828125000000001"), 0x3c01); // just past the midpoint
+        assert_eq!(f16("1.00048828125"), 0x3c00); // the midpoint: ties to even
+        assert_eq!(f16("1.00048828124999999999"), 0x3c00);
+        assert_eq!(f16("-1.00048828125000000001"), 0xbc01);
+        assert_eq!(f16("1.00146484375000000001"), 0x3c02); // a midpoint whose tie goes up
+        assert_eq!(f16("1.00146484374999999999"), 0x3c01);
+        let f32 = |t: &str| u32::from_le_bytes(bits(DataType::Float32, t).try_into().unwrap());
+        assert_eq!(f32("1.00000005960464477539062500001"), 0x3f80_0001);
+        assert_eq!(f32("1.000000059604644775390625"), 0x3f80_0000);
+        // Below float32's overflow boundary (340282356779733661637539395458142568448): MAX.
+        assert_eq!(f32("3.4028235677973366e38"), f32::MAX.to_bits());
+        assert!(parse_value(DataType::Float32, "340282356779733661637539395458142568448").is_err());
+        let bf16 = |t: &str| u16::from_le_bytes(bits(DataType::Bfloat16, t).try_into().unwrap());
+        assert_eq!(bf16("1.00390625000000000001"), 0x3f81);
+        assert_eq!(bf16("1.00390625"), 0x3f80);
+        assert_eq!(bits(DataType::Float8e4m3fn, "1.06250000000000000001"), [0x39]);
+        assert_eq!(bits(DataType::Float8e4m3fn, "1.0625"), [0x38]);
+        let c = bits(DataType::Complex64, "1.00000005960464477539062500001,-1.00000005960464477539062500001");
+        assert_eq!(c, [0x3f80_0001u32.to_le_bytes(), 0xbf80_0001u32.to_le_bytes()].concat());
+        // The exact comparison itself.
+        use std::cmp::Ordering::*;
+        assert_eq!(compare_decimal("0.1", 0.1), Some(Less)); // 0.1 in f64 is 0.1000000000000000055...
+        assert_eq!(compare_decimal("-0.5", -0.5), Some(Equal));
+        assert_eq!(compare_decimal("+5e-1", 0.5), Some(Equal));
+        assert_eq!(compare_decimal("-0.50001", -0.5), Some(Less));
+        assert_eq!(compare_decimal("1e2", 99.5), Some(Greater));
+        assert_eq!(compare_decimal("abc", 1.0), None);
     }
 
     #[test]

@@ -197,10 +197,13 @@ impl HeaderParser<'_> {
             if self.eat(b')') {
                 return Ok(dims);
             }
-            let w = self.word();
+            // A sign is read with the digits, so that the message shows the value.
+            self.skip_ws();
+            let sign = if self.eat(b'-') { "-" } else { "" };
+            let w = format!("{sign}{}", self.word());
             let dim: usize = match w.trim_end_matches('L').parse() {
                 Ok(d) => d,
-                Err(_) => return err(format!("header: bad dimension {w:?}")),
+                Err(_) => return err(format!("header: bad dimension {w:?} (not a non-negative integer)")),
             };
             if dims.len() >= 64 {
                 return err("header: more than 64 dimensions");
@@ -702,5 +705,8 @@ mod tests {
         assert!(to_tensor(&nib, Some(DataType::Int4)).unwrap_err().to_string().contains("high nibble"));
         assert!(to_tensor(&nib, None).is_err());
         assert!(to_tensor(&nib, Some(DataType::Float32)).is_err());
+        // Round six: a negative dimension is named by its value.
+        let negative = parse(&file("{'descr': '<f4', 'fortran_order': False, 'shape': (-2, 3), }", &[])).unwrap_err();
+        assert!(negative.to_string().contains("bad dimension \"-2\""), "{negative}");
     }
 }

@@ -362,6 +362,22 @@ fn small_float_bits(dtype: DataType, v: f64, shown: &str) -> Result<u8> {
     Ok(bits)
 }
 
+/// The value of a float type's bytes (little-endian, as [`number_bytes`] writes them), or
+/// `None` for NaN and non-float types.
+#[cfg_attr(not(feature = "literal"), allow(dead_code))] // literal's parser uses it
+pub(crate) fn float_value(dtype: DataType, bytes: &[u8]) -> Option<f64> {
+    use DataType::*;
+    let v = match (dtype, bytes) {
+        (Float16, &[a, b]) => half::f16::from_le_bytes([a, b]).to_f64(),
+        (Bfloat16, &[a, b]) => half::bf16::from_le_bytes([a, b]).to_f64(),
+        (Float32, &[a, b, c, d]) => f32::from_le_bytes([a, b, c, d]) as f64,
+        (Float64, b) => f64::from_le_bytes(b.try_into().ok()?),
+        (_, &[b]) => small_float_value(dtype, b)?,
+        _ => return None,
+    };
+    (!v.is_nan()).then_some(v)
+}
+
 /// The value of one bit pattern of an 8-bit or 4-bit float type, or `None` for NaN.
 fn small_float_value(dtype: DataType, bits: u8) -> Option<f64> {
     use DataType::*;

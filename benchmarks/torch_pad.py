@@ -15,7 +15,8 @@ call, with the 95 % interval of order statistics (as the harness's `stats`). Eve
 torch output is checked once against numpy's pad (where the pads are not crops): a mapping
 that padded other axes would be a figure of nothing. A case torch cannot run (a mode for its
 type, more than three padded trailing axes, pads past the axis) is recorded with its reason.
-`--dry-run` prints each case's torch call and needs no torch.
+`--dry-run` prints each case's torch call and needs no torch; `--self-test` checks the
+mapping to `F.pad` on known cases (CI runs it).
 """
 import argparse
 import json
@@ -35,6 +36,8 @@ def torch_call(shape, pads, mode):
     k of 1 to 3 on an input of rank k + 1 or k + 2, so leading axes merge into one (or one is
     added)."""
     rank = len(shape)
+    if len(pads) != 2 * rank:
+        return None, f"{len(pads)} pads for rank {rank} (begins then ends: {2 * rank})"
     begins, ends = pads[:rank], pads[rank:]
     padded = [d for d in range(rank) if begins[d] or ends[d]]
     if not padded:
@@ -50,6 +53,23 @@ def torch_call(shape, pads, mode):
     lead = shape[: rank - k]
     view = [math.prod(lead)] if lead else [1]
     return view + list(shape[rank - k :]), flat
+
+
+def self_test():
+    """torch_call's mapping on known cases, with no torch: CI runs this."""
+    cases = [
+        (([2, 3], [0, 0, 0, 0, 5, 5], "constant"), (None, "6 pads for rank 2 (begins then ends: 4)")),
+        (([2, 3], [0, 1, 0, 2], "constant"), ([2, 3], [1, 2])),
+        (([1, 64, 512, 512], [0, 0, 1, 1, 0, 0, 1, 1], "reflect"), ([64, 512, 512], [1, 1, 1, 1])),
+        (([8, 4096, 256], [0, 3, 0, 0, 5, 0], "edge"), ([8, 4096, 256], [0, 0, 3, 5])),
+        (([2, 3, 4], [1, 0, 0, 2, 0, 0], "wrap"), ([1, 2, 3, 4], [0, 0, 0, 0, 1, 2])),
+        (([2, 3, 4, 5], [1, 0, 0, 0, 1, 0, 0, 0], "reflect"), (None, "reflect pads at most 3 trailing axes (this case: 4)")),
+        (([5], [0, 0], "reflect"), ([5], [])),
+    ]
+    for (shape, pads, mode), want in cases:
+        got = torch_call(shape, pads, mode)
+        assert got == want, f"{shape} {pads} {mode}: {got}, not {want}"
+    print("torch_pad: self-test passed")
 
 
 def order_interval(samples):
@@ -156,16 +176,22 @@ def measure(torch, F, np, record, args, timer):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("report", help="a gpu_vs_cpu JSON report: its records are the cases")
+    p.add_argument("report", nargs="?", help="a gpu_vs_cpu JSON report: its records are the cases")
     p.add_argument("--json", help="write the figures here")
     p.add_argument("--device", default="cuda")
     p.add_argument("--batch-ms", type=float, default=20.0)
     p.add_argument("--warmup-ms", type=float, default=100.0)
     p.add_argument("--reps", type=int, default=11)
     p.add_argument("--dry-run", action="store_true", help="print each case's torch call; needs no torch")
+    p.add_argument("--self-test", action="store_true", help="check the mapping to F.pad; needs no torch")
     args = p.parse_args()
-    if args.reps < 1 or not args.batch_ms > 0 or args.warmup_ms < 0:
-        sys.exit("error: --reps takes at least 1, --batch-ms a positive number, --warmup-ms 0 or more")
+    if args.self_test:
+        return self_test()
+    if not args.report:
+        p.error("REPORT is needed")
+    finite = math.isfinite(args.batch_ms) and math.isfinite(args.warmup_ms)
+    if args.reps < 1 or not finite or not args.batch_ms > 0 or not args.warmup_ms >= 0:
+        sys.exit("error: --reps takes at least 1, --batch-ms a finite positive number, --warmup-ms a finite 0 or more")
     try:
         with open(args.report) as f:
             records = json.load(f)["records"]
@@ -181,8 +207,11 @@ def main():
             call = flat if view is None else f"F.pad(x{view}, {tuple(flat)}, mode={MODES[r['mode']]!r})"
             print(f"{r['dtype']} {r['shape']} {r['mode']}: {call}")
         return
-    import torch
-    import torch.nn.functional as F
+    try:
+        import torch
+        import torch.nn.functional as F
+    except ImportError as e:
+        sys.exit(f"error: no torch here ({e}); --dry-run needs none")
 
     try:
         import numpy as np

@@ -8,11 +8,14 @@ Columns, all per call at steady clocks, in µs: ours (the kernel's batch figure,
 `gpu_kernel_batch_ms`), our roofline copy of the output's bytes (`gpu_roofline_ms`), torch's
 `F.pad` and torch's device copy of the same bytes; then ours / roofline, ours / torch and
 roofline / torch copy (how our anchor compares with torch's), and a verdict of ours against
-torch: SAME where the 95 % intervals overlap, else FASTER or SLOWER. Cases in one file only
-are listed at the end; no case in common is an error (exit 1).
+torch: SAME where the 95 % intervals overlap, else FASTER or SLOWER; a figure missing, not a
+number, zero or negative gives no ratio and no verdict ("no figure", or torch's reason). Cases
+in one file only are listed at the end; no case in common is an error (exit 1).
+`--self-test` checks the verdicts on made-up figures, with no torch (CI runs it).
 """
 import argparse
 import json
+import math
 import sys
 
 
@@ -30,8 +33,18 @@ def load(path, what):
         sys.exit(f"error: {path}: not a {what} ({type(e).__name__}: {e})")
 
 
+def figure(d, name):
+    """A figure of the record: a positive finite number, else None (missing, NaN, 0, a string)."""
+    v = d.get(name)
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+        return None
+    return float(v)
+
+
 def verdict(ours, torch):
-    """SAME where the intervals overlap, else which is faster."""
+    """SAME where the intervals overlap, else which is faster; None where a figure is missing."""
+    if None in ours or None in torch:
+        return None
     (o, o_low, o_high), (t, t_low, t_high) = ours, torch
     if o_high < t_low:
         return "FASTER"
@@ -47,30 +60,61 @@ def rows(harness, torch):
         if t is None:
             continue
         x = r.get("extra", r)  # the harness flattens extra figures into the record
-        ours = x.get("gpu_kernel_batch_ms")
-        low = x.get("gpu_kernel_batch_ci_low_ms", ours)
-        high = x.get("gpu_kernel_batch_ci_high_ms", ours)
-        roof = r.get("gpu_roofline_ms")
+        ours = figure(x, "gpu_kernel_batch_ms")
+        roof = figure(r, "gpu_roofline_ms")
+        pad, copy = figure(t, "torch_pad_ms"), figure(t, "torch_copy_ms")
         row = {
             "case": f"{r['dtype']} [{','.join(map(str, r['shape']))}] {r['mode']}",
             "out MiB": r["out_bytes"] / 2**20,
             "ours us": ours * 1e3 if ours else None,
             "roofline us": roof * 1e3 if roof else None,
-            "torch F.pad us": t["torch_pad_ms"] * 1e3 if "torch_pad_ms" in t else None,
-            "torch copy us": t["torch_copy_ms"] * 1e3 if "torch_copy_ms" in t else None,
+            "torch F.pad us": pad * 1e3 if pad else None,
+            "torch copy us": copy * 1e3 if copy else None,
         }
         row["ours/roofline"] = ours / roof if ours and roof else None
-        row["ours/torch"] = ours / t["torch_pad_ms"] if ours and "torch_pad_ms" in t else None
-        row["roofline/torch copy"] = roof / t["torch_copy_ms"] if roof and "torch_copy_ms" in t else None
-        if ours and "torch_pad_ms" in t:
-            row["vs torch"] = verdict(
-                (ours, low, high), (t["torch_pad_ms"], t["torch_pad_ci_low_ms"], t["torch_pad_ci_high_ms"])
-            )
-        else:
-            why = t.get("torch", "")  # why torch has no figure (its reason, cut to fit a column)
-            row["vs torch"] = why if len(why) <= 40 else why[:39] + "…"
+        row["ours/torch"] = ours / pad if ours and pad else None
+        row["roofline/torch copy"] = roof / copy if roof and copy else None
+        v = verdict(
+            (ours, figure(x, "gpu_kernel_batch_ci_low_ms"), figure(x, "gpu_kernel_batch_ci_high_ms")),
+            (pad, figure(t, "torch_pad_ci_low_ms"), figure(t, "torch_pad_ci_high_ms")),
+        )
+        if v is None:
+            # Why there is no verdict: torch's reason where it gave one, cut to fit a column.
+            why = t.get("torch", "") if not pad else ""
+            why = why if isinstance(why, str) and why else "no figure"
+            v = why if len(why) <= 40 else why[:39] + "…"
+        row["vs torch"] = v
         out.append(row)
     return out
+
+
+def self_test():
+    """The verdicts and the refusals, with no torch: CI runs this."""
+    def rec(mode, **figs):
+        return {"dtype": "float32", "shape": [4], "pads": [1, 1], "mode": mode, "out_bytes": 24, **figs}
+
+    ours = {"gpu_kernel_batch_ms": 0.010, "gpu_kernel_batch_ci_low_ms": 0.0099, "gpu_kernel_batch_ci_high_ms": 0.0101,
+            "gpu_roofline_ms": 0.008}
+    harness = {key(r): r for r in [rec(m, **ours) for m in ["a", "b", "c", "d", "e", "f", "g"]]}
+
+    def t(mode, ms, low, high):
+        return rec(mode, torch_pad_ms=ms, torch_pad_ci_low_ms=low, torch_pad_ci_high_ms=high, torch_copy_ms=0.005)
+
+    torch = {key(r): r for r in [
+        t("a", 0.020, 0.019, 0.021),  # torch slower: ours FASTER
+        t("b", 0.005, 0.0049, 0.0051),  # torch faster: ours SLOWER
+        t("c", 0.010, 0.009, 0.011),  # overlapping: SAME
+        t("d", float("nan"), float("nan"), float("nan")),  # NaN: no verdict, never SAME
+        t("e", 0.0, 0.0, 0.0),  # zero: no ratio, no division by it
+        rec("f", torch="torch has no symmetric"),  # missing figures: torch's reason
+        t("g", "fast", None, 0.01),  # a string figure
+    ]}
+    got = {r["case"].split()[-1]: r for r in rows(harness, torch)}
+    verdicts = {m: got[m]["vs torch"] for m in got}
+    assert verdicts == {"a": "FASTER", "b": "SLOWER", "c": "SAME", "d": "no figure", "e": "no figure",
+                        "f": "torch has no symmetric", "g": "no figure"}, verdicts
+    assert abs(got["a"]["ours/torch"] - 0.5) < 1e-9 and got["e"]["ours/torch"] is None, got
+    print("torch_table: self-test passed")
 
 
 def cell(v):
@@ -83,10 +127,15 @@ def cell(v):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("report", help="the harness's JSON report")
-    p.add_argument("torch", help="benchmarks/torch_pad.py's JSON")
+    p.add_argument("report", nargs="?", help="the harness's JSON report")
+    p.add_argument("torch", nargs="?", help="benchmarks/torch_pad.py's JSON")
     p.add_argument("--markdown", help="also write the table here as Markdown")
+    p.add_argument("--self-test", action="store_true", help="check the verdicts on made-up figures (no torch)")
     args = p.parse_args()
+    if args.self_test:
+        return self_test()
+    if not args.report or not args.torch:
+        p.error("REPORT and TORCH are needed")
     harness, torch = load(args.report, "harness report"), load(args.torch, "torch_pad.py report")
     table = rows(harness, torch)
     if not table:

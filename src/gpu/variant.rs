@@ -116,6 +116,7 @@ impl KernelVariant {
     }
 
     /// The same variant with the input writable (for input and output in one buffer).
+    #[cfg_attr(not(feature = "wgpu"), allow(dead_code))] // used by the wgpu half
     pub(crate) fn with_writable_input(self) -> KernelVariant {
         match self {
             KernelVariant::ReadOnlyInput => KernelVariant::Default,

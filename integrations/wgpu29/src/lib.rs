@@ -8,6 +8,7 @@ use std::sync::Mutex;
 
 use wgpu::util::DeviceExt;
 use wgpu_pad::gpu::{DeviceLimits, PipelineKey, Program};
+use wgpu_pad::{PadError, Side};
 
 /// What a [`Program`] must fit, read from the device's limits.
 pub fn device_limits(device: &wgpu::Device) -> DeviceLimits {
@@ -41,16 +42,21 @@ impl Host {
     }
 
     /// Records `program` into `encoder`: `input` and `output` are the buffers its views were
-    /// made for (STORAGE usage).
+    /// made for (STORAGE usage). Refused, with nothing recorded, as `PadKernel::prepare`
+    /// refuses: a program made for other limits than this device's
+    /// ([`PadError::DeviceUnsupported`] naming the limit: make it with [`device_limits`]),
+    /// bindings past a buffer's end ([`PadError::BufferTooSmall`]), input and output
+    /// overlapping in one buffer ([`PadError::Overlap`]).
     pub fn record(
         &self,
         encoder: &mut wgpu::CommandEncoder,
         program: &Program,
         input: &wgpu::Buffer,
         output: &wgpu::Buffer,
-    ) {
+    ) -> Result<(), PadError> {
+        self.check(program, input, output)?;
         if program.dispatches().is_empty() {
-            return;
+            return Ok(());
         }
         let pipeline = self.pipeline(program);
         // Every dispatch's parameters in one uniform buffer, at aligned offsets.
@@ -93,6 +99,54 @@ impl Host {
             let [x, y, z] = d.workgroups();
             pass.dispatch_workgroups(x, y, z);
         }
+        Ok(())
+    }
+
+    /// What wgpu would otherwise meet with a validation error (its default handler panics).
+    fn check(&self, program: &Program, input: &wgpu::Buffer, output: &wgpu::Buffer) -> Result<(), PadError> {
+        let limits = device_limits(&self.device);
+        let unsupported = |what: String| PadError::DeviceUnsupported {
+            missing: format!("{what} (the Program was made for other limits: make it with device_limits)"),
+        };
+        for d in program.dispatches() {
+            for (which, buffer, bind) in [(Side::Input, input, d.input()), (Side::Output, output, Some(d.output()))] {
+                let Some((offset, size)) = bind else { continue };
+                if size > limits.max_binding {
+                    return Err(unsupported(format!(
+                        "a binding of {size} bytes; max_storage_buffer_binding_size is {}",
+                        limits.max_binding
+                    )));
+                }
+                if offset % limits.storage_alignment != 0 {
+                    return Err(unsupported(format!(
+                        "a binding at byte {offset}; min_storage_buffer_offset_alignment is {}",
+                        limits.storage_alignment
+                    )));
+                }
+                if offset.saturating_add(size) > buffer.size() {
+                    let start = if which == Side::Input { program.input_span() } else { program.output_span() };
+                    let view = start.map_or(offset, |s| s.0);
+                    return Err(PadError::BufferTooSmall {
+                        which,
+                        needed: (offset + size).saturating_sub(view),
+                        offset: view,
+                        size: buffer.size(),
+                    });
+                }
+            }
+            if let Some(&n) = d.workgroups().iter().find(|&&n| n > limits.max_groups) {
+                return Err(unsupported(format!(
+                    "{n} workgroups in one dimension; max_compute_workgroups_per_dimension is {}",
+                    limits.max_groups
+                )));
+            }
+        }
+        if let (true, Some((a0, a1)), Some((b0, b1))) = (input == output, program.input_span(), program.output_span()) {
+            if a0 < b1 && b0 < a1 {
+                return Err(PadError::Overlap { input_start: a0, input_end: a1, output_start: b0, output_end: b1 });
+            }
+        }
+        Ok(())
     }
 
     /// The program's pipeline, compiled on first use.

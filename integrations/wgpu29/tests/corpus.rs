@@ -78,7 +78,7 @@ fn pad(
     let input = storage(device, &in_data);
     let output = storage(device, &vec![fill; out_buffer as usize]);
     let mut enc = device.create_command_encoder(&Default::default());
-    host.record(&mut enc, &program, &input, &output);
+    host.record(&mut enc, &program, &input, &output).expect("recorded");
     queue.submit([enc.finish()]);
     (read(device, queue, &output), program.dispatches().len())
 }
@@ -152,4 +152,76 @@ fn views_at_offsets_in_larger_buffers() {
             assert!(outside, "{dtype} {shape:?} {mode}: a byte outside the view was written");
         }
     }
+}
+
+/// Round six: the host refuses, with typed errors and nothing recorded, what PadKernel
+/// refuses: input and output overlapping in one buffer, and a Program made for other limits
+/// (larger bindings, a finer alignment) than this device's.
+#[test]
+fn what_padkernel_refuses_the_host_refuses() {
+    let Some((device, _queue)) = device() else { return };
+    let host = Host::new(&device);
+    let limits = device_limits(&device);
+    let plan = PadPlan::new(DataType::Float32, &[64, 64], &PadRequest::new(vec![1, 1, 1, 1])).unwrap();
+    let buffer = 64 << 10;
+    let shared = storage(&device, &vec![0; buffer as usize]);
+    let overlapping =
+        Program::new(&plan, &BufferView::dense(0, buffer), &BufferView::dense(256, buffer), &limits).unwrap();
+    let mut enc = device.create_command_encoder(&Default::default());
+    let e = host.record(&mut enc, &overlapping, &shared, &shared).unwrap_err();
+    assert!(matches!(e, wgpu_pad::PadError::Overlap { .. }), "{e}");
+    // Made for bindings larger than this device's.
+    let (input, output) = (storage(&device, &vec![0; buffer as usize]), storage(&device, &vec![0; buffer as usize]));
+    let dense = BufferView::dense(0, buffer);
+    let big = DeviceLimits { max_binding: 1 << 40, max_buffer: 1 << 40, ..limits };
+    let tiny_device_program = Program::new(&plan, &dense, &dense, &big).unwrap();
+    let mut tight = wgpu::Limits::downlevel_defaults();
+    tight.max_storage_buffer_binding_size = 1024;
+    let (small_device, _small_queue) = small_device(tight).expect("a device with 1 KiB bindings");
+    let small_host = Host::new(&small_device);
+    let (i, o) = (storage(&small_device, &vec![0; buffer as usize]), storage(&small_device, &vec![0; buffer as usize]));
+    let mut enc = small_device.create_command_encoder(&Default::default());
+    let e = small_host.record(&mut enc, &tiny_device_program, &i, &o).unwrap_err();
+    assert!(e.to_string().contains("max_storage_buffer_binding_size is 1024"), "{e}");
+    // Made for a finer storage alignment than this device's.
+    if limits.storage_alignment > 4 {
+        let fine = DeviceLimits { storage_alignment: 4, max_binding: 1024, ..limits };
+        let at_4 = Program::new(&plan, &BufferView::dense(4, buffer), &dense, &fine).unwrap();
+        let mut enc = device.create_command_encoder(&Default::default());
+        let e = host.record(&mut enc, &at_4, &input, &output).unwrap_err();
+        assert!(e.to_string().contains("min_storage_buffer_offset_alignment"), "{e}");
+    }
+    // Bindings past a buffer's end: a program for a larger buffer than the one given.
+    let small = storage(&device, &vec![0; 1024]);
+    let mut enc = device.create_command_encoder(&Default::default());
+    let e = host.record(&mut enc, &tiny_device_program, &input, &small).unwrap_err();
+    assert!(matches!(e, wgpu_pad::PadError::BufferTooSmall { which: wgpu_pad::Side::Output, .. }), "{e}");
+}
+
+/// A device of the same adapter with `limits` requested.
+fn small_device(limits: wgpu::Limits) -> Result<(wgpu::Device, wgpu::Queue), wgpu::RequestDeviceError> {
+    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+    let adapter = pollster::block_on(instance.request_adapter(&Default::default())).expect("an adapter");
+    pollster::block_on(
+        adapter.request_device(&wgpu::DeviceDescriptor { required_limits: limits, ..Default::default() }),
+    )
+}
+
+/// Round six: `device_limits` takes the smaller of the binding and buffer limits (wgpu's
+/// defaults: 128 MiB bindings, 256 MiB buffers), so a 150 MiB output splits into windows the
+/// device binds, and pads bit for bit.
+#[test]
+fn outputs_past_the_binding_limit_run_in_windows() {
+    let Some((device, queue)) = device() else { return };
+    let host = Host::new(&device);
+    let limits = device_limits(&device);
+    assert!(limits.max_binding <= device.limits().max_storage_buffer_binding_size);
+    let n = 150 << 20;
+    let plan = PadPlan::new(DataType::Uint8, &[n], &PadRequest::new(vec![3, 5]).mode(Mode::Wrap)).unwrap();
+    let input: Vec<u8> = (0..n).map(|i| (i % 251) as u8).collect();
+    let x = Tensor::from_bytes(DataType::Uint8, vec![n], input.clone()).unwrap();
+    let out = (n as u64 + 8).next_multiple_of(4);
+    let (got, dispatches) = pad((&device, &queue, &host), &plan, &input, 0, 0, out, 0, &limits);
+    assert!(dispatches > 1, "one binding of 150 MiB");
+    assert!(got[..n + 8] == *cpu::pad(&plan, &x).unwrap().bytes().unwrap(), "150 MiB through windows");
 }

@@ -183,14 +183,13 @@ fn what_padkernel_refuses_the_host_refuses() {
     let mut enc = small_device.create_command_encoder(&Default::default());
     let e = small_host.record(&mut enc, &tiny_device_program, &i, &o).unwrap_err();
     assert!(e.to_string().contains("max_storage_buffer_binding_size is 1024"), "{e}");
-    // Made for a finer storage alignment than this device's.
-    if limits.storage_alignment > 4 {
-        let fine = DeviceLimits { storage_alignment: 4, max_binding: 1024, ..limits };
-        let at_4 = Program::new(&plan, &BufferView::dense(4, buffer), &dense, &fine).unwrap();
-        let mut enc = device.create_command_encoder(&Default::default());
-        let e = host.record(&mut enc, &at_4, &input, &output).unwrap_err();
-        assert!(e.to_string().contains("min_storage_buffer_offset_alignment"), "{e}");
-    }
+    // Made for a finer storage alignment than the small device's (downlevel: 256 bytes).
+    assert_eq!(small_device.limits().min_storage_buffer_offset_alignment, 256);
+    let fine = DeviceLimits { storage_alignment: 4, max_binding: 1024, ..limits };
+    let at_4 = Program::new(&plan, &BufferView::dense(4, buffer), &dense, &fine).unwrap();
+    let mut enc = small_device.create_command_encoder(&Default::default());
+    let e = small_host.record(&mut enc, &at_4, &i, &o).unwrap_err();
+    assert!(e.to_string().contains("min_storage_buffer_offset_alignment is 256"), "{e}");
     // Bindings past a buffer's end: a program for a larger buffer than the one given.
     let small = storage(&device, &vec![0; 1024]);
     let mut enc = device.create_command_encoder(&Default::default());

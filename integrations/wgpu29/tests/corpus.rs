@@ -171,7 +171,7 @@ fn what_padkernel_refuses_the_host_refuses() {
     let e = host.record(&mut enc, &overlapping, &shared, &shared).unwrap_err();
     assert!(matches!(e, wgpu_pad::PadError::Overlap { .. }), "{e}");
     // Made for bindings larger than this device's.
-    let (input, output) = (storage(&device, &vec![0; buffer as usize]), storage(&device, &vec![0; buffer as usize]));
+    let input = storage(&device, &vec![0; buffer as usize]);
     let dense = BufferView::dense(0, buffer);
     let big = DeviceLimits { max_binding: 1 << 40, max_buffer: 1 << 40, ..limits };
     let tiny_device_program = Program::new(&plan, &dense, &dense, &big).unwrap();

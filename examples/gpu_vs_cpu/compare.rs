@@ -152,6 +152,21 @@ mod tests {
         assert_eq!(verdict(f(20.0, 0.2), f(10.0, 0.1), 0.02), Verdict::Faster);
     }
 
+    /// Round six: each side's interval is its own low and high (reading the high end from
+    /// the low field made these overlapping runs SLOWER).
+    #[test]
+    fn intervals_are_read_from_their_own_fields() {
+        let rec = |ms: f64, low: f64, high: f64| {
+            serde_json::json!({"records": [{"dtype": "float32", "shape": [4], "pads": [1, 1], "mode": "edge",
+                "gpu_kernel_ms": ms, "gpu_kernel_ci_low_ms": low, "gpu_kernel_ci_high_ms": high}]})
+        };
+        let e = compare(&rec(1.0, 0.9, 1.1), &rec(1.05, 1.0, 1.2), 0.02);
+        assert_eq!(e.len(), 1);
+        assert!(matches!(e[0].verdict, Verdict::Unsure | Verdict::Same), "{:?}", e[0].verdict);
+        let e = compare(&rec(1.05, 1.0, 1.2), &rec(1.0, 0.9, 1.1), 0.02);
+        assert!(matches!(e[0].verdict, Verdict::Unsure | Verdict::Same), "{:?}", e[0].verdict);
+    }
+
     #[test]
     fn overlapping_noisy_runs_are_never_faster_or_slower() {
         // Medians 30 % apart, intervals overlapping: UNSURE, not SLOWER.

@@ -319,6 +319,18 @@ fn kernel_variant(args: &Args) -> Result<KernelVariant, Failure> {
     })
 }
 
+/// The context the pads are measured on and the same device without a buffer pool (every
+/// call creates its buffers), both running kernel `variant`.
+fn contexts(variant: KernelVariant) -> Result<(GpuContext, GpuContext), Failure> {
+    let ctx = GpuContext::new_blocking()?;
+    let unpooled = GpuContext::from_device(ctx.device(), ctx.queue(), ctx.adapter_info().clone())?;
+    unpooled.set_buffer_pool_limit(0);
+    for c in [&ctx, &unpooled] {
+        c.kernel().select_variant_for_measurement(variant);
+    }
+    Ok((ctx, unpooled))
+}
+
 fn run(args: &Args) -> Result<ExitCode, Failure> {
     validate(args)?;
     for path in [&args.json, &args.svg, &args.csv, &args.markdown].into_iter().flatten() {
@@ -364,14 +376,7 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
     };
     let cases = cases_of(args)?;
 
-    let ctx = GpuContext::new_blocking()?;
-    // The same device without a buffer pool: every call creates its buffers.
-    let unpooled = GpuContext::from_device(ctx.device(), ctx.queue(), ctx.adapter_info().clone())?;
-    unpooled.set_buffer_pool_limit(0);
-    let variant = kernel_variant(args)?;
-    for c in [&ctx, &unpooled] {
-        c.kernel().select_variant_for_measurement(variant);
-    }
+    let (ctx, unpooled) = contexts(kernel_variant(args)?)?;
     let errors = GpuErrors::watch(ctx.device());
     let machine = Machine::of(&ctx);
     println!("machine: {}", machine.summary());
@@ -754,5 +759,50 @@ mod tests {
         assert!(!regressed);
         let other = serde_json::json!({ "records": [record("wrap", 5.0)] });
         assert!(report_comparison((&old, "old"), (&other, "new"), &args).is_err(), "a mode in neither matched");
+    }
+
+    fn gpu_or_skip() -> bool {
+        match GpuContext::new_blocking() {
+            Ok(_) => true,
+            Err(e) if std::env::var("WGPU_PAD_REQUIRE_GPU").is_ok_and(|v| v == "1") => panic!("no GPU: {e}"),
+            Err(_) => false,
+        }
+    }
+
+    /// Round six: both contexts run the selected variant (a variant on the unpooled kernel
+    /// alone would report the default's figures as the variant's).
+    #[test]
+    fn the_variant_runs_on_both_contexts() {
+        if !gpu_or_skip() {
+            return;
+        }
+        let (ctx, unpooled) = contexts(KernelVariant::FlatU8).ok().unwrap();
+        assert_eq!(ctx.kernel().variant(), KernelVariant::FlatU8);
+        assert_eq!(unpooled.kernel().variant(), KernelVariant::FlatU8);
+    }
+
+    /// Round six: `--baseline` compares the saved run as the old and this run as the new: a
+    /// baseline far faster than any GPU makes this run a regression, one far slower none.
+    #[test]
+    fn a_baseline_is_the_old_side() {
+        if !gpu_or_skip() {
+            return;
+        }
+        let dir = std::env::temp_dir().join(format!("gpu_vs_cpu-baseline-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let case = ["--dtype", "float32", "--shape", "64", "--pads", "1,1", "--mode", "edge"];
+        let quick = ["--reps", "1", "--warmup-ms", "1", "--batch-ms", "1"];
+        for (ms, regresses) in [(1e-9, true), (1e9, false)] {
+            let figure = serde_json::json!({"dtype": "float32", "shape": [64], "pads": [1, 1], "mode": "edge",
+                "gpu_kernel_batch_ms": ms, "gpu_kernel_batch_ci_low_ms": ms, "gpu_kernel_batch_ci_high_ms": ms});
+            let path = dir.join(format!("baseline-{ms}.json"));
+            std::fs::write(&path, serde_json::json!({ "records": [figure] }).to_string()).unwrap();
+            let mut argv: Vec<&str> = case.iter().chain(&quick).copied().collect();
+            let path_text = path.display().to_string();
+            argv.extend(["--baseline", &path_text, "--fail-on-regression", "10"]);
+            let code = run(&parse(&argv)).ok().unwrap();
+            assert_eq!(code == ExitCode::FAILURE, regresses, "a baseline of {ms} ms");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -716,6 +716,27 @@ mod on_the_gpu {
         }
     }
 
+    /// Round six: a record's ratios are of the steady figures they name (the kernel's batch
+    /// over the roofline's), not of the single dispatch.
+    #[test]
+    fn a_records_ratios_are_of_its_steady_figures() {
+        let Some(ctx) = context() else { return };
+        let unpooled = GpuContext::from_device(ctx.device(), ctx.queue(), ctx.adapter_info().clone()).unwrap();
+        let (timer, errors) = (GpuTimer::new(&ctx), GpuErrors::watch(ctx.device()));
+        let policy = Policy { fixed: Some(3), min: 1, noise: 0.02, budget: std::time::Duration::from_secs(2) };
+        let steady = Steady { warmup_ms: 1.0, batch_ms: 1.0 };
+        let setup =
+            Setup { ctx: &ctx, unpooled: &unpooled, timer: &timer, errors: &errors, policy: &policy, steady: &steady };
+        let plan = PadPlan::new(DataType::Float32, &[64, 64], &PadRequest::new(vec![1, 1, 1, 1])).unwrap();
+        let input = Tensor::from_bytes(DataType::Float32, vec![64, 64], vec![7; 64 * 64 * 4]).unwrap();
+        let r = measure(&setup, &plan, &input).unwrap();
+        let batch = r.extra["gpu_kernel_batch_ms"];
+        assert!(batch > 0.0 && r.gpu_roofline_ms > 0.0);
+        assert_eq!(r.gpu_kernel_over_roofline, batch / r.gpu_roofline_ms);
+        assert_eq!(r.gpu_speedup_over_cpu, r.cpu_ms / batch);
+        assert_eq!(r.gpu_kernel_over_gpu_copy, batch / r.extra["gpu_copy_batch_ms"]);
+    }
+
     /// The roofline copies every byte: one word, a tile less one, and whole tiles with a
     /// partial one after them (its bounds-checked path).
     #[test]

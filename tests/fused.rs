@@ -64,3 +64,106 @@ fn a_constant_other_than_zero() {
 fn audio_framing_padded_by_512() {
     check(&[1, 1, 16000], &[0, 0, 512, 0, 0, 512], None, 4, (1, 9));
 }
+
+/// Round six: `{p}source_flat` on a device, the crate's own rustdoc example as a kernel (each
+/// output element from its flat index), in both forms, equals cpu::pad bit for bit, at ranks
+/// 1 to 4 and in every mode: its axis decoding (innermost first) is what the tests above,
+/// which call `{p}source` with coordinates, never ran.
+#[test]
+fn source_flat_pads_like_the_cpu() {
+    let Some(ctx) = common::gpu() else { return };
+    let cases: [(&[usize], &[i64]); 4] = [
+        (&[7], &[3, 5]),
+        (&[3, 4], &[1, 2, 0, 3]),
+        (&[2, 3, 4], &[0, 1, 2, 1, 0, 3]),
+        (&[2, 3, 4, 5], &[1, 0, 2, -1, 0, 2, 1, 3]),
+    ];
+    for (shape, pads) in cases {
+        for mode in Mode::ALL {
+            let request = PadRequest::new(pads.to_vec()).mode(mode).constant(1.5);
+            let Ok(plan) = PadPlan::new(DataType::Float32, shape, &request) else { continue };
+            let x = common::pattern(DataType::Float32, shape, 7);
+            let want = cpu::pad(&plan, &x).unwrap();
+            for baked in [false, true] {
+                let got = run_source_flat(ctx, &plan, &x, baked);
+                assert!(got == want.bytes().unwrap(), "{mode} {shape:?} {pads:?} (baked {baked})");
+            }
+        }
+    }
+    common::assert_no_gpu_errors();
+}
+
+/// y[i] = x[source_flat(i)], or the constant: the module docs' kernel.
+fn run_source_flat(ctx: &wgpu_pad::gpu::GpuContext, plan: &PadPlan, x: &Tensor, baked: bool) -> Vec<u8> {
+    use wgpu_pad::fused;
+    let rank = plan.out_shape().len();
+    let functions = match baked {
+        false => fused::wgsl(plan.mode(), rank, "pad_").unwrap(),
+        true => fused::wgsl_baked(plan, "pad_").unwrap(),
+    };
+    let params = match baked {
+        false => "@group(0) @binding(0) var<uniform> pad: pad_Params;",
+        true => "",
+    };
+    let pad = if baked { "pad_params()" } else { "pad" };
+    let n: usize = plan.out_shape().iter().product();
+    let src = format!(
+        "{functions}
+{params}
+@group(0) @binding(1) var<storage, read> x: array<f32>;
+@group(0) @binding(2) var<storage, read_write> y: array<f32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) id: vec3<u32>) {{
+    if (id.x >= {n}u) {{ return; }}
+    let p = {pad};
+    let s = pad_source_flat(p, id.x);
+    var v = bitcast<f32>(p.constant.x);
+    if (s != pad_NONE) {{ v = x[s]; }}
+    y[id.x] = v;
+}}"
+    );
+    let device = ctx.device();
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some("source_flat"),
+        source: wgpu::ShaderSource::Wgsl(src.into()),
+    });
+    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: None,
+        layout: None,
+        module: &module,
+        entry_point: Some("main"),
+        compilation_options: Default::default(),
+        cache: None,
+    });
+    let input = common::storage(ctx, x.bytes().unwrap());
+    let output = common::storage(ctx, &vec![0u8; n * 4]);
+    let params = {
+        use wgpu::util::DeviceExt;
+        device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: None,
+            contents: &fused::uniform_bytes(plan).unwrap(),
+            usage: wgpu::BufferUsages::UNIFORM,
+        })
+    };
+    let mut entries = vec![
+        wgpu::BindGroupEntry { binding: 1, resource: input.as_entire_binding() },
+        wgpu::BindGroupEntry { binding: 2, resource: output.as_entire_binding() },
+    ];
+    if !baked {
+        entries.push(wgpu::BindGroupEntry { binding: 0, resource: params.as_entire_binding() });
+    }
+    let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: None,
+        layout: &pipeline.get_bind_group_layout(0),
+        entries: &entries,
+    });
+    let mut enc = device.create_command_encoder(&Default::default());
+    {
+        let mut pass = enc.begin_compute_pass(&Default::default());
+        pass.set_pipeline(&pipeline);
+        pass.set_bind_group(0, &group, &[]);
+        pass.dispatch_workgroups(n.div_ceil(64) as u32, 1, 1);
+    }
+    ctx.queue().submit([enc.finish()]);
+    common::read(ctx, &output, 0, (n * 4) as u64)
+}

@@ -346,11 +346,12 @@ impl<'a> GpuTimer<'a> {
     }
 }
 
-/// The roofline copy (`roofline.wgsl`) between two buffers of the same size, a multiple of 16.
+/// The roofline copy (`roofline.wgsl`) between two buffers of the same size, a multiple of 16,
+/// in windows of at most the device's largest storage binding (as the pad splits its own), one
+/// dispatch each: every output the pad can take, the roofline can copy.
 pub struct Roofline {
     pipeline: wgpu::ComputePipeline,
-    bind: wgpu::BindGroup,
-    groups: [u32; 2],
+    windows: Vec<(wgpu::BindGroup, [u32; 2])>,
 }
 
 impl Roofline {
@@ -358,6 +359,12 @@ impl Roofline {
     const TILE: u64 = 256 * 4;
 
     pub fn new(device: &wgpu::Device, src: &wgpu::Buffer, dst: &wgpu::Buffer) -> Roofline {
+        let l = device.limits();
+        Self::in_windows(device, src, dst, l.max_storage_buffer_binding_size.min(l.max_buffer_size))
+    }
+
+    /// The copy in windows of at most `max_binding` bytes (rounded down to whole tiles).
+    pub fn in_windows(device: &wgpu::Device, src: &wgpu::Buffer, dst: &wgpu::Buffer, max_binding: u64) -> Roofline {
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("roofline copy"),
             source: wgpu::ShaderSource::Wgsl(include_str!("roofline.wgsl").into()),
@@ -370,24 +377,40 @@ impl Roofline {
             compilation_options: Default::default(),
             cache: None,
         });
-        let bind = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: None,
-            layout: &pipeline.get_bind_group_layout(0),
-            entries: &[
-                wgpu::BindGroupEntry { binding: 0, resource: src.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 1, resource: dst.as_entire_binding() },
-            ],
-        });
-        let tiles = (dst.size() / 16).div_ceil(Self::TILE).max(1);
+        // Whole tiles a window (a tile's 16 KiB is a multiple of every storage alignment).
+        let tile_bytes = Self::TILE * 16;
+        let window = (max_binding / tile_bytes).max(1) * tile_bytes;
         let max = device.limits().max_compute_workgroups_per_dimension as u64;
-        let x = tiles.min(max);
-        Roofline { pipeline, bind, groups: [x as u32, tiles.div_ceil(x) as u32] }
+        let layout = pipeline.get_bind_group_layout(0);
+        let mut windows = Vec::new();
+        let mut offset = 0;
+        while offset < dst.size() {
+            let size = window.min(dst.size() - offset);
+            let range = |buffer| {
+                wgpu::BindingResource::Buffer(wgpu::BufferBinding { buffer, offset, size: wgpu::BufferSize::new(size) })
+            };
+            let bind = device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: None,
+                layout: &layout,
+                entries: &[
+                    wgpu::BindGroupEntry { binding: 0, resource: range(src) },
+                    wgpu::BindGroupEntry { binding: 1, resource: range(dst) },
+                ],
+            });
+            let tiles = (size / 16).div_ceil(Self::TILE).max(1);
+            let x = tiles.min(max);
+            windows.push((bind, [x as u32, tiles.div_ceil(x) as u32]));
+            offset += size;
+        }
+        Roofline { pipeline, windows }
     }
 
     pub fn record(&self, pass: &mut wgpu::ComputePass<'_>) {
         pass.set_pipeline(&self.pipeline);
-        pass.set_bind_group(0, &self.bind, &[]);
-        pass.dispatch_workgroups(self.groups[0], self.groups[1], 1);
+        for (bind, [x, y]) in &self.windows {
+            pass.set_bind_group(0, bind, &[]);
+            pass.dispatch_workgroups(*x, *y, 1);
+        }
     }
 }
 
@@ -738,12 +761,13 @@ mod on_the_gpu {
     }
 
     /// The roofline copies every byte: one word, a tile less one, and whole tiles with a
-    /// partial one after them (its bounds-checked path).
+    /// partial one after them (its bounds-checked path); and in windows of one tile (round
+    /// six: a roofline bound whole failed past the device's largest binding).
     #[test]
     fn the_roofline_copies_every_word() {
         let Some(ctx) = context() else { return };
         let device = ctx.device();
-        for words in [1u64, 1023, 1024 * 3 + 17] {
+        for (words, max_binding) in [(1u64, None), (1023, None), (1024 * 3 + 17, None), (1024 * 3 + 17, Some(1))] {
             let data: Vec<u8> = (0..words * 16).map(|i| (i * 31 % 251) as u8).collect();
             let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC;
             let src =
@@ -754,7 +778,11 @@ mod on_the_gpu {
                 usage,
                 mapped_at_creation: false,
             });
-            let roofline = Roofline::new(device, &src, &dst);
+            let roofline = match max_binding {
+                None => Roofline::new(device, &src, &dst),
+                Some(tiles) => Roofline::in_windows(device, &src, &dst, tiles * Roofline::TILE * 16),
+            };
+            assert_eq!(roofline.windows.len(), if max_binding.is_some() { 4 } else { 1 });
             let mut enc = device.create_command_encoder(&Default::default());
             roofline.record(&mut enc.begin_compute_pass(&Default::default()));
             ctx.queue().submit([enc.finish()]);

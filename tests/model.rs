@@ -4,7 +4,8 @@
 
 mod common;
 
-use wgpu_pad::gpu::model::{analyze, trace, trace_prelude, trace_shader, AccessKind, TraceOptions};
+use wgpu_pad::gpu::model::{analyze, trace, trace_prelude, trace_shader, trace_variant, AccessKind, TraceOptions};
+use wgpu_pad::gpu::KernelVariant;
 use wgpu_pad::{DataType, Mode, PadPlan, PadRequest};
 
 /// A copy of `words` u32 words, `per_lane` consecutive words an invocation (1: lanes on
@@ -47,8 +48,10 @@ fn traced_copies_come_out_as_the_model_says() {
     common::assert_no_gpu_errors();
 }
 
-/// Every mode and every kernel walk, traced whole: the stores cover each output byte exactly
-/// (the trace records what the shader does), and only input bytes are loaded.
+/// Every mode and every kernel walk, traced whole, in every kernel variant: the stores cover
+/// each output byte exactly once (the trace records what the shader does: a variant's lanes
+/// storing an element twice, with the same output, fails here), and only input bytes are
+/// loaded.
 #[test]
 fn pad_traces_store_every_output_byte() {
     let Some(ctx) = common::gpu() else { return };
@@ -61,20 +64,30 @@ fn pad_traces_store_every_output_byte() {
         (DataType::Uint8, &[5, 1], &[0, 1, 0, 1]),
         (DataType::Bool, &[4, 77], &[0, 0, 0, 3]),
     ];
-    for (dtype, shape, pads) in cases {
-        for mode in Mode::ALL {
-            let plan = PadPlan::new(dtype, shape, &PadRequest::new(pads.to_vec()).mode(mode)).unwrap();
-            let (in_bytes, out_bytes) = plan.byte_sizes().unwrap();
-            let (_, accesses) = trace(ctx.device(), ctx.queue(), &plan, None, &options).unwrap();
-            let mut stored = vec![0u32; out_bytes.next_multiple_of(4) as usize];
-            for a in accesses.iter().filter(|a| a.kind == AccessKind::OutputStore) {
-                (a.address..a.address + a.bytes as u64).for_each(|b| stored[b as usize] += 1);
-            }
-            let what = format!("{dtype} {shape:?} {mode}");
-            assert!(stored[..out_bytes as usize].iter().all(|&n| n == 1), "{what}: {stored:?}");
-            for a in accesses.iter().filter(|a| a.kind == AccessKind::InputLoad) {
-                assert!(a.address < in_bytes.next_multiple_of(4).max(16), "{what}: a load past the input");
-            }
+    // The default on every case and mode; each other variant on long rows of wide and narrow
+    // words (where a lane loops over several elements) in two modes, within CI's time.
+    let long: [(DataType, &[usize], &[i64]); 3] = [
+        (DataType::Float32, &[2, 3000], &[0, 5, 0, 2]),
+        (DataType::Float16, &[3, 301], &[1, 2, 0, 3]),
+        (DataType::Uint8, &[2, 3001], &[0, 1, 1, 1]),
+    ];
+    let default = cases.into_iter().flat_map(|c| Mode::ALL.map(move |m| (c, m, KernelVariant::Default)));
+    let variants = long.into_iter().flat_map(|c| {
+        KernelVariant::ALL[1..].iter().flat_map(move |&v| [Mode::Edge, Mode::Wrap].map(move |m| (c, m, v)))
+    });
+    for ((dtype, shape, pads), mode, variant) in default.chain(variants) {
+        let plan = PadPlan::new(dtype, shape, &PadRequest::new(pads.to_vec()).mode(mode)).unwrap();
+        let (in_bytes, out_bytes) = plan.byte_sizes().unwrap();
+        let (_, accesses) = trace_variant(ctx.device(), ctx.queue(), &plan, None, &options, variant).unwrap();
+        let mut stored = vec![0u32; out_bytes.next_multiple_of(4) as usize];
+        for a in accesses.iter().filter(|a| a.kind == AccessKind::OutputStore) {
+            (a.address..a.address + a.bytes as u64).for_each(|b| stored[b as usize] += 1);
+        }
+        let what = format!("{dtype} {shape:?} {mode} ({})", variant.name());
+        let wrong = stored[..out_bytes as usize].iter().position(|&n| n != 1);
+        assert!(wrong.is_none(), "{what}: byte {wrong:?} stored {} times", wrong.map_or(0, |i| stored[i]));
+        for a in accesses.iter().filter(|a| a.kind == AccessKind::InputLoad) {
+            assert!(a.address < in_bytes.next_multiple_of(4).max(16), "{what}: a load past the input");
         }
     }
     common::assert_no_gpu_errors();

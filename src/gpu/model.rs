@@ -275,6 +275,21 @@ pub fn trace(
     input: Option<&[u8]>,
     options: &TraceOptions,
 ) -> Result<(Program, Vec<Access>)> {
+    trace_variant(device, queue, plan, input, options, super::KernelVariant::Default)
+}
+
+/// [`trace`] of a kernel variant (measurement only: the tests check that every variant's
+/// lanes store each output byte once).
+#[doc(hidden)]
+#[cfg(not(target_arch = "wasm32"))]
+pub fn trace_variant(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    plan: &PadPlan,
+    input: Option<&[u8]>,
+    options: &TraceOptions,
+    variant: super::KernelVariant,
+) -> Result<(Program, Vec<Access>)> {
     use wgpu::util::DeviceExt;
     let (in_bytes, out_bytes) = plan.byte_sizes().ok_or_else(|| PadError::Unsupported {
         dtype: plan.dtype().name(),
@@ -282,7 +297,8 @@ pub fn trace(
     })?;
     let (in_size, out_size) = (in_bytes.next_multiple_of(4).max(16), out_bytes.next_multiple_of(4).max(4));
     let limits = DeviceLimits::from(&device.limits());
-    let program = Program::new(plan, &BufferView::dense(0, in_size), &BufferView::dense(0, out_size), &limits)?;
+    let (input_view, output_view) = (BufferView::dense(0, in_size), BufferView::dense(0, out_size));
+    let program = Program::with_variant(plan, &input_view, &output_view, &limits, variant)?;
     let word = u32::from(program.key.word_bytes.max(4));
     let mut in_data = input.map(<[u8]>::to_vec).unwrap_or_default();
     in_data.resize(in_size as usize, 0);

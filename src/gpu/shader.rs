@@ -227,6 +227,50 @@ mod tests {
         );
     }
 
+    /// Pipelines whose whole WGSL is committed in shaders/expanded/, so that a newcomer reads
+    /// a pipeline as the driver gets it and a review sees what a change does to the defaults'.
+    #[cfg(not(miri))]
+    fn snapshots() -> [(&'static str, PipelineKey); 4] {
+        [
+            ("f32-reflect-rows", PipelineKey::new(Mode::Reflect, 4, false, RowWalk::PerWord)),
+            ("f32-reflect-flat8", PipelineKey::new(Mode::Reflect, 4, false, RowWalk::PerWord).with_flat(Some(8))),
+            ("u8-wrap-mid-word", PipelineKey::new(Mode::Wrap, 1, false, RowWalk::MidWord)),
+            ("f16-edge-axis0", PipelineKey::new(Mode::Edge, 2, false, RowWalk::Axis0)),
+        ]
+    }
+
+    /// The expanded WGSL of a few default pipelines is the committed one. Where a change is
+    /// meant, `WGPU_PAD_BLESS=1 cargo test --lib expanded` rewrites shaders/expanded/ (a test
+    /// build's hook, not the library's): commit the diff with the change. Skipped where the
+    /// files are not there (the packaged crate).
+    #[cfg(not(miri))] // reads files: Miri's isolation refuses them
+    #[test]
+    fn the_expanded_pipelines_are_the_committed_ones() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders/expanded");
+        let bless = std::env::var("WGPU_PAD_BLESS").is_ok_and(|v| v == "1");
+        if !dir.is_dir() && !bless {
+            eprintln!("skipped: no {}", dir.display());
+            return;
+        }
+        for (name, key) in snapshots() {
+            let path = dir.join(format!("{name}.wgsl"));
+            let wgsl = key.wgsl();
+            if bless {
+                std::fs::create_dir_all(&dir).unwrap();
+                std::fs::write(&path, &wgsl).unwrap();
+                continue;
+            }
+            let committed = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let first = committed.lines().zip(wgsl.lines()).position(|(a, b)| a != b);
+            assert!(
+                committed == wgsl,
+                "{name}: the pipeline's WGSL differs from {} (first at line {:?}); if meant, WGPU_PAD_BLESS=1 cargo test --lib expanded and commit the diff",
+                path.display(),
+                first.map(|l| l + 1)
+            );
+        }
+    }
+
     // naga is not a dev-dependency under Miri (Cargo.toml), which has no use for this test.
     #[cfg(not(miri))]
     #[test]

@@ -1,0 +1,320 @@
+struct AxisParams {
+    pad_before: u32,
+    kept: u32,
+    crop_start: u32,
+    start: u32,
+    len: u32,
+    len_magic: u32,
+    len_shift: u32,
+    in_stride: u32,
+    out_stride: u32,
+    period: u32,
+    period_offset: u32,
+    period_magic: u32,
+    period_shift: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+}
+struct Params {
+    rank: u32,
+    count: u32,
+    first: u32,
+    elems: u32,
+    in_base: u32,
+    out_base: u32,
+    row_first: u32,
+    row_words: u32,
+    pack: u32,
+    row_lanes: u32,
+    lanes_magic: u32,
+    lanes_shift: u32,
+    constant: vec4<u32>,
+    axes: array<AxisParams, MAX_RANK>,
+}
+const MAX_RANK: u32 = 16u;
+const WORKGROUP: u32 = 64u;
+const NARROW_ROW_WORDS: u32 = 32u;
+const MAGIC_DIVIDE_BY_ONE: u32 = 0u;
+const ROW_WORDS_NONE: u32 = 0u;
+const WIDE_ELEMS: u32 = 16u;
+const NARROW_WORD_RUN: u32 = 16u;
+const LOADS_FIRST: bool = false;
+const NARROW_PAIRS: bool = false;
+const ROWS_PER_WORD: u32 = 0u;
+const ROWS_AXIS0: u32 = 1u;
+const ROWS_AXES01: u32 = 2u;
+const ROWS_MID_WORD: u32 = 3u;
+const MULTI_PERIOD: bool = false;
+const ROW_WALK: u32 = ROWS_PER_WORD;
+const ROW_AXES: u32 = 0u;
+const WORD_BYTES: u32 = 4u;
+alias WORD = u32;
+fn constant_word() -> WORD { return P.constant.x; }
+
+const TRACE_INPUT_LOAD: u32 = 0u;
+const TRACE_OUTPUT_STORE: u32 = 1u;
+const TRACE_OUTPUT_LOAD: u32 = 2u;
+const TRACE: bool = false;
+fn trace_begin(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) {}
+fn trace_access(site: u32, kind: u32, address: u32) {}
+
+// Shared by every pad shader: parameters, bindings, and the walk from output coordinates to
+// input offsets. The host prepends the constants it shares (params.rs's wgsl_constants:
+// MAX_RANK, WORKGROUP, NARROW_ROW_WORDS, MAGIC_DIVIDE_BY_ONE, ROW_WORDS_NONE), the kernel
+// variant's (variant.rs: WIDE_ELEMS, NARROW_WORD_RUN, LOADS_FIRST, NARROW_PAIRS), the ROWS_*
+// names, MULTI_PERIOD, ROW_WALK, ROW_AXES, the width's WORD definitions
+// (WORD, WORD_BYTES; EPW, EPW_LOG2, BITS, MASK for narrow words) and the trace prelude
+// (TRACE, trace_begin, trace_access), and the uniform's structs; the mode file supplies
+// `source_coord`.
+
+const NONE: u32 = 0xffffffffu;
+
+// The uniform's structs, AxisParams (one axis; coordinates are global, over the whole
+// output, and this dispatch covers [start, start + len) of each) and Params, are declared
+// once in src/gpu/params.rs (`uniform!`) and prepended with the constants.
+
+@group(0) @binding(0) var<uniform> P: Params;
+// The input is bound read_write, though never written, so that input and output may sit in
+// one pooled buffer: wgpu refuses read-only and writable storage of one buffer in one dispatch.
+@group(0) @binding(1) var<storage, read_write> src: array<WORD>;
+@group(0) @binding(2) var<storage, read_write> dst: array<WORD>;
+
+// Every access to the input and output goes through these, naming its site in the shader
+// (a number unique within the kernel), so that the memory model's trace variant
+// (src/gpu/model.rs; TRACE true, a fourth binding) records it. In every other pipeline
+// TRACE is false and trace_access is empty: they compile to the bare access.
+fn load_src(site: u32, i: u32) -> WORD {
+    trace_access(site, TRACE_INPUT_LOAD, i * WORD_BYTES);
+    return src[i];
+}
+
+fn store_dst(site: u32, i: u32, v: WORD) {
+    trace_access(site, TRACE_OUTPUT_STORE, i * WORD_BYTES);
+    dst[i] = v;
+}
+
+// A read of the output (the bytes of a word outside the window, kept).
+fn load_dst(site: u32, i: u32) -> WORD {
+    trace_access(site, TRACE_OUTPUT_LOAD, i * WORD_BYTES);
+    return dst[i];
+}
+
+// The high 32 bits of a * b.
+fn mulhi(a: u32, b: u32) -> u32 {
+    let a_lo = a & 0xffffu;
+    let a_hi = a >> 16u;
+    let b_lo = b & 0xffffu;
+    let b_hi = b >> 16u;
+    let t = a_hi * b_lo + ((a_lo * b_lo) >> 16u);
+    let u = (t & 0xffffu) + a_lo * b_hi;
+    return a_hi * b_hi + (t >> 16u) + (u >> 16u);
+}
+
+// n / d for n < 2^31, given d's magic multiplier and shift (magic 0 means d == 1). Integer
+// division by a runtime value is slow on many GPUs and scalarised on CPU-based ones.
+fn divide(n: u32, magic: u32, shift: u32) -> u32 {
+    return select(mulhi(n, magic) >> shift, n, magic == MAGIC_DIVIDE_BY_ONE);
+}
+
+// (o - pad before) mod period on axis d, for the periodic modes.
+fn position_in_period(o: u32, d: u32) -> u32 {
+    let a = P.axes[d];
+    let t = o + a.period_offset;
+    return t - divide(t, a.period_magic, a.period_shift) * a.period;
+}
+
+// A row's offsets in the input and output bindings. Offsets wrap (see Params), so any u32
+// may be a real offset: `inside` says whether the row reads the input at all.
+struct Row {
+    src: u32,
+    dst: u32,
+    inside: bool,
+}
+
+// Row `r` moved to window-local coordinate c on axis d.
+fn step(r: Row, d: u32, c: u32) -> Row {
+    let a = P.axes[d];
+    let o = c + a.start;
+    let k = source_coord(o, d);
+    return Row(r.src + (a.crop_start + k) * a.in_stride, r.dst + o * a.out_stride, r.inside && k != NONE);
+}
+
+// Row `r` moved along axes `first` and up, at window-local linear position `lin` over them;
+// the outermost axis takes what is left, undivided.
+fn walk(start: Row, first: u32, lin_in: u32) -> Row {
+    var r = start;
+    var lin = lin_in;
+    for (var d = first; d < P.rank; d++) {
+        var c = lin;
+        if (d + 1u < P.rank) {
+            let a = P.axes[d];
+            lin = divide(c, a.len_magic, a.len_shift);
+            c -= lin * a.len;
+        }
+        r = step(r, d, c);
+    }
+    return r;
+}
+
+// The row with window-local coordinate y on axis `first` and window-local linear position z
+// over the axes above it: the grid supplies both, so common ranks divide nothing.
+fn row_at(first: u32, y: u32, z: u32) -> Row {
+    var r = Row(P.in_base, P.out_base, true);
+    if (first < P.rank) {
+        r = step(r, first, y);
+    }
+    if (first + 2u == P.rank) {
+        // One axis above: z is its coordinate (the common case; no loop for llvmpipe to run).
+        return step(r, first + 1u, z);
+    }
+    return walk(r, first + 1u, z);
+}
+
+// The row at window-local linear position `row` over axes 1 and up (innermost first).
+fn row_offsets(row: u32) -> Row {
+    return walk(Row(P.in_base, P.out_base, true), 1u, row);
+}
+
+// Reflect mode: mirror without repeating the edge; the host sets the period to 2(n - 1)
+// (1 when n == 1, which repeats the one element).
+fn source_coord(o: u32, d: u32) -> u32 {
+    let a = P.axes[d];
+    let j = o - a.pad_before;
+    if (!MULTI_PERIOD) {
+        // Pads of at most n - 1: one bounce, no modulo.
+        return select(select(2u * (a.kept - 1u) - j, a.pad_before - o, o < a.pad_before), j, j < a.kept);
+    }
+    let k = position_in_period(o, d);
+    return select(select(a.period - k, k, k < a.kept), j, j < a.kept);
+}
+
+const FLAT_WORDS: u32 = 8u;
+// Wide words on a flat grid (the flat-u4 and flat-u8 kernel variants; src/gpu/flat.rs): the
+// roofline copy's shape. Workgroup b takes the window's elements [b * WORKGROUP * FLAT_WORDS,
+// (b + 1) * WORKGROUP * FLAT_WORDS), rows running on into the next; lane l the FLAT_WORDS of
+// them at l + u * WORKGROUP, all loads before the stores (the body is generated unrolled:
+// flat.rs's wgsl_body). Any strides on either side.
+
+// A lane's position: flat index i, its row and x in the row, and the row's offsets (walked
+// for row `walked`).
+struct FlatCursor {
+    i: u32,
+    x: u32,
+    row: u32,
+    walked: u32,
+    r: Row,
+}
+
+// The offsets of the window's row `row` (axis 1's coordinate and the linear position above).
+fn flat_row(row: u32) -> Row {
+    let a1 = P.axes[1];
+    let z = divide(row, a1.len_magic, a1.len_shift);
+    return row_at(1u, row - z * a1.len, z);
+}
+
+// The cursor WORKGROUP elements on: drow whole rows and dx more (one carry at most, dx < len).
+fn flat_next(c: FlatCursor, dx: u32, drow: u32) -> FlatCursor {
+    let len = P.axes[0].len;
+    var n = c;
+    n.i += WORKGROUP;
+    n.x += dx;
+    n.row += drow;
+    if (n.x >= len) {
+        n.x -= len;
+        n.row += 1u;
+    }
+    if (n.row != n.walked) {
+        n.walked = n.row;
+        n.r = flat_row(n.row);
+    }
+    return n;
+}
+
+// The output word the cursor is at.
+fn flat_dst(c: FlatCursor) -> u32 {
+    let inner = P.axes[0];
+    return c.r.dst + (c.x + inner.start) * inner.out_stride;
+}
+
+// Its value: the input word it reads, or the constant (nothing loaded past the window).
+fn flat_load(ok: bool, c: FlatCursor) -> WORD {
+    let inner = P.axes[0];
+    let k = source_coord(c.x + inner.start, 0u);
+    var v = constant_word();
+    if (ok && k != NONE && c.r.inside) {
+        v = load_src(1u, c.r.src + (inner.crop_start + k) * inner.in_stride);
+    }
+    return v;
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn main(
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    trace_begin(wid, nwg, lid);
+    let inner = P.axes[0];
+    let total = P.count * inner.len;
+    let drow = divide(WORKGROUP, inner.len_magic, inner.len_shift);
+    let dx = WORKGROUP - drow * inner.len;
+    let i = (wid.x + wid.y * nwg.x) * (WORKGROUP * FLAT_WORDS) + lid;
+    let row = divide(i, inner.len_magic, inner.len_shift);
+    var c = FlatCursor(i, i - row * inner.len, row, row, flat_row(row));
+    let ok0 = c.i < total;
+    let d0 = flat_dst(c);
+    let v0 = flat_load(ok0, c);
+    c = flat_next(c, dx, drow);
+    let ok1 = c.i < total;
+    let d1 = flat_dst(c);
+    let v1 = flat_load(ok1, c);
+    c = flat_next(c, dx, drow);
+    let ok2 = c.i < total;
+    let d2 = flat_dst(c);
+    let v2 = flat_load(ok2, c);
+    c = flat_next(c, dx, drow);
+    let ok3 = c.i < total;
+    let d3 = flat_dst(c);
+    let v3 = flat_load(ok3, c);
+    c = flat_next(c, dx, drow);
+    let ok4 = c.i < total;
+    let d4 = flat_dst(c);
+    let v4 = flat_load(ok4, c);
+    c = flat_next(c, dx, drow);
+    let ok5 = c.i < total;
+    let d5 = flat_dst(c);
+    let v5 = flat_load(ok5, c);
+    c = flat_next(c, dx, drow);
+    let ok6 = c.i < total;
+    let d6 = flat_dst(c);
+    let v6 = flat_load(ok6, c);
+    c = flat_next(c, dx, drow);
+    let ok7 = c.i < total;
+    let d7 = flat_dst(c);
+    let v7 = flat_load(ok7, c);
+    if (ok0) {
+        store_dst(2u, d0, v0);
+    }
+    if (ok1) {
+        store_dst(2u, d1, v1);
+    }
+    if (ok2) {
+        store_dst(2u, d2, v2);
+    }
+    if (ok3) {
+        store_dst(2u, d3, v3);
+    }
+    if (ok4) {
+        store_dst(2u, d4, v4);
+    }
+    if (ok5) {
+        store_dst(2u, d5, v5);
+    }
+    if (ok6) {
+        store_dst(2u, d6, v6);
+    }
+    if (ok7) {
+        store_dst(2u, d7, v7);
+    }
+}

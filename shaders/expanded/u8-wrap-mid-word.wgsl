@@ -1,0 +1,685 @@
+struct AxisParams {
+    pad_before: u32,
+    kept: u32,
+    crop_start: u32,
+    start: u32,
+    len: u32,
+    len_magic: u32,
+    len_shift: u32,
+    in_stride: u32,
+    out_stride: u32,
+    period: u32,
+    period_offset: u32,
+    period_magic: u32,
+    period_shift: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+}
+struct Params {
+    rank: u32,
+    count: u32,
+    first: u32,
+    elems: u32,
+    in_base: u32,
+    out_base: u32,
+    row_first: u32,
+    row_words: u32,
+    pack: u32,
+    row_lanes: u32,
+    lanes_magic: u32,
+    lanes_shift: u32,
+    constant: vec4<u32>,
+    axes: array<AxisParams, MAX_RANK>,
+}
+const MAX_RANK: u32 = 16u;
+const WORKGROUP: u32 = 64u;
+const NARROW_ROW_WORDS: u32 = 32u;
+const MAGIC_DIVIDE_BY_ONE: u32 = 0u;
+const ROW_WORDS_NONE: u32 = 0u;
+const WIDE_ELEMS: u32 = 16u;
+const NARROW_WORD_RUN: u32 = 16u;
+const LOADS_FIRST: bool = false;
+const NARROW_PAIRS: bool = false;
+const ROWS_PER_WORD: u32 = 0u;
+const ROWS_AXIS0: u32 = 1u;
+const ROWS_AXES01: u32 = 2u;
+const ROWS_MID_WORD: u32 = 3u;
+const MULTI_PERIOD: bool = false;
+const ROW_WALK: u32 = ROWS_MID_WORD;
+const ROW_AXES: u32 = 0u;
+const WORD_BYTES: u32 = 4u;
+alias WORD = u32;
+const EPW: u32 = 4u;
+const EPW_LOG2: u32 = 2u;
+const BITS: u32 = 8u;
+const MASK: u32 = 0xffu;
+
+const TRACE_INPUT_LOAD: u32 = 0u;
+const TRACE_OUTPUT_STORE: u32 = 1u;
+const TRACE_OUTPUT_LOAD: u32 = 2u;
+const TRACE: bool = false;
+fn trace_begin(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) {}
+fn trace_access(site: u32, kind: u32, address: u32) {}
+
+// Shared by every pad shader: parameters, bindings, and the walk from output coordinates to
+// input offsets. The host prepends the constants it shares (params.rs's wgsl_constants:
+// MAX_RANK, WORKGROUP, NARROW_ROW_WORDS, MAGIC_DIVIDE_BY_ONE, ROW_WORDS_NONE), the kernel
+// variant's (variant.rs: WIDE_ELEMS, NARROW_WORD_RUN, LOADS_FIRST, NARROW_PAIRS), the ROWS_*
+// names, MULTI_PERIOD, ROW_WALK, ROW_AXES, the width's WORD definitions
+// (WORD, WORD_BYTES; EPW, EPW_LOG2, BITS, MASK for narrow words) and the trace prelude
+// (TRACE, trace_begin, trace_access), and the uniform's structs; the mode file supplies
+// `source_coord`.
+
+const NONE: u32 = 0xffffffffu;
+
+// The uniform's structs, AxisParams (one axis; coordinates are global, over the whole
+// output, and this dispatch covers [start, start + len) of each) and Params, are declared
+// once in src/gpu/params.rs (`uniform!`) and prepended with the constants.
+
+@group(0) @binding(0) var<uniform> P: Params;
+// The input is bound read_write, though never written, so that input and output may sit in
+// one pooled buffer: wgpu refuses read-only and writable storage of one buffer in one dispatch.
+@group(0) @binding(1) var<storage, read_write> src: array<WORD>;
+@group(0) @binding(2) var<storage, read_write> dst: array<WORD>;
+
+// Every access to the input and output goes through these, naming its site in the shader
+// (a number unique within the kernel), so that the memory model's trace variant
+// (src/gpu/model.rs; TRACE true, a fourth binding) records it. In every other pipeline
+// TRACE is false and trace_access is empty: they compile to the bare access.
+fn load_src(site: u32, i: u32) -> WORD {
+    trace_access(site, TRACE_INPUT_LOAD, i * WORD_BYTES);
+    return src[i];
+}
+
+fn store_dst(site: u32, i: u32, v: WORD) {
+    trace_access(site, TRACE_OUTPUT_STORE, i * WORD_BYTES);
+    dst[i] = v;
+}
+
+// A read of the output (the bytes of a word outside the window, kept).
+fn load_dst(site: u32, i: u32) -> WORD {
+    trace_access(site, TRACE_OUTPUT_LOAD, i * WORD_BYTES);
+    return dst[i];
+}
+
+// The high 32 bits of a * b.
+fn mulhi(a: u32, b: u32) -> u32 {
+    let a_lo = a & 0xffffu;
+    let a_hi = a >> 16u;
+    let b_lo = b & 0xffffu;
+    let b_hi = b >> 16u;
+    let t = a_hi * b_lo + ((a_lo * b_lo) >> 16u);
+    let u = (t & 0xffffu) + a_lo * b_hi;
+    return a_hi * b_hi + (t >> 16u) + (u >> 16u);
+}
+
+// n / d for n < 2^31, given d's magic multiplier and shift (magic 0 means d == 1). Integer
+// division by a runtime value is slow on many GPUs and scalarised on CPU-based ones.
+fn divide(n: u32, magic: u32, shift: u32) -> u32 {
+    return select(mulhi(n, magic) >> shift, n, magic == MAGIC_DIVIDE_BY_ONE);
+}
+
+// (o - pad before) mod period on axis d, for the periodic modes.
+fn position_in_period(o: u32, d: u32) -> u32 {
+    let a = P.axes[d];
+    let t = o + a.period_offset;
+    return t - divide(t, a.period_magic, a.period_shift) * a.period;
+}
+
+// A row's offsets in the input and output bindings. Offsets wrap (see Params), so any u32
+// may be a real offset: `inside` says whether the row reads the input at all.
+struct Row {
+    src: u32,
+    dst: u32,
+    inside: bool,
+}
+
+// Row `r` moved to window-local coordinate c on axis d.
+fn step(r: Row, d: u32, c: u32) -> Row {
+    let a = P.axes[d];
+    let o = c + a.start;
+    let k = source_coord(o, d);
+    return Row(r.src + (a.crop_start + k) * a.in_stride, r.dst + o * a.out_stride, r.inside && k != NONE);
+}
+
+// Row `r` moved along axes `first` and up, at window-local linear position `lin` over them;
+// the outermost axis takes what is left, undivided.
+fn walk(start: Row, first: u32, lin_in: u32) -> Row {
+    var r = start;
+    var lin = lin_in;
+    for (var d = first; d < P.rank; d++) {
+        var c = lin;
+        if (d + 1u < P.rank) {
+            let a = P.axes[d];
+            lin = divide(c, a.len_magic, a.len_shift);
+            c -= lin * a.len;
+        }
+        r = step(r, d, c);
+    }
+    return r;
+}
+
+// The row with window-local coordinate y on axis `first` and window-local linear position z
+// over the axes above it: the grid supplies both, so common ranks divide nothing.
+fn row_at(first: u32, y: u32, z: u32) -> Row {
+    var r = Row(P.in_base, P.out_base, true);
+    if (first < P.rank) {
+        r = step(r, first, y);
+    }
+    if (first + 2u == P.rank) {
+        // One axis above: z is its coordinate (the common case; no loop for llvmpipe to run).
+        return step(r, first + 1u, z);
+    }
+    return walk(r, first + 1u, z);
+}
+
+// The row at window-local linear position `row` over axes 1 and up (innermost first).
+fn row_offsets(row: u32) -> Row {
+    return walk(Row(P.in_base, P.out_base, true), 1u, row);
+}
+
+// Wrap mode: (o - pad before) mod kept length; the host sets the period to the kept length.
+fn source_coord(o: u32, d: u32) -> u32 {
+    let a = P.axes[d];
+    let j = o - a.pad_before;
+    if (!MULTI_PERIOD) {
+        // Pads of at most one period: wrap once, no modulo.
+        return select(select(j - a.kept, a.kept - (a.pad_before - o), o < a.pad_before), j, j < a.kept);
+    }
+    return select(position_in_period(o, d), j, j < a.kept);
+}
+
+// 8- and 16-bit elements (EPW to a u32 word): each output word has one invocation, so no two
+// invocations write one word. Rows run on a row grid (narrow_rows) where they are whole words
+// or, ending mid-word, at least two words long; otherwise each invocation takes
+// NARROW_WORD_RUN words a workgroup apart. Either way a SIMD group's lanes store neighbouring
+// words (docs/ARCHITECTURE.md; the memory model, src/gpu/model.rs, measures it). The window
+// is one contiguous run of a dense output starting at element P.first of the binding; a word
+// only partly in it keeps its other bytes. The input may have any strides.
+
+// A word of the constant element, repeated (the uniform holds one element).
+fn constant_word() -> u32 {
+    return (P.constant.x & MASK) * (0xffffffffu / MASK);
+}
+
+// The word that starts `shift` bits into input word `lo` and runs on into `hi`.
+fn shifted(lo: u32, hi: u32, shift: u32) -> u32 {
+    return select((lo >> shift) | (hi << ((32u - shift) & 31u)), lo, shift == 0u);
+}
+
+// Rows of the window: a row owns the words that start in it (row 0 also the word the window
+// starts in), so each word has one owner even where rows end mid-word (such rows follow each
+// other in the output, so a word runs on into the next row). A row has P.row_lanes
+// invocations: a row of up to a workgroup's words one a word, P.pack rows sharing a workgroup;
+// a longer row whole workgroups (the grid width), each invocation up to NARROW_ROW_WORDS of
+// its words a grid width apart. y and z (linear) count workgroups of rows.
+
+// The input element at offset idx (in elements) of the input binding.
+fn input_element(idx: u32) -> u32 {
+    return (load_src(1u, idx >> EPW_LOG2) >> ((idx & (EPW - 1u)) * BITS)) & MASK;
+}
+
+// The input element (its offset in the input binding) at window-local position x of row
+// `rr`, or NONE where it is the constant: rows along axis 0 (first 1) or along axes 0 and 1
+// (first 2).
+fn row_source(rr: Row, x: u32, first: u32) -> u32 {
+    let a0 = P.axes[0];
+    var s = 0u;
+    var idx = 0u;
+    if (first == 1u) {
+        s = source_coord(x + a0.start, 0u);
+        idx = rr.src + (a0.crop_start + s) * a0.in_stride;
+    } else {
+        // Position o on axis 1, channel c of its run.
+        let a1 = P.axes[1];
+        let o = divide(x, a0.len_magic, a0.len_shift);
+        let c = x - o * a0.len;
+        s = source_coord(o + a1.start, 1u);
+        idx = rr.src + (a1.crop_start + s) * a1.in_stride + (a0.crop_start + c) * a0.in_stride;
+    }
+    return select(NONE, idx, s != NONE && rr.inside);
+}
+
+// The offsets of window-local position z over the axes above `first` (row_at without its
+// step along `first`).
+fn row_above(first: u32, z: u32) -> Row {
+    let r = Row(P.in_base, P.out_base, true);
+    if (first + 2u == P.rank) {
+        return step(r, first + 1u, z);
+    }
+    return walk(r, first + 1u, z);
+}
+
+// A word of a row that is not all kept elements (pads, row ends; in a row ending mid-word,
+// the next row's first elements), as (bits, mask of the bytes it writes). Its elements'
+// sources (the mode function; NONE for the constant) are found first (other_sources), then
+// each input word they lie in is loaded once: a the lowest source's and d the highest
+// source's; with more than two elements to a word (8-bit), also b after a and c before d
+// (a pad's sources and a kept run are at most two runs: wrap reads the row's other end); a
+// source in none of them is read on its own (a strided input). The sources are found twice
+// rather than kept in an array, which GPUs put in slow local memory.
+fn other_word(w: u32, base: u32, len: u32, r: Row, first: u32, y: u32, y_len: u32, above: Row, above_next: Row) -> vec2<u32> {
+    let s = other_sources(w, base, len, r, first, y, y_len, above, above_next);
+    let w_lo = s.x >> EPW_LOG2;
+    let w_hi = s.y >> EPW_LOG2;
+    var a = 0u;
+    var d = 0u;
+    if (s.x != NONE) {
+        a = load_src(4u, w_lo);
+        d = a;
+        if (w_hi > w_lo) {
+            d = load_src(15u, w_hi);
+        }
+    }
+    return other_assembled(w, base, len, r, first, y, y_len, above, above_next, s, a, d);
+}
+
+// other_word's first pass: (lowest source, highest source, mask of the bytes the word
+// writes); the lowest is NONE where every element is the constant or outside the window.
+fn other_sources(w: u32, base: u32, len: u32, r: Row, first: u32, y: u32, y_len: u32, above: Row, above_next: Row) -> vec3<u32> {
+    var lo = NONE;
+    var hi = 0u;
+    var mask = 0u;
+    for (var k = 0u; k < EPW; k++) {
+        let idx = word_source(w, k, base, len, r, first, y, y_len, above, above_next);
+        if (idx != SKIP) {
+            mask |= MASK << (k * BITS);
+        }
+        if (idx < SKIP) {
+            lo = min(lo, idx);
+            hi = max(hi, idx);
+        }
+    }
+    return vec3<u32>(lo, hi, mask);
+}
+
+// other_word's second pass, given its sources `s` and the input words a (the lowest
+// source's) and d (the highest source's): loads b and c where an 8-bit word's sources lie
+// between them, and assembles the word.
+fn other_assembled(w: u32, base: u32, len: u32, r: Row, first: u32, y: u32, y_len: u32, above: Row, above_next: Row, s: vec3<u32>, a: u32, d: u32) -> vec2<u32> {
+    let w_lo = s.x >> EPW_LOG2;
+    let w_hi = s.y >> EPW_LOG2;
+    var b = 0u;
+    var c = 0u;
+    // Two elements to a word (16-bit) lie in a's word and d's: nothing between.
+    if (s.x != NONE && EPW > 2u) {
+        if (w_hi > w_lo + 1u) {
+            b = load_src(5u, w_lo + 1u);
+        }
+        if (w_hi > w_lo + 2u) {
+            c = load_src(6u, w_hi - 1u);
+        }
+    }
+    var word = 0u;
+    for (var k = 0u; k < EPW; k++) {
+        let idx = word_source(w, k, base, len, r, first, y, y_len, above, above_next);
+        let wi = idx >> EPW_LOG2;
+        let at = (idx & (EPW - 1u)) * BITS;
+        var v = P.constant.x & MASK;
+        if (idx >= SKIP) {
+        } else if (wi == w_lo) {
+            v = (a >> at) & MASK;
+        } else if (wi == w_hi) {
+            v = (d >> at) & MASK;
+        } else if (wi == w_lo + 1u) {
+            v = (b >> at) & MASK;
+        } else if (wi + 1u == w_hi) {
+            v = (c >> at) & MASK;
+        } else {
+            v = input_element(idx);
+        }
+        word |= v << (k * BITS);
+    }
+    return vec2<u32>(word & s.z, s.z);
+}
+
+// Outside the window: the word keeps that byte.
+const SKIP: u32 = 0xfffffffeu;
+
+// The source of element k of word w (see other_word): an input offset, NONE for the
+// constant, SKIP outside the window. x is the element's position in this row, and in the
+// next from len on (rows are at least a word long, so the next row is as far as a word
+// reaches); it wraps below zero where the word starts in the row before.
+fn word_source(w: u32, k: u32, base: u32, len: u32, r: Row, first: u32, y: u32, y_len: u32, above: Row, above_next: Row) -> u32 {
+    if (MID_WORD && w * EPW + k - P.first >= P.elems) {
+        return SKIP;
+    }
+    let x = w * EPW + k - base;
+    if (!MID_WORD || x < len) {
+        return row_source(r, x, first);
+    }
+    var next = above_next;
+    var next_y = 0u;
+    if (y + 1u < y_len) {
+        next = above;
+        next_y = y + 1u;
+    }
+    return row_source(step(next, first, next_y), x - len, first);
+}
+
+// Rows that end mid-word, or a window that starts mid-word: words run on into the next row,
+// or keep the bytes outside the window. Rows of whole words compile without that code.
+const MID_WORD: bool = ROW_WALK == ROWS_MID_WORD;
+
+// `first` is 1 (rows along axis 0) or 2 (axis 0 a whole unpadded run of channels, rows along
+// axes 0 and 1): the pipeline constant ROW_AXES for rows of whole words, so the compiler
+// folds the uniform indices; the uniform's for rows ending mid-word.
+fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
+    let sub = divide(gid.x, P.lanes_magic, P.lanes_shift);
+    let row = (gid.y + gid.z * nwg.y) * P.pack + sub;
+    // Invocations past the rows write nothing: their loops below end at once. (Returning
+    // here instead made every row's loop slower on lavapipe.)
+    let live = sub < P.pack && row < P.count;
+    let lane = gid.x - sub * P.row_lanes;
+    let a0 = P.axes[0];
+    let a1 = P.axes[1];
+    var len = a0.len;
+    if (first == 2u) {
+        len *= a1.len;
+    }
+    // The row's coordinate y on axis `first` and position z over the axes above (that axis is
+    // all zeros where there is none, and row is 0). Where the row ends mid-word and is its
+    // block's last, its last word runs on into the first row of block z + 1: that block's
+    // offsets come from the same call, in a loop whose count depends on the invocation. (A
+    // second call would let lavapipe inline P.rank and recompile the shader at every
+    // dispatch; harmless elsewhere, where the loop runs once or twice.)
+    let af = P.axes[first];
+    let z = divide(row, af.len_magic, af.len_shift);
+    let y = row - z * af.len;
+    let runs_on = MID_WORD && (P.first + (row + 1u) * len) % EPW != 0u;
+    let blocks = select(1u, 2u, live && runs_on && y + 1u == af.len);
+    var above = Row(0u, 0u, false);
+    var above_next = Row(0u, 0u, false);
+    for (var t = 0u; t < blocks; t++) {
+        let b = row_above(first, z + t);
+        if (t == 0u) {
+            above = b;
+        } else {
+            above_next = b;
+        }
+    }
+    var r = above;
+    if (first < P.rank) {
+        r = step(above, first, y);
+    }
+    // The row's first element in the binding, and the words it owns, [wa, wb).
+    var base = r.dst + a0.start * a0.out_stride;
+    if (first == 2u) {
+        base += a1.start * a1.out_stride;
+    }
+    var wa = (base + EPW - 1u) / EPW;
+    if (row == 0u) {
+        wa = base / EPW;
+    }
+    let wb = select(wa, (base + len + EPW - 1u) / EPW, live);
+    // Rows whose consecutive elements are consecutive in the input ("dense"): a word whose
+    // elements are all kept is then at most two input words, shifted. Element x of such a row
+    // is kept when d = x + d_off (wrapping) is below kept_elems, and is input element src0 + d.
+    var dense = a0.in_stride == 1u;
+    var d_off = a0.start - a0.pad_before;
+    var kept_elems = a0.kept;
+    var src0 = r.src + a0.crop_start;
+    if (first == 2u) {
+        dense = dense && a1.in_stride == a0.len;
+        d_off = (a1.start - a1.pad_before) * a0.len;
+        kept_elems = a1.kept * a0.len;
+        src0 = r.src + a1.crop_start * a0.len + a0.crop_start;
+    }
+    // Words [f0, f1) of a dense row hold kept elements only, so they need no mode function
+    // (every mode maps a kept position to itself): found once a row, they cost a shift per
+    // word, which is what keeps long rows as fast as a copy on a real GPU (with the mode
+    // function on every element instead, the H200 ran u8 image rows 4 times slower).
+    var f0 = wa;
+    var f1 = wa;
+    if (dense && r.inside && live) {
+        // d_off is signed: below zero, the row starts in the pad before, -d_off elements of it.
+        let before = d_off >= 0x80000000u;
+        let first_kept = select(0u, 0u - d_off, before);
+        let end_kept = min(kept_elems - select(min(d_off, kept_elems), d_off, before), len);
+        f0 = clamp((base + first_kept + EPW - 1u) / EPW, wa, wb);
+        f1 = max((base + end_kept) / EPW, f0);
+    }
+    // A row that reads no input (constant mode's pad rows): its whole words are the constant,
+    // repeated, and take the same path (element by element they made a tail that doubled
+    // the kernel's time on the H200 for an image's constant pad).
+    if (!r.inside && live) {
+        f0 = clamp((base + EPW - 1u) / EPW, wa, wb);
+        f1 = max((base + len) / EPW, f0);
+    }
+    // Word w of [f0, f1) reads from input word i0 + w on, `shift` bits into it. i0 comes from
+    // word f0's first element, a real input offset: src0 + d_off alone may wrap below zero,
+    // and shifting a wrapped offset is wrong (native backends happened to wrap the address
+    // back; WebGPU's clamp did not).
+    let i0 = ((src0 + d_off + (f0 * EPW - base)) >> EPW_LOG2) - f0;
+    let shift = ((src0 + d_off - base) & (EPW - 1u)) * BITS;
+    if (P.row_lanes >= P.row_words) {
+        // Rows of up to a workgroup's words: a lane a word.
+        // The row's words [wa, wb), a lane each, a row's lanes apart: the lanes of a SIMD group
+        // store neighbouring words (and, packed rows following each other in the output, the
+        // next row's), whatever the word holds, at one store site. Kept words are shifted copies
+        // (a few instructions a word: on a real GPU that, not the sectors, decides long rows);
+        // the others come from other_word.
+        for (var n = 0u; n < NARROW_ROW_WORDS; n++) {
+            let w = wa + lane + n * P.row_lanes;
+            if (w >= wb) {
+                break;
+            }
+            // Every word's input words are loaded at two sites, kept word or not: its lowest
+            // source's word, then its highest source's where that is another (a kept word:
+            // i0 + w, and the next where the row is unaligned). A SIMD group's lanes then load
+            // the rows' input together, each instruction over neighbouring words, where a load
+            // in each branch split them (the memory model's load efficiency on f16 [1,256,7,7]
+            // rose so from 0.67-0.85 to 0.74-1.00 at 32 lanes); on a GPU the divergent branches
+            // no longer issue loads of their own.
+            let kept = w >= f0 && w < f1;
+            var s = vec3<u32>(NONE, 0u, 0xffffffffu);
+            var at = i0 + w;
+            var last = at + select(0u, 1u, shift != 0u);
+            var reads = r.inside;
+            if (!kept) {
+                s = other_sources(w, base, len, r, first, y, af.len, above, above_next);
+                at = s.x >> EPW_LOG2;
+                last = s.y >> EPW_LOG2;
+                reads = s.x != NONE;
+            }
+            var a = 0u;
+            var d = 0u;
+            if (reads) {
+                a = load_src(2u, at);
+                d = a;
+                if (last > at) {
+                    d = load_src(3u, last);
+                }
+            }
+            var word = constant_word();
+            var mask = 0xffffffffu;
+            if (kept) {
+                // A kept word: a shifted copy of at most two input words; or the constant.
+                if (r.inside) {
+                    word = shifted(a, d, shift);
+                }
+            } else {
+                let o = other_assembled(w, base, len, r, first, y, af.len, above, above_next, s, a, d);
+                word = o.x;
+                mask = o.y;
+            }
+            if (!MID_WORD || mask == 0xffffffffu) {
+                store_dst(7u, w, word);
+            } else {
+                store_dst(8u, w, (load_dst(9u, w) & ~mask) | word);
+            }
+        }
+        return;
+    }
+    // Longer rows take whole workgroups (P.row_lanes, the grid width; narrow.rs's `lanes`):
+    // their kept words [f0, f1) a lane a word, two an iteration a grid width apart, so that
+    // every load and store instruction of a SIMD group covers neighbouring words (the memory
+    // model: 0.89-1.00), while each lane keeps two shifted words' loads in flight. Pairs (a
+    // lane two neighbouring words) stored every other word an instruction (the model's 0.5);
+    // the variants the H200 ran slower than pairs were not this loop: one found every word's
+    // sources by the mode function, the other gave a row 32 lanes, a lane some 24 words of a
+    // u8 image row (BENCHMARKS.md). An aligned row (shift 0) reads one input word a word: the
+    // next may be past the input.
+    // The narrow-pairs variant (variant.rs) takes them as before instead: a lane two
+    // neighbouring kept words, pairs a grid width apart, an odd last one left to the others.
+    let kept_end = select(f1, f0 + ((f1 - f0) & ~1u), NARROW_PAIRS);
+    let step = P.row_lanes;
+    if (NARROW_PAIRS) {
+        // A shifted pair reads three input words where two single words read four; an
+        // aligned pair two (the next may be past the input).
+        let third = select(1u, 2u, shift != 0u);
+        for (var n = 0u; n < NARROW_ROW_WORDS / 2u; n++) {
+            let w = f0 + 2u * (lane + n * step);
+            if (w >= kept_end) {
+                break;
+            }
+            var lo = constant_word();
+            var hi = lo;
+            if (r.inside) {
+                let a = load_src(40u, i0 + w);
+                let b = load_src(41u, i0 + w + 1u);
+                let c = load_src(42u, i0 + w + third);
+                lo = shifted(a, b, shift);
+                hi = shifted(b, c, shift);
+            }
+            store_dst(43u, w, lo);
+            store_dst(44u, w + 1u, hi);
+        }
+    }
+    for (var n = 0u; n < select(NARROW_ROW_WORDS / 2u, 0u, NARROW_PAIRS); n++) {
+        let w = f0 + lane + 2u * n * step;
+        if (w >= f1) {
+            break;
+        }
+        let v = w + step;
+        let more = v < f1;
+        var lo = constant_word();
+        var hi = lo;
+        if (r.inside) {
+            let a = load_src(30u, i0 + w);
+            var b = a;
+            var c = 0u;
+            var d = 0u;
+            if (more) {
+                c = load_src(31u, i0 + v);
+                d = c;
+            }
+            if (shift != 0u) {
+                b = load_src(32u, i0 + w + 1u);
+                if (more) {
+                    d = load_src(38u, i0 + v + 1u);
+                }
+            }
+            lo = shifted(a, b, shift);
+            hi = shifted(c, d, shift);
+        }
+        store_dst(33u, w, lo);
+        if (more) {
+            store_dst(34u, v, hi);
+        }
+    }
+    // The row's other words, a lane each: j counts them, those before f0 first. The last may
+    // run on into the next row (or past the window, whose bytes it keeps).
+    let kept_words = kept_end - f0;
+    for (var j = lane; wa + j + kept_words < wb; j += P.row_lanes) {
+        let w = select(wa + j + kept_words, wa + j, wa + j < f0);
+        let o = other_word(w, base, len, r, first, y, af.len, above, above_next);
+        if (!MID_WORD || o.y == 0xffffffffu) {
+            store_dst(35u, w, o.x);
+        } else {
+            store_dst(36u, w, (load_dst(37u, w) & ~o.y) | o.x);
+        }
+    }
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn main(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    trace_begin(wid, nwg, lid);
+    // ROW_WALK is a pipeline constant: llvmpipe runs both sides of a runtime branch. Rows
+    // ending mid-word (ROWS_MID_WORD) are rare enough to share one pipeline for both row
+    // shapes: their `first` is the uniform's, read through the invocation so that lavapipe
+    // cannot inline it and recompile the shader at every dispatch (harmless elsewhere: one
+    // comparison with a value no invocation has).
+    if (ROW_WALK != ROWS_PER_WORD) {
+        narrow_rows(gid, nwg, select(ROW_AXES, select(P.row_first, 1u, gid.x == NONE), MID_WORD));
+        return;
+    }
+    // NARROW_WORD_RUN words an invocation, a workgroup's width apart: a workgroup covers
+    // WORKGROUP * NARROW_WORD_RUN consecutive words, and a SIMD group's lanes store
+    // neighbouring words. Each word finds its row by division (arithmetic a GPU has to spare
+    // in a memory-bound kernel; lanes a run apart stored 64 bytes apart, 16 times the
+    // sectors), then follows it element by element.
+    let block = (gid.x - lid + gid.y * nwg.x * WORKGROUP) * NARROW_WORD_RUN;
+    let inner = P.axes[0];
+    for (var n = 0u; n < NARROW_WORD_RUN; n++) {
+        let i = block + lid + n * WORKGROUP;
+        if (i >= P.count) {
+            break;
+        }
+        // The word's first element in the window (the window may start mid-word).
+        let first_e = select(0u, i * EPW - P.first % EPW, i > 0u);
+        var row = divide(first_e, inner.len_magic, inner.len_shift);
+        var x = first_e - row * inner.len;
+        var r = row_offsets(row);
+        let w = P.first / EPW + i;
+        // Byte k of the word is window element e0 + k (wrapping below the window's start);
+        // (row, x) is element e0 + k0's.
+        let e0 = w * EPW - P.first;
+        let k0 = select(0u, P.first - w * EPW, w * EPW < P.first);
+        var word = 0u;
+        var mask = 0u;
+        // A whole word of kept elements of one dense row needs no mode function: it is at most
+        // two input words, shifted. Rows of any length come here, odd image widths say
+        // (lavapipe, u8 [1,3,1023,1023] padded by 1: kernel 36-54 ms element by element, 18-33
+        // ms so).
+        let j = x + inner.start - inner.pad_before; // wraps past kept when in the pad before
+        let fast = k0 == 0u && e0 + EPW <= P.elems && x + EPW <= inner.len && r.inside && inner.in_stride == 1u
+            && j < inner.kept && j + EPW - 1u < inner.kept;
+        if (fast) {
+            let idx = r.src + inner.crop_start + j;
+            let shift = (idx & (EPW - 1u)) * BITS;
+            let lo = load_src(20u, idx >> EPW_LOG2);
+            // An aligned word reads one input word only (the next may be past the input).
+            let hi = load_src(21u, (idx >> EPW_LOG2) + select(0u, 1u, shift != 0u));
+            word = shifted(lo, hi, shift);
+            mask = 0xffffffffu;
+            x += EPW;
+            if (x == inner.len) {
+                x = 0u;
+                row += 1u;
+                r = row_offsets(row);
+            }
+        }
+        // The other words element by element; for a SIMD group of fast words this loop runs
+        // no iteration (see narrow_rows).
+        for (var k = select(k0, EPW, fast); k < EPW; k++) {
+            if (e0 + k >= P.elems) {
+                break;
+            }
+            let s = source_coord(x + inner.start, 0u);
+            var v = P.constant.x & MASK;
+            if (s != NONE && r.inside) {
+                v = input_element(r.src + (inner.crop_start + s) * inner.in_stride);
+            }
+            word |= v << (k * BITS);
+            mask |= MASK << (k * BITS);
+            x += 1u;
+            if (x == inner.len) {
+                x = 0u;
+                row += 1u;
+                r = row_offsets(row);
+            }
+        }
+        if (mask == 0xffffffffu) {
+            store_dst(22u, w, word);
+        } else {
+            store_dst(23u, w, (load_dst(24u, w) & ~mask) | word);
+        }
+    }
+}

@@ -202,7 +202,7 @@ pub enum PadError {
         output_end: u64,
     },
     /// The GPU path cannot run this plan or view on this device (the CPU path can).
-    /// [`GpuContext::pad`](crate::gpu::GpuContext::pad) falls back to the CPU for these.
+    /// `GpuContext::pad` falls back to the CPU for these.
     #[error("the GPU path cannot run this pad ({limit}): {what}")]
     GpuLimit {
         /// Which limit, to branch on without reading the message.

@@ -19,13 +19,21 @@
 //!
 //! - [`forms`] builds plans from ONNX Pad-1 … Pad-24, com.microsoft Pad-1 and OpenVINO Pad-1,
 //!   checked against the declared version.
-//! - [`gpu`] runs a plan with WGSL compute shaders: [`gpu::PadKernel`] records into an
-//!   engine's own encoder, device and buffers; [`gpu::GpuContext`] pads host tensors.
+#![cfg_attr(
+    feature = "wgpu",
+    doc = "- [`gpu`] runs a plan with WGSL compute shaders: [`gpu::PadKernel`] records into an
+  engine's own encoder, device and buffers; [`gpu::GpuContext`] pads host tensors."
+)]
+#![cfg_attr(
+    not(feature = "wgpu"),
+    doc = "- [`gpu`] runs a plan with WGSL compute shaders: with the `wgpu` feature, `gpu::PadKernel`
+  records into an engine's own encoder, device and buffers; `gpu::GpuContext` pads host tensors."
+)]
 //! - [`fused`] writes the pad as WGSL functions an engine's own kernel calls (a convolution
 //!   reading its unpadded input), so no padded tensor is written.
 //! - [`cpu`] runs a plan on host memory; [`reference`](mod@reference) is the slow per-element oracle.
-//! - The `wgpu` feature (on by default) is the GPU path on wgpu 30 ([`gpu::PadKernel`],
-//!   [`gpu::GpuContext`]). Without it the crate has no wgpu at all and still makes every
+//! - The `wgpu` feature (on by default) is the GPU path on wgpu 30 (`gpu::PadKernel`,
+//!   `gpu::GpuContext`). Without it the crate has no wgpu at all and still makes every
 //!   pad's [`gpu::Program`] (its WGSL and dispatches as plain data) for a host that brings
 //!   its own wgpu, of any major, or none.
 //! - With the `npy` feature (on by default), `npy` reads and writes `.npy` files, including
@@ -34,6 +42,8 @@
 //!
 //! Every bad request is a [`PadError`] naming the axis and the values, never a panic.
 #![warn(missing_docs)]
+// docs.rs (--cfg docsrs, nightly): each feature-gated item says which feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 mod constant;

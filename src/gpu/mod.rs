@@ -3,25 +3,25 @@
 //! Without the `wgpu` feature (on by default) only [`Program`] and what it needs are here:
 //! a pad's WGSL and dispatches as plain data, for a host on another wgpu major or none.
 //!
-//! - [`PadKernel`] records a pad into a caller's command encoder or open compute pass, on
+//! - `PadKernel` records a pad into a caller's command encoder or open compute pass, on
 //!   the caller's device and buffers, dense or through strided views (the part an
 //!   inference engine embeds).
-//! - [`GpuContext`] pads host tensors: its own device, upload, pad, download.
+//! - `GpuContext` pads host tensors: its own device, upload, pad, download.
 //!
 //! Every fixed-width type of 8 bits or more runs here, moved as u32 words (64-bit as
 //! `vec2<u32>`, 128-bit as `vec4<u32>`), so no optional device feature is needed. Pads
 //! larger than the device's `max_storage_buffer_binding_size` run as several dispatches
-//! over binding windows. Strings and 4-bit types have no kernel; [`GpuContext::pad`] runs
+//! over binding windows. Strings and 4-bit types have no kernel; `GpuContext::pad` runs
 //! them on the CPU path and says so.
 //!
 //! Inside: `program` (a pad's dispatches as plain data, [`Program`]; it imports no layout),
 //! `layout` ([`Program::new`]: merged axes, binding windows), `view` (a view's checks before
 //! any layout), `window` (a window's shape, shared by the layout and the kernels' host
-//! halves), `wide` and `narrow` (each kernel's host half: its grid; `narrow` also the
-//! `RowWalk`), `params` (the uniform and the constants shared with WGSL),
-//! `shader` (pipeline keys and their WGSL), `kernel` ([`PadKernel`]: pipelines, bind groups,
-//! recording, through `Program`'s public API), `context` ([`GpuContext`]: device, upload,
-//! readback), `buffers` (ranges, uploads, the pool); and [`model`], the memory-transaction
+//! halves), `wide`, `flat` and `narrow` (each kernel's host half: its grid; `narrow` also the
+//! `RowWalk`), `variant` (kernels kept side by side for measurement), `params` (the uniform and the constants shared with WGSL),
+//! `shader` (pipeline keys and their WGSL), `kernel` (`PadKernel`: pipelines, bind groups,
+//! recording, through `Program`'s public API), `context` (`GpuContext`: device, upload,
+//! readback), `buffers` (ranges, uploads, the pool); and `model`, the memory-transaction
 //! model that traces the real shaders.
 
 #[cfg(feature = "wgpu")]

@@ -54,7 +54,7 @@ pub(crate) type Span = (u64, u64);
 
 /// The dispatches of one pad, all with one pipeline.
 ///
-/// How a host runs it (what [`PadKernel`](super::PadKernel) does):
+/// How a host runs it (what `PadKernel`, with the `wgpu` feature, does):
 /// 1. A compute pipeline from [`wgsl`](Self::wgsl), entry point `main`, bind group 0:
 ///    binding 0 a uniform buffer of [`Program::PARAMS_BYTES`], bindings 1 (input) and 2
 ///    (output) storage buffers, both declared `read_write` in the WGSL. The pipeline

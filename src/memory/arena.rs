@@ -16,7 +16,7 @@ const KEPT_MIN_BYTES: usize = 16 << 20;
 /// Output memory for repeated large pads, owned by the caller: tensors given back with
 /// [`recycle`](Self::recycle) are kept (up to a limit, the oldest dropped first) and the
 /// next output of a fitting size ([`cpu::pad_in`](crate::cpu::pad_in),
-/// [`GpuContext`](crate::gpu::GpuContext)'s readbacks) is written into one of them.
+/// `GpuContext`'s readbacks) is written into one of them.
 ///
 /// Why: the kernel zeroes every fresh page before its first write, which for a 64 MiB
 /// output costs about as much as the pad. Memory already faulted in costs what padding into

@@ -359,8 +359,9 @@ fn pairs_numeric_constants_and_sized_ranges_as_an_engine_gives_them() {
     }
 }
 
-/// The pipeline set depends on mode, word width and two fixed variants only: all 5 modes
-/// and 8 types of every width compile 88 pipelines ahead of time, and pads then compile none.
+/// The pipeline set depends on mode, word width and fixed variants only: all 5 modes and 8
+/// types of every width compile every pipeline (`PadKernel::PIPELINES`) ahead of time, and
+/// pads then compile none.
 #[test]
 fn precompiled_pipelines_are_bounded_and_enough() {
     let Some(ctx) = common::gpu() else { return };

@@ -222,6 +222,27 @@ export async function js_run_program(wgsl, meta, params, input, inSize, outSize)
     state.pipelines.set(wgsl, pipeline);
   }
   const m = JSON.parse(meta);
+  // Refused before anything is made, as PadKernel refuses it: a Program made for other
+  // limits than this device's, or bindings past the buffers.
+  const lim = device.limits;
+  const bufferSize = (size) => Math.max(16, Math.ceil(size / 4) * 4);
+  for (const d of m.dispatches) {
+    for (const [side, b, size] of [["input", d.input, inSize], ["output", d.output, outSize]]) {
+      if (b === null) continue;
+      if (b[1] > lim.maxStorageBufferBindingSize) {
+        throw new Error(`a ${side} binding of ${b[1]} bytes; maxStorageBufferBindingSize is ${lim.maxStorageBufferBindingSize} (the Program was made for other limits)`);
+      }
+      if (b[0] % lim.minStorageBufferOffsetAlignment !== 0) {
+        throw new Error(`a ${side} binding at byte ${b[0]}; minStorageBufferOffsetAlignment is ${lim.minStorageBufferOffsetAlignment} (the Program was made for other limits)`);
+      }
+      if (b[0] + b[1] > bufferSize(size)) {
+        throw new Error(`${side} buffer too small: its binding ends at byte ${b[0] + b[1]} of ${bufferSize(size)}`);
+      }
+    }
+    if (Math.max(...d.groups) > lim.maxComputeWorkgroupsPerDimension) {
+      throw new Error(`${Math.max(...d.groups)} workgroups in one dimension; maxComputeWorkgroupsPerDimension is ${lim.maxComputeWorkgroupsPerDimension} (the Program was made for other limits)`);
+    }
+  }
   device.pushErrorScope("validation");
   const make = (size, usage) => device.createBuffer({ size: Math.max(16, Math.ceil(size / 4) * 4), usage });
   const inBuf = make(inSize, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST);
@@ -281,10 +302,22 @@ extern "C" {
 
 /// Runs `plan`'s Program (dense views, `limits`) through the JavaScript host.
 async fn pad_in_javascript(plan: &PadPlan, input: &[u8], limits: &DeviceLimits) -> Result<(Vec<u8>, usize), String> {
+    pad_in_javascript_at(plan, input, 0, limits).await
+}
+
+/// The same with the input at byte `in_offset` of its buffer.
+async fn pad_in_javascript_at(
+    plan: &PadPlan,
+    input: &[u8],
+    in_offset: u64,
+    limits: &DeviceLimits,
+) -> Result<(Vec<u8>, usize), String> {
     let (in_bytes, out_bytes) = plan.byte_sizes().unwrap();
-    let (in_size, out_size) = (in_bytes.next_multiple_of(4).max(4), out_bytes.next_multiple_of(4).max(4));
-    let program = Program::new(plan, &BufferView::dense(0, in_size), &BufferView::dense(0, out_size), limits)
+    let (in_size, out_size) = ((in_offset + in_bytes).next_multiple_of(4).max(4), out_bytes.next_multiple_of(4).max(4));
+    let program = Program::new(plan, &BufferView::dense(in_offset, in_size), &BufferView::dense(0, out_size), limits)
         .map_err(|e| e.to_string())?;
+    let input: Vec<u8> = std::iter::repeat_n(0, in_offset as usize).chain(input.iter().copied()).collect();
+    let input = &input[..];
     let dispatches: Vec<serde_json::Value> = program
         .dispatches()
         .iter()
@@ -302,6 +335,20 @@ async fn pad_in_javascript(plan: &PadPlan, input: &[u8], limits: &DeviceLimits) 
     let mut bytes = js_sys::Uint8Array::new(&out).to_vec();
     bytes.truncate(out_bytes as usize);
     Ok((bytes, program.dispatches().len()))
+}
+
+/// Round six: the JavaScript host refuses, before making anything, a Program made for
+/// other limits than its device's (here a 4-byte storage alignment: an input binding at byte
+/// 4, where WebGPU's devices align to 256), and runs the same pad made for its own.
+#[wasm_bindgen_test]
+async fn the_javascript_host_refuses_programs_made_for_other_limits() {
+    let p = plan(DataType::Float32, &[64, 64], &[1, 1, 1, 1], Mode::Edge);
+    let x = pattern(DataType::Float32, &[64, 64], 3);
+    let fine = DeviceLimits { storage_alignment: 4, ..DeviceLimits::WEBGPU_DEFAULT };
+    let e = pad_in_javascript_at(&p, x.bytes().unwrap(), 4, &fine).await.unwrap_err();
+    assert!(e.contains("minStorageBufferOffsetAlignment is 256"), "{e}");
+    let (got, _) = pad_in_javascript_at(&p, x.bytes().unwrap(), 256, &DeviceLimits::WEBGPU_DEFAULT).await.unwrap();
+    assert_eq!(got, cpu::pad(&p, &x).unwrap().bytes().unwrap());
 }
 
 /// The whole corpus through the JavaScript host (no wgpu: the page's WebGPU, the programs

@@ -129,10 +129,14 @@ fn lay_out(
         flat,
         constant: constant_word(plan, word),
     };
-    program.dispatches = splitter.windows()?;
+    // Each window with whether its narrow rows end mid-word (the row walk's business only).
+    let (dispatches, mid_words): (Vec<Dispatch>, Vec<bool>) = splitter.windows()?.into_iter().unzip();
+    program.dispatches = dispatches;
     check_bindings_inside(&program.dispatches, input, output)?;
     let row_walk = match kernel {
-        Kernel::Narrow => narrow::settle_row_walk(&mut program.dispatches, word, limits.max_groups as u64, variant),
+        Kernel::Narrow => {
+            narrow::settle_row_walk(&mut program.dispatches, &mid_words, word, limits.max_groups as u64, variant)
+        }
         Kernel::Wide => RowWalk::PerWord,
     };
     program.key = PipelineKey::new(mode, word as u8, multi_period, row_walk).with_variant(variant).with_flat(flat);
@@ -333,7 +337,7 @@ struct Splitter<'a> {
 impl Splitter<'_> {
     /// Every window: boxes of the output that do not fit are halved along their outermost
     /// axis longer than one, so that boxes stay contiguous runs.
-    fn windows(&self) -> Result<Vec<Dispatch>> {
+    fn windows(&self) -> Result<Vec<(Dispatch, bool)>> {
         let mut windows = Vec::new();
         let mut boxes = vec![self.axes.iter().map(|a| (0usize, a.map.out_len)).collect::<Vec<_>>()];
         while let Some(b) = boxes.pop() {
@@ -372,9 +376,9 @@ impl Splitter<'_> {
         (start, end - start)
     }
 
-    /// The window for a box (per axis, outermost first: start and length), or `None` if
-    /// it must be split.
-    fn window(&self, b: &[(usize, usize)]) -> Result<Option<Dispatch>> {
+    /// The window for a box (per axis, outermost first: start and length) and whether its
+    /// narrow rows end mid-word, or `None` if it must be split.
+    fn window(&self, b: &[(usize, usize)]) -> Result<Option<(Dispatch, bool)>> {
         let shape = WindowShape { b, axes: self.axes, max_groups: self.limits.max_groups as u64 };
         let fits_grid = match self.kernel {
             Kernel::Narrow => narrow::fits(&shape, self.word, self.variant),
@@ -442,7 +446,7 @@ impl Splitter<'_> {
                 None => (wide::grid(&shape, &mut params, self.variant.wide_elems()), false),
             },
         };
-        Ok(Some(Dispatch { params, mid_word, workgroups, input, output }))
+        Ok(Some((Dispatch { params, workgroups, input, output }, mid_word)))
     }
 }
 

@@ -148,19 +148,20 @@ pub(super) fn grid(
     rows.unwrap_or_else(|| (per_word(params, word, s.max_groups, variant.word_run()), false))
 }
 
-/// The pad's walk, one pipeline for all its windows ([`row_walk`]); where windows disagree
-/// on their rows, every window with rows goes per word instead.
+/// The pad's walk, one pipeline for all its windows ([`row_walk`]), from each window and
+/// whether its rows end mid-word (`mid_words`, in the same order); where windows disagree on
+/// their rows, every window with rows goes per word instead.
 pub(super) fn settle_row_walk(
     dispatches: &mut [Dispatch],
+    mid_words: &[bool],
     word: u64,
     max_groups: u64,
     variant: KernelVariant,
 ) -> RowWalk {
-    let walk = row_walk(dispatches.iter().map(|d| (d.params.row_first, d.mid_word)));
+    let walk = row_walk(dispatches.iter().zip(mid_words).map(|(d, &mid)| (d.params.row_first, mid)));
     if walk == RowWalk::PerWord {
         for d in dispatches.iter_mut().filter(|d| d.params.row_first != 0) {
             d.workgroups = per_word(&mut d.params, word, max_groups, variant.word_run());
-            d.mid_word = false;
         }
     }
     walk

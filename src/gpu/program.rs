@@ -81,8 +81,6 @@ pub struct Program {
 #[derive(Debug, Clone)]
 pub struct Dispatch {
     pub(crate) params: Params,
-    /// Narrow rows: the window starts mid-word or its rows end mid-word.
-    pub(crate) mid_word: bool,
     pub(crate) workgroups: [u32; 3],
     /// Input binding (offset, size in bytes); `None` when the window reads nothing.
     pub(crate) input: Option<Span>,

@@ -17,7 +17,7 @@ use super::window::WindowShape;
 /// [`FLAT_MIN_WORDS`] words ran in 0.66-1.01 of the row grid's time at 16-64 MiB, and a
 /// single row (which the row grid gives a workgroup per 1,024 elements) in 0.81-0.85 (a 1-D
 /// audio frame); smaller outputs of several rows, whose time is mostly the dispatch's
-/// latency, ran 1.04-1.35 times slower flat. Outputs of [`FLAT_MAX_BYTES`] and more keep the
+/// latency, ran 1.04-1.36 times slower flat. Outputs of [`FLAT_MAX_BYTES`] and more keep the
 /// row grid: at 257 MiB only 4 a lane was measured, 0.96-1.16 of the row grid's time. One
 /// grid size, not also 4 a lane (0.73-0.77 on the single row), so that a cold start compiles
 /// fewer pipelines.

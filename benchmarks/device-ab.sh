@@ -25,10 +25,12 @@
 # variants-SUITE-ROUND.md and .txt (every run of a suite side by side over the first:
 # benchmarks/variant_table.py); failed.txt, the steps that failed (each passed over, its log
 # kept).
-# Knobs: ROUNDS (1), REPS (7), SUITES ("default engine"; "dram" adds outputs past 256 MiB), BUILDS (every executable in .devbin,
-# in name order; the first is the baseline), VARIANTS ("default reference wide-loads-first
-# narrow-pairs flat-u4 flat-u8"; a build without --kernel-variant runs the default only), CASE_LIMIT (seconds
-# one run's suite may take, 200), TORCH (1; 0 skips torch).
+# Knobs: ROUNDS (1), REPS (7), SUITES ("default engine"; "dram" adds outputs past 256 MiB),
+# BUILDS (every executable in .devbin, in name order; the first is the baseline), VARIANTS
+# (every variant, those the next decision needs first: "default flat-u8 read-only-input
+# wide-loads-first narrow-pairs reference flat-u4 flat-u4-read-only"; a build without
+# --kernel-variant runs the default only), CASE_LIMIT (seconds one run's suite may take, 200),
+# TORCH (1; 0 skips torch).
 # Time, measured on an H100 (2026-11-27, REPS=5): a run of the default suite 45 s, of the
 # engine suite 62 s, of the dram suite 53 s; torch 20 s a suite; a machine's start about 30 s.
 # A lease has 15 minutes of device time, 10 a call: plan calls of at most 540 s, e.g. five
@@ -60,7 +62,7 @@ if (( ${#builds[@]} == 0 )); then
     exit 1
 fi
 # The runs: each build in each variant it has (an older build has no --kernel-variant).
-read -r -a variants <<< "${VARIANTS:-default reference wide-loads-first narrow-pairs flat-u4 flat-u8}"
+read -r -a variants <<< "${VARIANTS:-default flat-u8 read-only-input wide-loads-first narrow-pairs reference flat-u4 flat-u4-read-only}"
 runs=()
 for build in "${builds[@]}"; do
     help=$("./.devbin/$build" --help 2>/dev/null || true)

@@ -17,19 +17,11 @@ import json
 import os
 import sys
 
-
-def key(r):
-    return (r["dtype"], tuple(r["shape"]), tuple(r["pads"]), r["mode"])
+from torch_table import key, load as load_report  # the reports' case key and reader, shared
 
 
 def load(path):
-    try:
-        with open(path) as f:
-            records = json.load(f)["records"]
-        assert isinstance(records, list)
-        return {key(r): r for r in records}
-    except (OSError, ValueError, KeyError, TypeError, AssertionError) as e:
-        sys.exit(f"error: {path}: not a harness report ({type(e).__name__}: {e})")
+    return load_report(path, "harness report")
 
 
 def runs_of(directory, suite, rnd):

@@ -14,13 +14,6 @@ struct FlatCursor {
     r: Row,
 }
 
-// The offsets of the window's row `row` (axis 1's coordinate and the linear position above).
-fn flat_row(row: u32) -> Row {
-    let a1 = P.axes[1];
-    let z = divide(row, a1.len_magic, a1.len_shift);
-    return row_at(1u, row - z * a1.len, z);
-}
-
 // The cursor WORKGROUP elements on: drow whole rows and dx more (one carry at most, dx < len).
 fn flat_next(c: FlatCursor, dx: u32, drow: u32) -> FlatCursor {
     let len = P.axes[0].len;
@@ -34,7 +27,7 @@ fn flat_next(c: FlatCursor, dx: u32, drow: u32) -> FlatCursor {
     }
     if (n.row != n.walked) {
         n.walked = n.row;
-        n.r = flat_row(n.row);
+        n.r = row_of(n.row);
     }
     return n;
 }
@@ -69,6 +62,6 @@ fn main(
     let dx = WORKGROUP - drow * inner.len;
     let i = (wid.x + wid.y * nwg.x) * (WORKGROUP * FLAT_WORDS) + lid;
     let row = divide(i, inner.len_magic, inner.len_shift);
-    var c = FlatCursor(i, i - row * inner.len, row, row, flat_row(row));
+    var c = FlatCursor(i, i - row * inner.len, row, row, row_of(row));
 //FLAT_BODY
 }

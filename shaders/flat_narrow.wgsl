@@ -20,12 +20,6 @@ struct FlatCursor {
 
 const FLAT_BELOW: u32 = 0x80000000u;
 
-fn flat_row(row: u32) -> Row {
-    let a1 = P.axes[1];
-    let z = divide(row, a1.len_magic, a1.len_shift);
-    return row_at(1u, row - z * a1.len, z);
-}
-
 // The cursor `ds` slots on, `dx + drow * len` elements (dx < len); a cursor below the
 // window (its first word's, in one lane) starts afresh instead.
 fn flat_step(c: FlatCursor, ds: u32, dx: u32, drow: u32) -> FlatCursor {
@@ -43,7 +37,7 @@ fn flat_step(c: FlatCursor, ds: u32, dx: u32, drow: u32) -> FlatCursor {
     }
     if (n.row != n.walked) {
         n.walked = n.row;
-        n.r = flat_row(n.row);
+        n.r = row_of(n.row);
     }
     return n;
 }
@@ -57,7 +51,7 @@ fn flat_next_element(c: FlatCursor) -> FlatCursor {
         n.x = 0u;
         n.row += 1u;
         n.walked = n.row;
-        n.r = flat_row(n.row);
+        n.r = row_of(n.row);
     }
     return n;
 }
@@ -72,7 +66,7 @@ fn flat_start(slot: u32) -> FlatCursor {
         row = divide(slot - f0, P.axes[0].len_magic, P.axes[0].len_shift);
         x = slot - f0 - row * len;
     }
-    return FlatCursor(slot, x, row, row, flat_row(row));
+    return FlatCursor(slot, x, row, row, row_of(row));
 }
 
 // The word at the cursor: (bits, mask of the bytes in the window). `ok`: the word is the

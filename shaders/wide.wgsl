@@ -14,17 +14,13 @@ fn main(
 ) {
     trace_begin(wid, nwg, lid);
     let inner = P.axes[0];
-    let a1 = P.axes[1];
     let pack = P.pack;
     let sub = divide(gid.x, inner.len_magic, inner.len_shift);
     let row = (gid.y + gid.z * nwg.y) * pack + sub;
     // Invocations past the rows write nothing: their loop below ends at once. (Returning
     // here instead made every row's loop slower on lavapipe.)
     let len = select(0u, inner.len, sub < pack && row < P.count);
-    // The row's coordinate on axis 1 and position over the axes above (a1 is all zeros for
-    // rank 1, where row is 0).
-    let z = divide(row, a1.len_magic, a1.len_shift);
-    let r = row_at(1u, row - z * a1.len, z);
+    let r = row_of(row);
     let x0 = gid.x - sub * inner.len;
     let step = nwg.x * WORKGROUP;
     if (LOADS_FIRST) {

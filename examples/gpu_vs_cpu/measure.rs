@@ -359,8 +359,8 @@ impl Roofline {
     const TILE: u64 = 256 * 4;
 
     pub fn new(device: &wgpu::Device, src: &wgpu::Buffer, dst: &wgpu::Buffer) -> Roofline {
-        let l = device.limits();
-        Self::in_windows(device, src, dst, l.max_storage_buffer_binding_size.min(l.max_buffer_size))
+        // The largest binding as the pad's layout takes it.
+        Self::in_windows(device, src, dst, wgpu_pad::gpu::DeviceLimits::from(&device.limits()).max_binding)
     }
 
     /// The copy in windows of at most `max_binding` bytes (rounded down to whole tiles).

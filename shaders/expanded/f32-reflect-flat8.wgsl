@@ -171,6 +171,15 @@ fn row_at(first: u32, y: u32, z: u32) -> Row {
     return walk(r, first + 1u, z);
 }
 
+// The row at window-local linear position `row` over axes 1 and up: its coordinate on axis 1
+// by one division, the position over the axes above walked by row_at (no loop for common
+// ranks). Axis 1 is all zeros for rank 1, where row is 0. The wide and flat kernels' rows.
+fn row_of(row: u32) -> Row {
+    let a1 = P.axes[1];
+    let z = divide(row, a1.len_magic, a1.len_shift);
+    return row_at(1u, row - z * a1.len, z);
+}
+
 // The row at window-local linear position `row` over axes 1 and up (innermost first).
 fn row_offsets(row: u32) -> Row {
     return walk(Row(P.in_base, P.out_base, true), 1u, row);
@@ -206,13 +215,6 @@ struct FlatCursor {
     r: Row,
 }
 
-// The offsets of the window's row `row` (axis 1's coordinate and the linear position above).
-fn flat_row(row: u32) -> Row {
-    let a1 = P.axes[1];
-    let z = divide(row, a1.len_magic, a1.len_shift);
-    return row_at(1u, row - z * a1.len, z);
-}
-
 // The cursor WORKGROUP elements on: drow whole rows and dx more (one carry at most, dx < len).
 fn flat_next(c: FlatCursor, dx: u32, drow: u32) -> FlatCursor {
     let len = P.axes[0].len;
@@ -226,7 +228,7 @@ fn flat_next(c: FlatCursor, dx: u32, drow: u32) -> FlatCursor {
     }
     if (n.row != n.walked) {
         n.walked = n.row;
-        n.r = flat_row(n.row);
+        n.r = row_of(n.row);
     }
     return n;
 }
@@ -261,7 +263,7 @@ fn main(
     let dx = WORKGROUP - drow * inner.len;
     let i = (wid.x + wid.y * nwg.x) * (WORKGROUP * FLAT_WORDS) + lid;
     let row = divide(i, inner.len_magic, inner.len_shift);
-    var c = FlatCursor(i, i - row * inner.len, row, row, flat_row(row));
+    var c = FlatCursor(i, i - row * inner.len, row, row, row_of(row));
     let ok0 = c.i < total;
     let d0 = flat_dst(c);
     let v0 = flat_load(ok0, c);

@@ -174,6 +174,15 @@ fn row_at(first: u32, y: u32, z: u32) -> Row {
     return walk(r, first + 1u, z);
 }
 
+// The row at window-local linear position `row` over axes 1 and up: its coordinate on axis 1
+// by one division, the position over the axes above walked by row_at (no loop for common
+// ranks). Axis 1 is all zeros for rank 1, where row is 0. The wide and flat kernels' rows.
+fn row_of(row: u32) -> Row {
+    let a1 = P.axes[1];
+    let z = divide(row, a1.len_magic, a1.len_shift);
+    return row_at(1u, row - z * a1.len, z);
+}
+
 // The row at window-local linear position `row` over axes 1 and up (innermost first).
 fn row_offsets(row: u32) -> Row {
     return walk(Row(P.in_base, P.out_base, true), 1u, row);

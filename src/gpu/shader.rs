@@ -129,20 +129,17 @@ impl PipelineKey {
             8 => ("alias WORD = vec2<u32>;\nfn constant_word() -> WORD { return P.constant.xy; }\n".to_string(), WIDE),
             _ => ("alias WORD = vec4<u32>;\nfn constant_word() -> WORD { return P.constant; }\n".to_string(), WIDE),
         };
-        let flat = if self.word_bytes >= 4 { Some(self.flat_words as u32).filter(|&w| w > 0) } else { None };
-        let main = match self.variant.flat_words() {
-            _ if flat.is_some() => {
-                let words = flat.unwrap_or_default();
-                std::borrow::Cow::Owned(format!(
-                    "const FLAT_WORDS: u32 = {words}u;\n{}",
-                    FLAT.replace("//FLAT_BODY\n", &super::flat::wgsl_body(words))
-                ))
-            }
-            Some(words) if self.word_bytes < 4 => std::borrow::Cow::Owned(format!(
+        // The flat grid: the key's own for wide words, a measured variant's for narrow ones.
+        let flat = match self.word_bytes {
+            4.. => Some(self.flat_words as u32).filter(|&w| w > 0).map(|w| (w, FLAT, super::flat::wgsl_body(w))),
+            _ => self.variant.flat_words().map(|w| (w, FLAT_NARROW, super::flat::wgsl_body_narrow(w))),
+        };
+        let main = match flat {
+            Some((words, shader, body)) => std::borrow::Cow::Owned(format!(
                 "const FLAT_WORDS: u32 = {words}u;\n{}",
-                FLAT_NARROW.replace("//FLAT_BODY\n", &super::flat::wgsl_body_narrow(words))
+                shader.replace("//FLAT_BODY\n", &body)
             )),
-            _ => std::borrow::Cow::Borrowed(main),
+            None => std::borrow::Cow::Borrowed(main),
         };
         let mut common = std::borrow::Cow::Borrowed(include_str!("../../shaders/common.wgsl"));
         if self.variant.read_only_input() {

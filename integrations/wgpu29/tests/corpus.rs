@@ -177,6 +177,7 @@ fn what_padkernel_refuses_the_host_refuses() {
     let tiny_device_program = Program::new(&plan, &dense, &dense, &big).unwrap();
     let mut tight = wgpu::Limits::downlevel_defaults();
     tight.max_storage_buffer_binding_size = 1024;
+    tight.max_compute_workgroups_per_dimension = 2;
     let (small_device, _small_queue) = small_device(tight).expect("a device with 1 KiB bindings");
     let small_host = Host::new(&small_device);
     let (i, o) = (storage(&small_device, &vec![0; buffer as usize]), storage(&small_device, &vec![0; buffer as usize]));
@@ -190,6 +191,16 @@ fn what_padkernel_refuses_the_host_refuses() {
     let mut enc = small_device.create_command_encoder(&Default::default());
     let e = small_host.record(&mut enc, &at_4, &i, &o).unwrap_err();
     assert!(e.to_string().contains("min_storage_buffer_offset_alignment is 256"), "{e}");
+    // Made for more workgroups a dimension than the small device's 2 (1 KiB bindings, so
+    // only the grid is past this device's limits).
+    // Rows of 2 elements, 32 to a workgroup: 100 rows a 1 KiB window, 4 workgroups.
+    let rows = PadPlan::new(DataType::Float32, &[200, 1], &PadRequest::new(vec![0, 0, 0, 1]).mode(Mode::Edge)).unwrap();
+    let wide_grid = DeviceLimits { max_binding: 1024, storage_alignment: 256, ..limits };
+    let many = Program::new(&rows, &dense, &dense, &wide_grid).unwrap();
+    assert!(many.dispatches().iter().any(|d| d.workgroups().iter().any(|&n| n > 2)));
+    let mut enc = small_device.create_command_encoder(&Default::default());
+    let e = small_host.record(&mut enc, &many, &i, &o).unwrap_err();
+    assert!(e.to_string().contains("max_compute_workgroups_per_dimension is 2"), "{e}");
     // Bindings past a buffer's end: a program for a larger buffer than the one given.
     let small = storage(&device, &vec![0; 1024]);
     let mut enc = device.create_command_encoder(&Default::default());

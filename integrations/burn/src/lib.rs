@@ -28,22 +28,32 @@
 //! The device can be shared the other way too: [`BurnPad::register`] gives Burn a device
 //! the application (or `wgpu_pad::gpu::GpuContext`) made.
 //!
-//! **Ordering.** A pad submits its own command buffer on Burn's queue. Burn's pending work
-//! (the stream that wrote the input and the calling thread's stream, which owns the
-//! output's memory) is submitted first, by cubecl's `get_resource` handing over the
-//! buffers, so everything Burn queued before the call runs before the pad, and everything
-//! Burn queues after it (reading the output) runs after. No call waits for the GPU.
+//! **Ordering.** With Burn's `fusion` feature (on in `burn`'s default features) the pad is a
+//! custom operation in the tensor's fusion stream: Burn runs it in order with the fused work
+//! before and after it, on the fusion thread, where it submits its own command buffer on
+//! Burn's queue. Without fusion it submits at once. Either way Burn's pending work (the stream
+//! that wrote the input and the calling thread's stream) is submitted first, by cubecl's
+//! `get_resource` handing over the buffers, so everything Burn queued before the pad runs
+//! before it, and everything Burn queues after it (reading the output) runs after. No call
+//! waits for the GPU.
 //!
-//! **Burn's features.** Burn's `wgpu` backend with fusion off, which this crate's `burn`
-//! dependency asks for. With Burn's `fusion` feature on (a default of `burn`), a tensor's
-//! primitive is a fusion handle, and by Burn 0.22's code this crate then fails to compile
-//! (`DispatchTensor` implements `DispatchKindConversion` for `Fusion<CubeBackend>` only);
-//! that build is not tried here. An autodiff tensor is an [`Error::NotWgpu`].
+//! **Burn's features.** Burn's `wgpu` backend with or without fusion: the adapter builds
+//! against whichever the application's `burn` turns on (it asks for neither; its own `fusion`
+//! feature only turns Burn's on, for its tests). With its `autodiff` feature (which turns on
+//! Burn's) a float tensor Burn's autodiff tracks pads with a backward, computed with Burn's ops
+//! in the order of Burn's own pad's backward; without it such a tensor is an
+//! [`Error::NotWgpu`].
 #![warn(missing_docs)]
 
+use std::sync::Arc;
+
 use burn::backend::wgpu::{AutoCompiler, CubeBackend, CubeTensor, WgpuResource, WgpuSetup};
-use burn::backend::{CubeDevice, DispatchDevice, DispatchKindConversion, DispatchTensor};
-use burn::tensor::{BackendPrimitive, BoolStore, DType, Device, Tensor};
+use burn::backend::{
+    BackendTensor, BackendTypes, Cube, CubeDevice, DispatchAutodiffContext, DispatchDevice, DispatchKindConversion,
+    DispatchTensor, ExecutionError,
+};
+use burn::tensor::{BoolStore, DType, Device, Tensor};
+use burn_fusion::{Fusion, FusionBackend, FusionTensor};
 use cubecl::server::Handle;
 use cubecl::wgpu::WgpuServer;
 
@@ -52,11 +62,14 @@ use wgpu_pad::{DataType, Mode, PadPlan, PadRequest, Scalar};
 
 pub use wgpu_pad;
 
+#[cfg(feature = "autodiff")]
+mod backward;
+
 /// What can go wrong padding a Burn tensor; never a panic.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The tensor is not on Burn's wgpu backend, or is an autodiff tensor.
+    /// The tensor is not on Burn's wgpu backend, or is a tracked float without the `autodiff` feature.
     #[error("the tensor is not a plain tensor of Burn's wgpu backend: {0}")]
     NotWgpu(String),
     /// The tensor is on another wgpu device than the one this pad was made for.
@@ -192,8 +205,15 @@ where
 }
 
 /// Pads Burn tensors on one of Burn's wgpu devices. Make one per device and keep it: it
-/// holds the compiled pipelines.
+/// holds the compiled pipelines. Cloning shares them.
+#[derive(Clone)]
 pub struct BurnPad {
+    shared: Arc<Shared>,
+}
+
+/// What a pad needs when it runs: on the calling thread without fusion, on Burn's fusion
+/// thread with it.
+struct Shared {
     kernel: PadKernel,
     queue: burn::backend::wgpu::wgpu::Queue,
     device: CubeDevice,
@@ -201,7 +221,7 @@ pub struct BurnPad {
 
 impl std::fmt::Debug for BurnPad {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("BurnPad").field("device", &self.device).finish_non_exhaustive()
+        f.debug_struct("BurnPad").field("device", &self.shared.device).finish_non_exhaustive()
     }
 }
 
@@ -218,7 +238,8 @@ impl BurnPad {
             #[allow(unreachable_patterns)] // other backends exist only in some builds of Burn
             other => return Err(Error::NotWgpu(format!("{other:?} is not a wgpu device"))),
         };
-        Ok(BurnPad { kernel: PadKernel::new(&setup.device)?, queue: setup.queue.clone(), device })
+        let shared = Shared { kernel: PadKernel::new(&setup.device)?, queue: setup.queue.clone(), device };
+        Ok(BurnPad { shared: Arc::new(shared) })
     }
 
     /// Gives Burn a wgpu device the application made (one an engine already uses, say):
@@ -232,16 +253,24 @@ impl BurnPad {
 
     /// The kernel, for pads an engine records itself.
     pub fn kernel(&self) -> &PadKernel {
-        &self.kernel
+        &self.shared.kernel
     }
 
     /// Pads `tensor`: `pairs` of `(before, after)` for its last axes (all of them, or fewer:
     /// Burn's rule; negative values crop), in `mode` (Burn's `PadMode` converts). The output
     /// is a new contiguous tensor of the same type on the same device.
     ///
+    /// With Burn's `fusion` feature (a default of `burn`) the pad enters the tensor's fusion
+    /// stream as a custom operation, in order with the fused work before and after it; without
+    /// it, it is submitted at once. Either way nothing waits for the GPU. A float tensor that
+    /// Burn's autodiff tracks gets a backward (this crate's `autodiff` feature): the gradient
+    /// of every input element is the sum over the output positions that read it.
+    ///
     /// Errors, never panics: not a wgpu tensor of this pad's device, a quantized type, pads
     /// the mode cannot take on that shape (a reflect longer than the axis is fine: ONNX
-    /// reflects again), a constant the type cannot hold, wgpu refusing.
+    /// reflects again), a constant the type cannot hold, an autodiff tensor without this
+    /// crate's `autodiff` feature. With fusion, what can only be known when the pad runs
+    /// (wgpu refusing, a tiled layout) is Burn's execution error when the output is read.
     pub fn pad<const D: usize, K, P>(
         &self,
         tensor: Tensor<D, K>,
@@ -249,11 +278,253 @@ impl BurnPad {
         mode: impl Into<PadMode>,
     ) -> Result<Tensor<D, K>, Error>
     where
-        K: burn::tensor::kind::Basic + BackendPrimitive<CubeBackend, Primitive = CubeTensor>,
-        DispatchTensor: DispatchKindConversion<CubeBackend>,
+        K: PadKind,
         P: Copy + TryInto<i64> + std::fmt::Debug,
     {
-        let input = tensor.try_into_primitive::<CubeBackend>().map_err(|e| Error::NotWgpu(format!("{e:?}")))?;
+        let mode = mode.into();
+        let plan_of = |dtype: DType, shape: &[usize]| plan(dtype, shape, pairs, mode);
+        let padded = K::pad_dispatch(self, tensor.into_dispatch(), &plan_of)?;
+        Ok(Tensor::from_dispatch(padded))
+    }
+
+    /// Pads a primitive of backend `B`, after checking its device.
+    fn pad_primitive<B: PadBackend>(
+        &self,
+        tensor: B::FloatTensorPrimitive,
+        plan_of: PlanOf,
+    ) -> Result<B::FloatTensorPrimitive, Error> {
+        let (dtype, shape, device) = B::describe(&tensor);
+        if device != self.shared.device {
+            return Err(Error::OtherDevice { tensor: format!("{device:?}"), pad: format!("{:?}", self.shared.device) });
+        }
+        let plan = plan_of(dtype, &shape)?;
+        B::pad_planned(&self.shared, tensor, plan)
+    }
+}
+
+/// The plan for a tensor's type and shape, from the call's pairs and mode.
+type PlanOf<'a> = &'a dyn Fn(DType, &[usize]) -> Result<PadPlan, Error>;
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for burn::tensor::Float {}
+    impl Sealed for burn::tensor::Int {}
+    impl Sealed for burn::tensor::Bool {}
+}
+
+/// The tensor kinds [`BurnPad::pad`] takes: Burn's `Float`, `Int` and `Bool`. Sealed; its
+/// method is the adapter's own.
+pub trait PadKind: burn::tensor::kind::Basic + sealed::Sealed {
+    #[doc(hidden)]
+    fn pad_dispatch(pad: &BurnPad, tensor: DispatchTensor, plan_of: PlanOf) -> Result<DispatchTensor, Error>;
+}
+
+/// A tensor as Burn's `Cube` backend holds it: Burn's concrete tensor, however it dispatches.
+fn on_cube(tensor: DispatchTensor) -> Result<CubePrimitive, Error> {
+    match <DispatchTensor as DispatchKindConversion<Cube>>::try_into_backend(tensor) {
+        Ok(BackendTensor::Float(t) | BackendTensor::Int(t) | BackendTensor::Bool(t)) => Ok(t),
+        Ok(BackendTensor::Quantized(_)) => Err(Error::NotWgpu("a quantized tensor".into())),
+        #[allow(unreachable_patterns)] // Burn's autodiff variant exists only in some builds
+        Ok(other) => Err(Error::NotWgpu(format!("a {} tensor", other.name()))),
+        Err(e) => Err(Error::NotWgpu(e)),
+    }
+}
+
+/// The primitive of every tensor kind on Burn's `Cube` backend.
+type CubePrimitive = <Cube as BackendTypes>::FloatTensorPrimitive;
+
+/// Int and bool tensors: Burn's concrete tensor, also under autodiff (which tracks floats
+/// only: an int or bool tensor there is the inner backend's, passed through).
+fn pad_untracked(
+    pad: &BurnPad,
+    tensor: DispatchTensor,
+    plan_of: PlanOf,
+    wrap: fn(CubePrimitive) -> BackendTensor<Cube>,
+) -> Result<DispatchTensor, Error> {
+    let context = tensor.autodiff;
+    let mut untracked = tensor;
+    untracked.autodiff = DispatchAutodiffContext::Disabled;
+    let padded = pad.pad_primitive::<Cube>(on_cube(untracked)?, plan_of)?;
+    let mut out = <DispatchTensor as DispatchKindConversion<Cube>>::from_backend(wrap(padded));
+    out.autodiff = context;
+    Ok(out)
+}
+
+impl PadKind for burn::tensor::Int {
+    fn pad_dispatch(pad: &BurnPad, tensor: DispatchTensor, plan_of: PlanOf) -> Result<DispatchTensor, Error> {
+        pad_untracked(pad, tensor, plan_of, BackendTensor::Int)
+    }
+}
+
+impl PadKind for burn::tensor::Bool {
+    fn pad_dispatch(pad: &BurnPad, tensor: DispatchTensor, plan_of: PlanOf) -> Result<DispatchTensor, Error> {
+        pad_untracked(pad, tensor, plan_of, BackendTensor::Bool)
+    }
+}
+
+impl PadKind for burn::tensor::Float {
+    fn pad_dispatch(pad: &BurnPad, tensor: DispatchTensor, plan_of: PlanOf) -> Result<DispatchTensor, Error> {
+        match tensor.autodiff {
+            DispatchAutodiffContext::Disabled => pad_untracked(pad, tensor, plan_of, BackendTensor::Float),
+            #[cfg(feature = "autodiff")]
+            DispatchAutodiffContext::Enabled(strategy) => tracked::pad(pad, tensor, plan_of, strategy),
+            #[cfg(not(feature = "autodiff"))]
+            DispatchAutodiffContext::Enabled(_) => Err(Error::NotWgpu(
+                "a float tensor Burn's autodiff tracks: its pad needs a backward, wgpu-pad-burn's `autodiff` feature"
+                    .into(),
+            )),
+        }
+    }
+}
+
+/// Float tensors under Burn's autodiff: the pad on the inner backend, with its backward.
+#[cfg(feature = "autodiff")]
+mod tracked {
+    use super::*;
+    use burn::backend::autodiff::checkpoint::base::Checkpointer;
+    use burn::backend::autodiff::checkpoint::strategy::{BalancedCheckpointing, CheckpointStrategy, NoCheckpointing};
+    use burn::backend::autodiff::grads::Gradients;
+    use burn::backend::autodiff::ops::{unary, Backward, Ops, OpsKind};
+    use burn::backend::{Autodiff, GradientCheckpointingStrategy};
+
+    use crate::backward::Adjoint;
+
+    #[derive(Debug)]
+    struct PadBackward;
+
+    impl<B: burn::backend::Backend> Backward<B, 1> for PadBackward {
+        type State = Adjoint;
+
+        fn backward(self, ops: Ops<Adjoint, 1>, grads: &mut Gradients, _checkpointer: &mut Checkpointer) {
+            let adjoint = ops.state;
+            unary::<B, _>(ops.parents, ops.node, grads, |grad| adjoint.apply::<B>(grad));
+        }
+    }
+
+    pub(super) fn pad(
+        pad: &BurnPad,
+        tensor: DispatchTensor,
+        plan_of: PlanOf,
+        strategy: GradientCheckpointingStrategy,
+    ) -> Result<DispatchTensor, Error> {
+        match strategy {
+            GradientCheckpointingStrategy::Disabled => pad_with::<NoCheckpointing>(pad, tensor, plan_of),
+            GradientCheckpointingStrategy::Balanced => pad_with::<BalancedCheckpointing>(pad, tensor, plan_of),
+        }
+    }
+
+    fn pad_with<C: CheckpointStrategy>(
+        pad: &BurnPad,
+        tensor: DispatchTensor,
+        plan_of: PlanOf,
+    ) -> Result<DispatchTensor, Error>
+    where
+        DispatchTensor: DispatchKindConversion<Autodiff<Cube, C>>,
+    {
+        let tensor = match <DispatchTensor as DispatchKindConversion<Autodiff<Cube, C>>>::try_into_backend(tensor) {
+            Ok(BackendTensor::Float(t)) => t,
+            Ok(other) => {
+                return Err(Error::NotWgpu(format!("a {} tensor where a tracked float was expected", other.name())))
+            }
+            Err(e) => return Err(Error::NotWgpu(e)),
+        };
+        let (dtype, shape, _) = <Cube as PadBackend>::describe(tensor.primitive());
+        let adjoint = Adjoint::of(&plan_of(dtype, &shape)?);
+        let padded = pad.pad_primitive::<Cube>(tensor.primitive().clone(), plan_of)?;
+        let out = match PadBackward.prepare::<C>([tensor.node()]).compute_bound().stateful() {
+            OpsKind::Tracked(prep) => prep.finish(adjoint, padded),
+            OpsKind::UnTracked(prep) => prep.finish(padded),
+        };
+        Ok(<DispatchTensor as DispatchKindConversion<Autodiff<Cube, C>>>::from_backend(BackendTensor::Float(out)))
+    }
+}
+
+/// Burn's `Cube` backend as this build of Burn has it: `CubeBackend`, or `Fusion<CubeBackend>`
+/// where Burn's `fusion` feature is on. Each tensor kind has the same primitive on either.
+trait PadBackend: BackendTypes {
+    /// The tensor's type, shape and device.
+    fn describe(tensor: &Self::FloatTensorPrimitive) -> (DType, Vec<usize>, CubeDevice);
+    /// Pads `tensor` by `plan` (made for its type and shape), into a new tensor.
+    fn pad_planned(
+        shared: &Arc<Shared>,
+        tensor: Self::FloatTensorPrimitive,
+        plan: PadPlan,
+    ) -> Result<Self::FloatTensorPrimitive, Error>;
+}
+
+impl PadBackend for CubeBackend {
+    fn describe(tensor: &CubeTensor) -> (DType, Vec<usize>, CubeDevice) {
+        (tensor.dtype, tensor.meta.shape().to_vec(), tensor.device.clone())
+    }
+
+    fn pad_planned(shared: &Arc<Shared>, tensor: CubeTensor, plan: PadPlan) -> Result<CubeTensor, Error> {
+        shared.pad_now(&tensor, &plan)
+    }
+}
+
+/// With fusion: a custom operation in the stream, run on Burn's fusion thread when the stream
+/// reaches it, on the `CubeBackend` tensors fusion hands it.
+impl<B> PadBackend for Fusion<B>
+where
+    B: FusionBackend<
+        FloatTensorPrimitive = CubeTensor,
+        IntTensorPrimitive = CubeTensor,
+        BoolTensorPrimitive = CubeTensor,
+    >,
+    B::FusionRuntime: burn_fusion::FusionRuntime<FusionDevice = CubeDevice>,
+{
+    fn describe(tensor: &FusionTensor<B::FusionRuntime>) -> (DType, Vec<usize>, CubeDevice) {
+        (tensor.dtype, tensor.shape.to_vec(), tensor.client.device().clone())
+    }
+
+    fn pad_planned(
+        shared: &Arc<Shared>,
+        tensor: FusionTensor<B::FusionRuntime>,
+        plan: PadPlan,
+    ) -> Result<FusionTensor<B::FusionRuntime>, Error> {
+        use burn_fusion::custom::{CustomOpIr, HandleContainer, OperationFn, OperationIr, StreamId, TensorIr};
+        use burn_fusion::FusionRuntime;
+
+        let client = tensor.client.clone();
+        let dtype = tensor.dtype;
+        let output_id = client.create_empty_handle();
+        let output = TensorIr::uninit(output_id, plan.out_shape().to_vec().into(), dtype);
+        let input = tensor.into_ir();
+        // The plan travels in the operation itself; the description tells fusion only what
+        // the pad reads and writes (several pads of one shape, differing in pads and mode, in
+        // one stream: tested).
+        let description =
+            CustomOpIr { id: "wgpu_pad".into(), inputs: vec![input.clone()], outputs: vec![output], scalars: vec![] };
+        let shared = Arc::clone(shared);
+        let operation =
+            OperationFn(move |handles: &mut HandleContainer<<B::FusionRuntime as FusionRuntime>::FusionHandle>| {
+                // Each kind has its own table of handles; the type says which holds the input.
+                let tensor = if dtype.is_float() {
+                    handles.get_float_tensor::<B>(&input)
+                } else if dtype.is_bool() {
+                    handles.get_bool_tensor::<B>(&input)
+                } else {
+                    handles.get_int_tensor::<B>(&input)
+                };
+                let padded = shared.pad_now(&tensor, &plan).map_err(|e| ExecutionError::generic(e.to_string()))?;
+                if dtype.is_float() {
+                    handles.register_float_tensor::<B>(&output_id, padded);
+                } else if dtype.is_bool() {
+                    handles.register_bool_tensor::<B>(&output_id, padded);
+                } else {
+                    handles.register_int_tensor::<B>(&output_id, padded);
+                }
+                Ok(())
+            });
+        let mut outputs = client.register(StreamId::current(), OperationIr::Custom(description), operation);
+        outputs.pop().ok_or_else(|| Error::Burn("fusion registered the pad without its output".into()))
+    }
+}
+
+impl Shared {
+    /// Allocates the output in Burn's memory, reaches both buffers (which puts Burn's work
+    /// before them on the queue) and submits the pad.
+    fn pad_now(&self, input: &CubeTensor, plan: &PadPlan) -> Result<CubeTensor, Error> {
         if input.device != self.device {
             return Err(Error::OtherDevice {
                 tensor: format!("{:?}", input.device),
@@ -263,7 +534,6 @@ impl BurnPad {
         if input.meta.is_tiled() {
             return Err(Error::NotWgpu("a tiled storage layout has no per-axis strides".into()));
         }
-        let plan = plan(input.dtype, input.meta.shape().as_slice(), pairs, mode)?;
         let output = burn_cubecl::ops::numeric::empty_device_contiguous_dtype(
             input.client.clone(),
             input.device.clone(),
@@ -271,12 +541,11 @@ impl BurnPad {
             input.dtype,
         );
         if plan.out_len() > 0 {
-            self.record_and_submit(&plan, &input, &output)?;
+            self.record_and_submit(plan, input, &output)?;
         }
-        Ok(Tensor::from_primitive::<CubeBackend>(output))
+        Ok(output)
     }
 
-    /// Reaches both buffers (which puts Burn's work before them on the queue), submits the pad.
     fn record_and_submit(&self, plan: &PadPlan, input: &CubeTensor, output: &CubeTensor) -> Result<(), Error> {
         let client = &output.client;
         let resource = |handle: &Handle| {

@@ -1,0 +1,156 @@
+//! The pad under Burn's autodiff (this crate's `autodiff` feature): the gradient that reaches
+//! the input. Against Burn's own `Tensor::pad` backward, bit for bit, where Burn has the mode
+//! (constant, reflect, edge; f32, an upstream gradient of arbitrary floats); against a host
+//! reference for every mode, with pads wider than the axis and crops (small integer
+//! gradients, so every sum is exact in any order).
+#![cfg(feature = "autodiff")]
+
+use std::sync::OnceLock;
+
+use burn::tensor::wgpu::wgpu;
+use burn::tensor::{Device, Int, Tensor, TensorData};
+use wgpu_pad::{DataType, Mode, PadPlan, PadRequest};
+use wgpu_pad_burn::{BurnPad, PadMode};
+
+/// Burn's wgpu device with autodiff, and a pad on it; `None` (skip) without an adapter.
+fn burn() -> Option<&'static (Device, BurnPad)> {
+    static BURN: OnceLock<Option<(Device, BurnPad)>> = OnceLock::new();
+    BURN.get_or_init(|| {
+        let instance = wgpu::Instance::default();
+        if pollster::block_on(instance.request_adapter(&Default::default())).is_err() {
+            assert!(std::env::var_os("WGPU_PAD_REQUIRE_GPU").is_none(), "WGPU_PAD_REQUIRE_GPU is set and no adapter");
+            eprintln!("no GPU adapter: skipping");
+            return None;
+        }
+        let (device, setup) = Device::wgpu_options().init_with_setup().expect("Burn's wgpu device");
+        let pad = BurnPad::new(&device, &setup).expect("a pad on Burn's device");
+        Some((device.autodiff(), pad))
+    })
+    .as_ref()
+}
+
+fn mode_of(mode: Mode) -> PadMode {
+    mode.into()
+}
+
+/// `x`'s gradient through `pad` under the loss `sum(pad(x) * w)`: the upstream gradient is `w`.
+fn gradient(x: &[f32], shape: [usize; 2], w: &Tensor<2>, pad: impl Fn(Tensor<2>) -> Tensor<2>) -> Vec<f32> {
+    let (device, _) = burn().unwrap();
+    let x = Tensor::<2>::from_data(TensorData::new(x.to_vec(), shape), device).require_grad();
+    let y = pad(x.clone());
+    assert_eq!(y.dims(), w.dims(), "the padded shape");
+    let grads = (y * w.clone()).sum().backward();
+    x.grad(&grads).expect("x has a gradient").into_data().try_to_vec::<f32>().unwrap()
+}
+
+/// The host reference: each output position adds its gradient to the input it read.
+fn reference(plan: &PadPlan, w: &[f32]) -> Vec<f32> {
+    let (ins, outs) = (plan.in_shape(), plan.out_shape());
+    let mut grad = vec![0f32; ins.iter().product()];
+    for (o, &g) in w.iter().enumerate() {
+        let (r, c) = (o / outs[1], o % outs[1]);
+        let (Some(sr), Some(sc)) = (plan.axes()[0].source(plan.mode(), r), plan.axes()[1].source(plan.mode(), c))
+        else {
+            continue;
+        };
+        grad[sr * ins[1] + sc] += g;
+    }
+    grad
+}
+
+fn values(n: usize, seed: f32) -> Vec<f32> {
+    (0..n).map(|i| ((i as f32 + seed) * 0.731).sin() * 5.0).collect()
+}
+
+/// Two shapes: one where an input element is read by at most two output positions an axis,
+/// one where by three (both borders reach the same element), where the order of the sums
+/// shows in the bits.
+#[test]
+fn gradients_equal_burns_own_pad() {
+    let Some((device, pad)) = burn() else { return };
+    for (shape, pairs) in [([5, 7], [(2usize, 1usize), (3, 2)]), ([3, 4], [(2, 2), (3, 3)])] {
+        let x = values(shape[0] * shape[1], 0.0);
+        let out = [shape[0] + pairs[0].0 + pairs[0].1, shape[1] + pairs[1].0 + pairs[1].1];
+        for (mode, burns) in [
+            (Mode::Constant, burn::tensor::ops::PadMode::Constant(1.5)),
+            (Mode::Reflect, burn::tensor::ops::PadMode::Reflect),
+            (Mode::Edge, burn::tensor::ops::PadMode::Edge),
+        ] {
+            let ours = if mode == Mode::Constant { PadMode::Constant(1.5.into()) } else { mode_of(mode) };
+            let w = Tensor::<2>::from_data(TensorData::new(values(out[0] * out[1], 3.0), out), device);
+            let signed: Vec<(i64, i64)> = pairs.iter().map(|&(b, e)| (b as i64, e as i64)).collect();
+            let got = gradient(&x, shape, &w, |t| pad.pad(t, &signed, ours).unwrap());
+            let want = gradient(&x, shape, &w, |t| t.pad(pairs, burns));
+            let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+            assert_eq!(
+                bits(&got),
+                bits(&want),
+                "{mode} {shape:?} {pairs:?}: the gradient differs from Burn's own pad's"
+            );
+        }
+    }
+}
+
+#[test]
+fn gradients_of_every_mode_wide_pads_and_crops() {
+    let Some((device, pad)) = burn() else { return };
+    let shape = [3, 4];
+    let x = values(12, 1.0);
+    for mode in [Mode::Constant, Mode::Reflect, Mode::Edge, Mode::Wrap, Mode::Symmetric] {
+        for pairs in [[(1i64, 2i64), (2, 1)], [(5, 4), (9, 3)], [(-1, 2), (3, -2)], [(0, 0), (7, 0)]] {
+            let request = PadRequest::from_pairs(&pairs).mode(mode);
+            let Ok(plan) = PadPlan::new(DataType::Float32, &shape, &request) else { continue };
+            let out = plan.out_shape().to_vec();
+            // Small integers: every sum exact, in any order.
+            let w: Vec<f32> = (0..out.iter().product::<usize>()).map(|i| ((i * 7) % 11) as f32 - 5.0).collect();
+            let w_tensor = Tensor::<2>::from_data(TensorData::new(w.clone(), [out[0], out[1]]), device);
+            let got = gradient(&x, shape, &w_tensor, |t| pad.pad(t, &pairs, mode_of(mode)).unwrap());
+            assert_eq!(got, reference(&plan, &w), "{mode} {pairs:?}");
+        }
+    }
+}
+
+/// Autodiff tracks floats only: an int tensor on the autodiff device pads as it is, and a
+/// float that is not tracked (no `require_grad`) pads without a graph.
+#[test]
+fn untracked_tensors_pad_under_autodiff() {
+    let Some((device, pad)) = burn() else { return };
+    let ints = Tensor::<1, Int>::from_data(TensorData::new(vec![1i32, 2, 3], [3]), device);
+    let y = pad.pad(ints, &[(2, 1)], PadMode::Wrap).unwrap();
+    assert_eq!(y.into_data().try_to_vec::<i32>().unwrap(), [2, 3, 1, 2, 3, 1]);
+    let floats = Tensor::<1>::from_data(TensorData::new(vec![1f32, 2., 3.], [3]), device);
+    let y = pad.pad(floats, &[(1, 1)], PadMode::Symmetric).unwrap();
+    assert_eq!(y.into_data().try_to_vec::<f32>().unwrap(), [1., 1., 2., 3., 3.]);
+}
+
+/// Training through the pad: a parameter, wrapped by the pad, fitted to a target by plain
+/// gradient descent. The loss falls to nothing only if the gradient reaching the parameter
+/// is the pad's (a wrap's border feeds the far end of the parameter).
+#[test]
+fn a_parameter_trains_through_the_pad() {
+    let Some((device, pad)) = burn() else { return };
+    let target = Tensor::<2>::from_data(TensorData::new(vec![3f32, 1., 2., 3., 1., -1., 4., 5., 4.], [1, 9]), device);
+    // The wrap of [a, b, c] by (1, 5) is [c, a, b, c, a, b, c, a, b]: each parameter is read
+    // three times, so the best fit is the mean of its three targets.
+    let mut w = Tensor::<2>::from_data(TensorData::new(vec![0f32; 3], [1, 3]), device).require_grad();
+    let loss_of = |w: &Tensor<2>| {
+        let y = pad.pad(w.clone(), &[(1, 5)], PadMode::Wrap).unwrap();
+        (y - target.clone()).powf_scalar(2.0).sum()
+    };
+    let first = loss_of(&w).into_scalar::<f32>();
+    for _ in 0..60 {
+        let loss = loss_of(&w);
+        let grads = loss.backward();
+        let g = w.grad(&grads).unwrap();
+        // A fresh leaf each step, as an optimiser's update makes one.
+        let next = (w.detach() - g * 0.05).into_data();
+        w = Tensor::<2>::from_data(next, device).require_grad();
+    }
+    let last = loss_of(&w).into_scalar::<f32>();
+    let fitted = w.into_data().try_to_vec::<f32>().unwrap();
+    let want = [(1. + 1. + 5.) / 3., (2. - 1. + 4.) / 3., (3. + 3. + 4.) / 3.];
+    for (got, want) in fitted.iter().zip(want) {
+        assert!((got - want).abs() < 1e-3, "fitted {fitted:?}, want {want:?}");
+    }
+    assert!(last < first, "the loss did not fall: {first} then {last}");
+}

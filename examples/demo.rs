@@ -66,8 +66,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             return Err(format!("{mode}: GPU and CPU differ").into());
         }
         if mode == Mode::Reflect {
-            let out = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/demo_reflect.npy");
-            std::fs::write(&out, npy::to_bytes(&y, &npy::Descr::parse("<f4")?)?)?;
+            // The crate's `target/`, made here where the build went elsewhere (CARGO_TARGET_DIR).
+            let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
+            let out = dir.join("demo_reflect.npy");
+            let bytes = npy::to_bytes(&y, &npy::Descr::parse("<f4")?)?;
+            std::fs::create_dir_all(&dir)
+                .and_then(|()| std::fs::write(&out, bytes))
+                .map_err(|e| format!("writing {}: {e}", out.display()))?;
             println!("    (written to {})", out.display());
         }
     }

@@ -432,8 +432,8 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
     }
     // Words [f0, f1) of a dense row hold kept elements only, so they need no mode function
     // (every mode maps a kept position to itself): found once a row, they cost a shift per
-    // word, which is what keeps long rows as fast as a copy on a real GPU (with the mode
-    // function on every element instead, the H200 ran u8 image rows 4 times slower).
+    // word, which is what keeps long rows as fast as a copy on a real GPU (the figures:
+    // ARCHITECTURE.md, "Decisions worth keeping").
     var f0 = wa;
     var f1 = wa;
     if (dense && r.inside && live) {
@@ -445,8 +445,7 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
         f1 = max((base + end_kept) / EPW, f0);
     }
     // A row that reads no input (constant mode's pad rows): its whole words are the constant,
-    // repeated, and take the same path (element by element they made a tail that doubled
-    // the kernel's time on the H200 for an image's constant pad).
+    // repeated, and take the same path (element by element they made a slow tail).
     if (!r.inside && live) {
         f0 = clamp((base + EPW - 1u) / EPW, wa, wb);
         f1 = max((base + len) / EPW, f0);
@@ -518,13 +517,10 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
     }
     // Longer rows take whole workgroups (P.row_lanes, the grid width; narrow.rs's `lanes`):
     // their kept words [f0, f1) a lane a word, two an iteration a grid width apart, so that
-    // every load and store instruction of a SIMD group covers neighbouring words (the memory
-    // model: 0.89-1.00), while each lane keeps two shifted words' loads in flight. Pairs (a
-    // lane two neighbouring words) stored every other word an instruction (the model's 0.5);
-    // the variants the H200 ran slower than pairs were not this loop: one found every word's
-    // sources by the mode function, the other gave a row 32 lanes, a lane some 24 words of a
-    // u8 image row (BENCHMARKS.md). An aligned row (shift 0) reads one input word a word: the
-    // next may be past the input.
+    // every load and store instruction of a SIMD group covers neighbouring words, while each
+    // lane keeps two shifted words' loads in flight (pairs, a lane two neighbouring words,
+    // store every other word an instruction). An aligned row (shift 0) reads one input word a
+    // word: the next may be past the input.
     // The narrow-pairs variant (variant.rs) takes them as before instead: a lane two
     // neighbouring kept words, pairs a grid width apart, an odd last one left to the others.
     let kept_end = select(f1, f0 + ((f1 - f0) & ~1u), NARROW_PAIRS);

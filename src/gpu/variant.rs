@@ -23,10 +23,10 @@ pub enum KernelVariant {
     /// so several loads are in flight per lane (input and output are both read-write
     /// bindings, so a compiler may not hoist a load above an earlier store itself).
     WideLoadsFirst = 2,
-    /// 8- and 16-bit long rows as before a67414f: a lane two neighbouring kept words (pairs),
+    /// 8- and 16-bit long rows the earlier way: a lane two neighbouring kept words (pairs),
     /// up to [`NARROW_ROW_WORDS`](super::params::NARROW_ROW_WORDS) words a lane, rows of up to
-    /// half a workgroup's lanes sharing one. The H200 ran f16 rows of 132 words 1.17-1.24x
-    /// faster so than today's loop, u8 image rows 0.78-0.93x slower.
+    /// half a workgroup's lanes sharing one (its H200 figures against the default:
+    /// ARCHITECTURE.md, "Decisions worth keeping").
     NarrowPairs = 3,
     /// Wide words on a flat grid, the roofline copy's shape: each workgroup takes a block of
     /// the window's consecutive elements (rows run on into the next), each lane 4 of them a

@@ -6,7 +6,7 @@
 //! are compared bit for bit first.
 //!
 //! ```text
-//! cargo run -p wgpu-pad-burn --profile burn --example versus_burn -- [--reps N] [--json PATH]
+//! cargo run -p wgpu-pad-burn --profile burn --example versus_burn [--features fusion] -- [--reps N] [--json PATH]
 //! ```
 
 use std::time::Instant;
@@ -35,6 +35,8 @@ struct Report {
     reps: usize,
     /// The cargo profile it was built in (`burn`: optimised at level 1).
     profile: String,
+    /// Burn's fusion on or off in this build (this crate's `fusion` feature turns it on).
+    fusion: bool,
     rows: Vec<Row>,
 }
 
@@ -88,7 +90,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let pad = BurnPad::new(&device, &setup)?;
     let info = setup.adapter.get_info();
     let device_name = format!("{} ({:?}, {})", info.name, info.backend, info.driver);
-    println!("device: {device_name}; {reps} alternated runs per side; medians in ms");
+    let fusion = if cfg!(feature = "fusion") { "on" } else { "off" };
+    println!("device: {device_name}; Burn's fusion {fusion}; {reps} alternated runs per side; medians in ms");
 
     // f32 activations as a convolution pads them, and an 8-bit image: u8 where Burn's device
     // has it, else its pixels held in int32 (Burn's `wgpu` backend compiles WGSL, which has
@@ -175,7 +178,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         // target/<profile>/examples/versus_burn: the profile it was built in.
         let exe = std::env::current_exe()?;
         let profile = exe.iter().rev().nth(2).map_or("?".into(), |p| p.to_string_lossy().into_owned());
-        let report = Report { device: device_name, reps, profile, rows };
+        let report = Report { device: device_name, reps, profile, fusion: cfg!(feature = "fusion"), rows };
         std::fs::write(&path, serde_json::to_string_pretty(&report)? + "\n")?;
         println!("wrote {path}");
     }

@@ -1,11 +1,8 @@
 // Shared by every pad shader: parameters, bindings, and the walk from output coordinates to
-// input offsets. The host prepends the constants it shares (params.rs's wgsl_constants:
-// MAX_RANK, WORKGROUP, NARROW_ROW_WORDS, MAGIC_DIVIDE_BY_ONE, ROW_WORDS_NONE), the kernel
-// variant's (variant.rs: WIDE_ELEMS, NARROW_WORD_RUN, LOADS_FIRST, NARROW_PAIRS), the ROWS_*
-// names, MULTI_PERIOD, ROW_WALK, ROW_AXES, the width's WORD definitions
-// (WORD, WORD_BYTES; EPW, EPW_LOG2, BITS, MASK for narrow words) and the trace prelude
-// (TRACE, trace_begin, trace_access), and the uniform's structs; the mode file supplies
-// `source_coord`.
+// input offsets. The host prepends the uniform's structs, every constant the shaders share
+// with it (one table: PipelineKey::constants in src/gpu/shader.rs, where MAX_RANK, WORKGROUP,
+// the ROWS_* names, LOADS_FIRST, EPW, TRACE and the rest are defined), the width's WORD alias
+// and the trace prelude (trace_begin, trace_access); the mode file supplies `source_coord`.
 
 const NONE: u32 = 0xffffffffu;
 

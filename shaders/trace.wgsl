@@ -4,7 +4,6 @@
 // [2, 2 + M) the slot of each workgroup (linear id), 0xffffffff where it is not traced; then
 // per slot and local invocation index: a count, and R records of two words,
 // (site | kind << 16, byte address in the binding).
-const TRACE: bool = true;
 @group(0) @binding(3) var<storage, read_write> trace_buf: array<u32>;
 var<private> trace_at: u32 = 0xffffffffu;
 var<private> trace_n: u32 = 0u;

@@ -49,27 +49,24 @@ const MULTI_PERIOD: bool = false;
 const ROW_WALK: u32 = ROWS_MID_WORD;
 const ROW_AXES: u32 = 0u;
 const WORD_BYTES: u32 = 4u;
-alias WORD = u32;
 const EPW: u32 = 4u;
 const EPW_LOG2: u32 = 2u;
 const BITS: u32 = 8u;
 const MASK: u32 = 0xffu;
-
 const TRACE_INPUT_LOAD: u32 = 0u;
 const TRACE_OUTPUT_STORE: u32 = 1u;
 const TRACE_OUTPUT_LOAD: u32 = 2u;
 const TRACE: bool = false;
+alias WORD = u32;
+
 fn trace_begin(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) {}
 fn trace_access(site: u32, kind: u32, address: u32) {}
 
 // Shared by every pad shader: parameters, bindings, and the walk from output coordinates to
-// input offsets. The host prepends the constants it shares (params.rs's wgsl_constants:
-// MAX_RANK, WORKGROUP, NARROW_ROW_WORDS, MAGIC_DIVIDE_BY_ONE, ROW_WORDS_NONE), the kernel
-// variant's (variant.rs: WIDE_ELEMS, NARROW_WORD_RUN, LOADS_FIRST, NARROW_PAIRS), the ROWS_*
-// names, MULTI_PERIOD, ROW_WALK, ROW_AXES, the width's WORD definitions
-// (WORD, WORD_BYTES; EPW, EPW_LOG2, BITS, MASK for narrow words) and the trace prelude
-// (TRACE, trace_begin, trace_access), and the uniform's structs; the mode file supplies
-// `source_coord`.
+// input offsets. The host prepends the uniform's structs, every constant the shaders share
+// with it (one table: PipelineKey::constants in src/gpu/shader.rs, where MAX_RANK, WORKGROUP,
+// the ROWS_* names, LOADS_FIRST, EPW, TRACE and the rest are defined), the width's WORD alias
+// and the trace prelude (trace_begin, trace_access); the mode file supplies `source_coord`.
 
 const NONE: u32 = 0xffffffffu;
 

@@ -526,11 +526,12 @@ fn read_back(device: &wgpu::Device, buffer: &wgpu::Buffer) -> Result<Vec<u32>> {
 /// `array<u32>` bindings 1 and 2, and `WORKGROUP`.
 pub fn trace_prelude() -> String {
     format!(
-        "const WORKGROUP: u32 = {WORKGROUP}u;\nconst WORD_BYTES: u32 = 4u;\nalias WORD = u32;\n{}\n\
+        "const WORKGROUP: u32 = {WORKGROUP}u;\nconst WORD_BYTES: u32 = 4u;\nalias WORD = u32;\n{}{}\n\
          @group(0) @binding(1) var<storage, read_write> src: array<u32>;\n\
          @group(0) @binding(2) var<storage, read_write> dst: array<u32>;\n\
          fn load_src(site: u32, i: u32) -> u32 {{ trace_access(site, TRACE_INPUT_LOAD, i * 4u); return src[i]; }}\n\
          fn store_dst(site: u32, i: u32, v: u32) {{ trace_access(site, TRACE_OUTPUT_STORE, i * 4u); dst[i] = v; }}\n",
+        super::shader::declare(&super::shader::trace_constants(true)),
         super::shader::trace_prelude(true)
     )
 }

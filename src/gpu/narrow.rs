@@ -20,7 +20,7 @@ use crate::error::{Result, Side};
 use crate::plan::PadPlan;
 
 /// How the narrow kernel (8- and 16-bit words) walks its output: a pipeline constant
-/// (`ROW_WALK` in narrow.wgsl, compared with the names [`RowWalk::wgsl_constants`] emits).
+/// (`ROW_WALK` in narrow.wgsl, compared with the `ROWS_` names shader.rs's constants table gives).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u32)]
 pub(crate) enum RowWalk {
@@ -57,11 +57,6 @@ impl RowWalk {
             2 => RowWalk::Axes01,
             _ => unreachable!("rows span one or two axes, not {first}"),
         }
-    }
-
-    /// The variants' names as WGSL constants.
-    pub fn wgsl_constants() -> String {
-        RowWalk::ALL.iter().map(|w| format!("const ROWS_{}: u32 = {}u;\n", w.wgsl_name(), *w as u32)).collect()
     }
 
     pub(super) fn wgsl_name(self) -> &'static str {

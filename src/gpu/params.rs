@@ -1,6 +1,6 @@
 //! The uniform parameters of one dispatch, laid out exactly as `shaders/common.wgsl`
 //! declares them, and the constants both sides share (written into the WGSL prelude by
-//! [`wgsl_constants`], never repeated as literals in the shaders).
+//! shader.rs's constants table, never repeated as literals in the shaders).
 
 /// Axes a dispatch holds after merging unpadded ones.
 pub const MAX_RANK: usize = 16;
@@ -142,16 +142,6 @@ pub(crate) fn magic_divisor(d: u32) -> (u32, u32) {
     let magic = (1u64 << (31 + l)).div_ceil(d as u64);
     debug_assert!(magic <= u32::MAX as u64);
     (magic as u32, l - 1)
-}
-
-/// The WGSL constants and uniform structs shared with the host, for the shader prelude (a
-/// kernel variant's own, `WIDE_ELEMS` and `NARROW_WORD_RUN` among them, come from
-/// [`KernelVariant::wgsl_constants`](super::variant::KernelVariant)).
-pub(crate) fn wgsl_constants() -> String {
-    let structs = [AxisParams::WGSL, Params::WGSL].concat();
-    structs + &format!(
-        "const MAX_RANK: u32 = {MAX_RANK}u;\nconst WORKGROUP: u32 = {WORKGROUP}u;\nconst NARROW_ROW_WORDS: u32 = {NARROW_ROW_WORDS}u;\nconst MAGIC_DIVIDE_BY_ONE: u32 = {MAGIC_DIVIDE_BY_ONE}u;\nconst ROW_WORDS_NONE: u32 = {ROW_WORDS_NONE}u;\n"
-    )
 }
 
 #[cfg(test)]

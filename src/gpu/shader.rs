@@ -12,7 +12,7 @@
 use crate::mode::Mode;
 
 use super::narrow::RowWalk;
-use super::params::wgsl_constants;
+use super::params::{AxisParams, Params, MAGIC_DIVIDE_BY_ONE, MAX_RANK, NARROW_ROW_WORDS, ROW_WORDS_NONE, WORKGROUP};
 use super::variant::KernelVariant;
 
 /// Every pipeline the kernels can need: wide widths (3) × (constant and edge, and the three
@@ -111,50 +111,82 @@ impl PipelineKey {
             Mode::Wrap => include_str!("../../shaders/wrap.wgsl"),
             Mode::Symmetric => include_str!("../../shaders/symmetric.wgsl"),
         };
-        let word_bytes = self.word_bytes.max(4);
         let (defs, main) = match self.word_bytes {
-            1 | 2 => {
-                let epw = 4 / self.word_bytes as u32;
-                let bits = 8 * self.word_bytes as u32;
-                (
-                    format!(
-                        "alias WORD = u32;\nconst EPW: u32 = {epw}u;\nconst EPW_LOG2: u32 = {}u;\nconst BITS: u32 = {bits}u;\nconst MASK: u32 = {:#x}u;\n",
-                        epw.trailing_zeros(),
-                        (1u64 << bits) - 1
-                    ),
-                    include_str!("../../shaders/narrow.wgsl"),
-                )
-            }
-            4 => ("alias WORD = u32;\nfn constant_word() -> WORD { return P.constant.x; }\n".to_string(), WIDE),
-            8 => ("alias WORD = vec2<u32>;\nfn constant_word() -> WORD { return P.constant.xy; }\n".to_string(), WIDE),
-            _ => ("alias WORD = vec4<u32>;\nfn constant_word() -> WORD { return P.constant; }\n".to_string(), WIDE),
+            1 | 2 => ("alias WORD = u32;\n", include_str!("../../shaders/narrow.wgsl")),
+            4 => ("alias WORD = u32;\nfn constant_word() -> WORD { return P.constant.x; }\n", WIDE),
+            8 => ("alias WORD = vec2<u32>;\nfn constant_word() -> WORD { return P.constant.xy; }\n", WIDE),
+            _ => ("alias WORD = vec4<u32>;\nfn constant_word() -> WORD { return P.constant; }\n", WIDE),
         };
         // The flat grid: the key's own for wide words, a measured variant's for narrow ones.
-        let flat = match self.word_bytes {
-            4.. => Some(self.flat_words as u32).filter(|&w| w > 0).map(|w| (w, FLAT, super::flat::wgsl_body(w))),
-            _ => self.variant.flat_words().map(|w| (w, FLAT_NARROW, super::flat::wgsl_body_narrow(w))),
-        };
-        let main = match flat {
-            Some((words, shader, body)) => std::borrow::Cow::Owned(format!(
-                "const FLAT_WORDS: u32 = {words}u;\n{}",
-                shader.replace("//FLAT_BODY\n", &body)
-            )),
+        let main = match self.flat_words() {
+            Some(words) if self.word_bytes >= 4 => {
+                std::borrow::Cow::Owned(FLAT.replace("//FLAT_BODY\n", &super::flat::wgsl_body(words)))
+            }
+            Some(words) => {
+                std::borrow::Cow::Owned(FLAT_NARROW.replace("//FLAT_BODY\n", &super::flat::wgsl_body_narrow(words)))
+            }
             None => std::borrow::Cow::Borrowed(main),
         };
         let mut common = std::borrow::Cow::Borrowed(include_str!("../../shaders/common.wgsl"));
         if self.variant.read_only_input() {
             common = common.replace(SRC_BINDING, "var<storage, read> src").into();
         }
+        let constants = declare(&self.constants(trace));
         format!(
-            "{}{}{}const MULTI_PERIOD: bool = {};\nconst ROW_WALK: u32 = ROWS_{};\nconst ROW_AXES: u32 = {}u;\nconst WORD_BYTES: u32 = {word_bytes}u;\n{defs}\n{}\n{common}\n{mode_src}\n{main}",
-            wgsl_constants(),
-            self.variant.wgsl_constants(),
-            RowWalk::wgsl_constants(),
-            self.multi_period,
-            self.row_walk.wgsl_name(),
-            self.row_walk.axes(),
+            "{}{}{constants}{defs}\n{}\n{common}\n{mode_src}\n{main}",
+            AxisParams::WGSL,
+            Params::WGSL,
             trace_prelude(trace),
         )
+    }
+
+    /// The flat grid's words a lane, if this pipeline runs on it: the key's own for wide
+    /// words, a measured variant's for narrow ones.
+    fn flat_words(&self) -> Option<u32> {
+        match self.word_bytes {
+            4.. => Some(self.flat_words as u32).filter(|&w| w > 0),
+            _ => self.variant.flat_words(),
+        }
+    }
+
+    /// Every WGSL constant the host gives a pipeline, in one table (the shaders use them and
+    /// never define them; their own local constants, such as `NONE`, they define where used):
+    /// the shared sizes (params.rs), the row walks' names (narrow.rs), the key's choices, the
+    /// variant's knobs (variant.rs), the word's geometry and the trace switch.
+    pub(crate) fn constants(&self, trace: bool) -> Vec<(String, WgslValue)> {
+        use WgslValue::{Bool, U32};
+        let mut c: Vec<(String, WgslValue)> = vec![
+            ("MAX_RANK".into(), U32(MAX_RANK as u32)),
+            ("WORKGROUP".into(), U32(WORKGROUP)),
+            ("NARROW_ROW_WORDS".into(), U32(NARROW_ROW_WORDS)),
+            ("MAGIC_DIVIDE_BY_ONE".into(), U32(MAGIC_DIVIDE_BY_ONE)),
+            ("ROW_WORDS_NONE".into(), U32(ROW_WORDS_NONE)),
+            ("WIDE_ELEMS".into(), U32(self.variant.wide_elems())),
+            ("NARROW_WORD_RUN".into(), U32(self.variant.word_run())),
+            ("LOADS_FIRST".into(), Bool(self.variant == KernelVariant::WideLoadsFirst)),
+            ("NARROW_PAIRS".into(), Bool(self.variant.pairs())),
+        ];
+        c.extend(RowWalk::ALL.iter().map(|w| (format!("ROWS_{}", w.wgsl_name()), U32(*w as u32))));
+        c.extend([
+            ("MULTI_PERIOD".into(), Bool(self.multi_period)),
+            ("ROW_WALK".into(), WgslValue::Name(format!("ROWS_{}", self.row_walk.wgsl_name()))),
+            ("ROW_AXES".into(), U32(self.row_walk.axes())),
+            ("WORD_BYTES".into(), U32(self.word_bytes.max(4) as u32)),
+        ]);
+        if self.word_bytes < 4 {
+            let (epw, bits) = (4 / self.word_bytes as u32, 8 * self.word_bytes as u32);
+            c.extend([
+                ("EPW".into(), U32(epw)),
+                ("EPW_LOG2".into(), U32(epw.trailing_zeros())),
+                ("BITS".into(), U32(bits)),
+                ("MASK".into(), WgslValue::Hex(((1u64 << bits) - 1) as u32)),
+            ]);
+        }
+        if let Some(words) = self.flat_words() {
+            c.push(("FLAT_WORDS".into(), U32(words)));
+        }
+        c.extend(trace_constants(trace));
+        c
     }
 
     /// A label for wgpu's debug output.
@@ -194,16 +226,49 @@ pub(crate) fn trace_prelude(trace: bool) -> &'static str {
 }
 
 const TRACE_OFF: &str = concat!(
-    "const TRACE_INPUT_LOAD: u32 = 0u;\nconst TRACE_OUTPUT_STORE: u32 = 1u;\nconst TRACE_OUTPUT_LOAD: u32 = 2u;\n",
-    "const TRACE: bool = false;\n",
     "fn trace_begin(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) {}\n",
     "fn trace_access(site: u32, kind: u32, address: u32) {}\n",
 );
 
-const TRACE_ON: &str = concat!(
-    "const TRACE_INPUT_LOAD: u32 = 0u;\nconst TRACE_OUTPUT_STORE: u32 = 1u;\nconst TRACE_OUTPUT_LOAD: u32 = 2u;\n",
-    include_str!("../../shaders/trace.wgsl"),
-);
+const TRACE_ON: &str = include_str!("../../shaders/trace.wgsl");
+
+/// The trace switch and the access kinds its records name (the memory model's, model.rs).
+pub(crate) fn trace_constants(trace: bool) -> [(String, WgslValue); 4] {
+    [
+        ("TRACE_INPUT_LOAD".into(), WgslValue::U32(0)),
+        ("TRACE_OUTPUT_STORE".into(), WgslValue::U32(1)),
+        ("TRACE_OUTPUT_LOAD".into(), WgslValue::U32(2)),
+        ("TRACE".into(), WgslValue::Bool(trace)),
+    ]
+}
+
+/// The constants as WGSL declarations, one a line.
+pub(crate) fn declare(constants: &[(String, WgslValue)]) -> String {
+    constants.iter().map(|(name, value)| format!("const {name}: {value};\n")).collect()
+}
+
+/// A WGSL constant's value, as the table gives it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum WgslValue {
+    U32(u32),
+    /// A u32 written in hex (a mask).
+    Hex(u32),
+    Bool(bool),
+    /// Another constant's name.
+    Name(String),
+}
+
+impl std::fmt::Display for WgslValue {
+    /// The type and value as a WGSL declaration takes them: `u32 = 4u`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WgslValue::U32(v) => write!(f, "u32 = {v}u"),
+            WgslValue::Hex(v) => write!(f, "u32 = {v:#x}u"),
+            WgslValue::Bool(v) => write!(f, "bool = {v}"),
+            WgslValue::Name(n) => write!(f, "u32 = {n}"),
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {

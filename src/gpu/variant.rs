@@ -156,17 +156,6 @@ impl KernelVariant {
             v => v,
         }
     }
-
-    /// The WGSL constants this variant sets.
-    pub(crate) fn wgsl_constants(self) -> String {
-        format!(
-            "const WIDE_ELEMS: u32 = {}u;\nconst NARROW_WORD_RUN: u32 = {}u;\nconst LOADS_FIRST: bool = {};\nconst NARROW_PAIRS: bool = {};\n",
-            self.wide_elems(),
-            self.word_run(),
-            self == KernelVariant::WideLoadsFirst,
-            self.pairs(),
-        )
-    }
 }
 
 #[cfg(test)]

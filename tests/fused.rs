@@ -167,3 +167,34 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {{
     ctx.queue().submit([enc.finish()]);
     common::read(ctx, &output, 0, (n * 4) as u64)
 }
+
+#[path = "../examples/fused_conv/timing.rs"]
+#[allow(dead_code)] // the constants the example reads
+mod timing;
+
+/// The example's timer: a batch's size from one run's time (clamped, a timer too coarse to
+/// see a run giving the largest batch), each batch recording its runs, and timestamps where
+/// the device writes them in encoders.
+#[test]
+fn the_fused_conv_timer_sizes_and_records_its_batches() {
+    use timing::{batch_runs, Timer, BATCH_MAX};
+    assert_eq!(batch_runs(0.5, 20.0), 40);
+    assert_eq!(batch_runs(0.3, 20.0), 67, "rounded up");
+    assert_eq!(batch_runs(100.0, 20.0), 1);
+    assert_eq!(batch_runs(1e-9, 20.0), BATCH_MAX);
+    assert_eq!(batch_runs(0.0, 20.0), BATCH_MAX);
+    assert_eq!(batch_runs(f64::NAN, 20.0), BATCH_MAX);
+
+    let Some(ctx) = common::gpu() else { return };
+    let timer = Timer::new(ctx.device(), ctx.queue());
+    let both = wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS;
+    let want = if ctx.device().features().contains(both) { "timestamp" } else { "wall" };
+    assert_eq!(timer.label(), want);
+    let runs = std::cell::Cell::new(0);
+    let t = timer.per_run(7, |_| runs.set(runs.get() + 1));
+    assert_eq!(runs.get(), 7, "a batch records each of its runs");
+    assert!(t.is_finite() && t >= 0.0, "{t}");
+    let n = timer.steady_batch(|_| {});
+    assert!((1..=BATCH_MAX).contains(&n), "{n}");
+    common::assert_no_gpu_errors();
+}

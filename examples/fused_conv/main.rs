@@ -8,14 +8,16 @@
 //! cargo run --release --example fused_conv
 //! ```
 //!
-//! Times are medians of batches of back-to-back runs, each batch waited for (on lavapipe, a
-//! CPU, they rank nothing about a GPU; BENCHMARKS.md has the figures and where they came from).
+//! Times are at steady clocks (timing.rs): each load warmed up, then medians of five
+//! alternated batches of about 20 ms, from GPU timestamps where the device writes them in an
+//! encoder, else wall time around submit and wait (on lavapipe, a CPU, they rank nothing
+//! about a GPU; BENCHMARKS.md has the figures and where they came from).
 
 mod conv;
-
-use std::time::Instant;
+mod timing;
 
 use conv::{Conv, Load, Prepared};
+use timing::Timer;
 use wgpu_pad::gpu::GpuContext;
 use wgpu_pad::{cpu, DataType, Mode, PadPlan, PadRequest, Tensor};
 
@@ -33,7 +35,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     env_logger::init();
     let ctx = GpuContext::new_blocking()?;
     let (device, queue) = (ctx.device(), ctx.queue());
-    println!("adapter: {} ({:?})", ctx.adapter_info().name, ctx.adapter_info().backend);
+    let timer = Timer::new(device, queue);
+    println!("adapter: {} ({:?}); {} times", ctx.adapter_info().name, ctx.adapter_info().backend, timer.label());
     println!(
         "{:<58} {:<9} {:>10} {:>12} {:>9} {:>9} {:>7} {:>7}",
         "case", "mode", "saved MiB", "pad+conv ms", "fused ms", "baked ms", "ratio", "baked"
@@ -57,8 +60,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             if let Some(i) = padded.iter().zip(&want).position(|(g, w)| (g - w).abs() > 1e-4 * (1.0 + w.abs())) {
                 return Err(format!("{name} {mode}: output {i} is {}, the host's {}", padded[i], want[i]).into());
             }
-            let time = |load: Load| median_ms(device, queue, &prepared, load);
-            // Alternated, so that drift falls on both alike.
+            let prepared = &prepared;
+            let record = move |load: Load| move |enc: &mut wgpu::CommandEncoder| prepared.record(enc, load);
+            let batches = Load::ALL.map(|load| timer.steady_batch(record(load)));
+            let time =
+                |load: Load| timer.per_run(batches[Load::ALL.iter().position(|&l| l == load).unwrap()], record(load));
+            // Alternated, so that drift falls on all alike.
             let (mut unfused, mut fused_ms, mut baked_ms) = (Vec::new(), Vec::new(), Vec::new());
             for _ in 0..5 {
                 unfused.push(time(Load::Padded));
@@ -74,19 +81,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     ctx.kernel().pop_errors_blocking()?;
     println!("every mode: the fused convolutions (parameters bound and baked) equal pad + conv bit for bit; ratio: pad+conv over fused, parameters bound (fused) or baked");
     Ok(())
-}
-
-/// Milliseconds one run of `load` takes: a batch of runs in one submit, waited for.
-fn median_ms(device: &wgpu::Device, queue: &wgpu::Queue, prepared: &Prepared, load: Load) -> f64 {
-    const BATCH: u32 = 10;
-    let mut enc = device.create_command_encoder(&Default::default());
-    for _ in 0..BATCH {
-        prepared.record(&mut enc, load);
-    }
-    let start = Instant::now();
-    queue.submit([enc.finish()]);
-    device.poll(wgpu::PollType::wait_indefinitely()).expect("the device's poll");
-    start.elapsed().as_secs_f64() * 1e3 / BATCH as f64
 }
 
 fn median(v: &mut [f64]) -> f64 {

@@ -1,4 +1,4 @@
-// Wide words on a flat grid (the flat-u4 and flat-u8 kernel variants; src/gpu/flat.rs): the
+// Wide words on a flat grid (the flat-u4 and flat-u8 kernel variants; src/gpu/kernels/flat.rs): the
 // roofline copy's shape. Workgroup b takes the window's elements [b * WORKGROUP * FLAT_WORDS,
 // (b + 1) * WORKGROUP * FLAT_WORDS), rows running on into the next; lane l the FLAT_WORDS of
 // them at l + u * WORKGROUP, all loads before the stores (the body is generated unrolled:

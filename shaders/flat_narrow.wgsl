@@ -1,5 +1,5 @@
 // 8- and 16-bit elements on a flat grid (the flat kernel variants for narrow words;
-// src/gpu/flat.rs): the window's output words (EPW elements each, the window a dense run
+// src/gpu/kernels/flat.rs): the window's output words (EPW elements each, the window a dense run
 // from element P.first of the binding, P.count words) in blocks of WORKGROUP * FLAT_WORDS, a
 // lane FLAT_WORDS of them a workgroup apart, every load before the stores (the body is
 // generated unrolled: flat.rs's wgsl_body_narrow). A word whose elements are all kept and

@@ -2,7 +2,7 @@
 // the row over axes 1 and up. Rows longer than half a workgroup take one each, and each
 // invocation writes WIDE_ELEMS of its elements, a grid width apart (so a SIMD group's
 // accesses stay contiguous), sharing the row's offsets. Shorter rows would leave most of a
-// workgroup idle: as many as fit share one (P.pack, src/gpu/wide.rs's pack), one element
+// workgroup idle: as many as fit share one (P.pack, src/gpu/kernels/wide.rs's pack), one element
 // an invocation. Any strides on either side.
 
 @compute @workgroup_size(WORKGROUP)

@@ -196,7 +196,7 @@ fn source_coord(o: u32, d: u32) -> u32 {
     return select(select(a.period - k, k, k < a.kept), j, j < a.kept);
 }
 
-// Wide words on a flat grid (the flat-u4 and flat-u8 kernel variants; src/gpu/flat.rs): the
+// Wide words on a flat grid (the flat-u4 and flat-u8 kernel variants; src/gpu/kernels/flat.rs): the
 // roofline copy's shape. Workgroup b takes the window's elements [b * WORKGROUP * FLAT_WORDS,
 // (b + 1) * WORKGROUP * FLAT_WORDS), rows running on into the next; lane l the FLAT_WORDS of
 // them at l + u * WORKGROUP, all loads before the stores (the body is generated unrolled:

@@ -1,7 +1,7 @@
 //! From a plan and two buffer views to the dispatches of one pad: the views checked, axes
 //! merged where plan and views allow, words widened, and the output split into windows
 //! whose input and output each fit one storage binding. What depends on the kernel (its
-//! grid, the narrow kernel's dense output and row walk) is its host half's: `wide.rs`,
+//! grid, the narrow kernel's dense output and row walk) is its host half's (`kernels/`): `wide.rs`,
 //! `narrow.rs`. Pure host code, tested without a device.
 
 use crate::constant::Constant;
@@ -9,14 +9,13 @@ use crate::error::{GpuLimit, PadError, Result, Side};
 use crate::mode::Mode;
 use crate::plan::{AxisMap, PadPlan};
 
-use super::flat;
-use super::narrow::{self, RowWalk};
+use super::kernels::narrow::{self, RowWalk};
+use super::kernels::Kernel;
 use super::params::{magic_divisor, AxisParams, Params, INDEX_LIMIT, MAX_RANK};
 use super::program::{BufferView, DeviceLimits, Dispatch, Program};
 use super::shader::PipelineKey;
 use super::variant::KernelVariant;
 use super::view::{check_no_self_overlap, invalid, view_strides, View};
-use super::wide;
 use super::window::{Axis, WindowShape};
 
 /// Windows one pad may split into before the GPU path refuses it.
@@ -105,14 +104,8 @@ fn lay_out(
 
     let mut axes = merge_axes(plan, &in_strides, &out_strides);
     let (word, in_off, out_off) = widen_inner_axis(mode, &mut axes, elem, input.offset / elem, output.offset / elem);
-    let kernel = if word < 4 { Kernel::Narrow } else { Kernel::Wide };
-    let flat = match kernel {
-        Kernel::Wide => {
-            let out_lens: Vec<usize> = axes.iter().map(|a| a.map.out_len).collect();
-            variant.wide_flat_words(flat::default_words(&out_lens, word))
-        }
-        Kernel::Narrow => None,
-    };
+    let out_lens: Vec<usize> = axes.iter().map(|a| a.map.out_len).collect();
+    let kernel = Kernel::choose(word, &out_lens, variant);
     if kernel == Kernel::Narrow {
         narrow::check_output(plan, &out_strides, elem)?;
     }
@@ -126,7 +119,6 @@ fn lay_out(
         limits,
         kernel,
         variant,
-        flat,
         constant: constant_word(plan, word),
     };
     // Each window with whether its narrow rows end mid-word (the row walk's business only).
@@ -137,18 +129,11 @@ fn lay_out(
         Kernel::Narrow => {
             narrow::settle_row_walk(&mut program.dispatches, &mid_words, word, limits.max_groups as u64, variant)
         }
-        Kernel::Wide => RowWalk::PerWord,
+        Kernel::Rows | Kernel::Flat { .. } => RowWalk::PerWord,
     };
-    program.key = PipelineKey::new(mode, word as u8, multi_period, row_walk).with_variant(variant).with_flat(flat);
+    program.key =
+        PipelineKey::new(mode, word as u8, multi_period, row_walk).with_variant(variant).with_flat(kernel.flat_words());
     Ok(program)
-}
-
-/// The kernel a pad runs on, by its moved word: wide (32, 64 or 128 bits, `wide.rs`) or
-/// narrow (8- and 16-bit elements in u32 words, `narrow.rs`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kernel {
-    Wide,
-    Narrow,
 }
 
 /// The device's limits a plan must fit whatever the views: an alignment wgpu can bind at,
@@ -329,8 +314,6 @@ struct Splitter<'a> {
     limits: &'a DeviceLimits,
     kernel: Kernel,
     variant: KernelVariant,
-    /// Wide words: the flat grid's elements a lane, or `None` for the row grid.
-    flat: Option<u32>,
     constant: [u32; 4],
 }
 
@@ -380,14 +363,7 @@ impl Splitter<'_> {
     /// narrow rows end mid-word, or `None` if it must be split.
     fn window(&self, b: &[(usize, usize)]) -> Result<Option<(Dispatch, bool)>> {
         let shape = WindowShape { b, axes: self.axes, max_groups: self.limits.max_groups as u64 };
-        let fits_grid = match self.kernel {
-            Kernel::Narrow => narrow::fits(&shape, self.word, self.variant),
-            Kernel::Wide => match self.flat {
-                Some(words) => flat::fits(&shape, words),
-                None => wide::fits(&shape, self.variant.wide_elems()),
-            },
-        };
-        if !fits_grid {
+        if !self.kernel.fits(&shape, self.word, self.variant) {
             return Ok(None);
         }
         let (mut out_lo, mut out_hi) = (self.out_off, self.out_off);
@@ -436,16 +412,8 @@ impl Splitter<'_> {
                 ..AxisParams::default()
             };
         }
-        let (workgroups, mid_word) = match self.kernel {
-            Kernel::Narrow => {
-                let first = out_lo - output.0 / self.word;
-                narrow::grid(&shape, &mut params, self.word, first, self.variant)
-            }
-            Kernel::Wide => match self.flat {
-                Some(words) => (flat::grid(&shape, &mut params, words), false),
-                None => (wide::grid(&shape, &mut params, self.variant.wide_elems()), false),
-            },
-        };
+        let first = out_lo - output.0 / self.word;
+        let (workgroups, mid_word) = self.kernel.grid(&shape, &mut params, self.word, first, self.variant);
         Ok(Some((Dispatch { params, workgroups, input, output }, mid_word)))
     }
 }

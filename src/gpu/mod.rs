@@ -17,8 +17,8 @@
 //! Inside: `program` (a pad's dispatches as plain data, [`Program`]; it imports no layout),
 //! `layout` ([`Program::new`]: merged axes, binding windows), `view` (a view's checks before
 //! any layout), `window` (a window's shape, shared by the layout and the kernels' host
-//! halves), `wide`, `flat` and `narrow` (each kernel's host half: its grid; `narrow` also the
-//! `RowWalk`), `variant` (kernels kept side by side for measurement), `params` (the uniform and the constants shared with WGSL),
+//! halves), `kernels` (each kernel's host half, `wide`, `flat` and `narrow`, and the one choice
+//! among them; `narrow` also the `RowWalk`), `variant` (kernels kept side by side for measurement), `params` (the uniform and the constants shared with WGSL),
 //! `shader` (pipeline keys and their WGSL), `kernel` (`PadKernel`: pipelines, bind groups,
 //! recording, through `Program`'s public API), `context` (`GpuContext`: device, upload,
 //! readback), `buffers` (ranges, uploads, the pool); and `model`, the memory-transaction
@@ -28,19 +28,17 @@
 mod buffers;
 #[cfg(feature = "wgpu")]
 mod context;
-mod flat;
 #[cfg(feature = "wgpu")]
 mod kernel;
+mod kernels;
 mod layout;
 #[cfg(feature = "wgpu")]
 pub mod model;
-mod narrow;
 mod params;
 mod program;
 mod shader;
 mod variant;
 mod view;
-mod wide;
 mod window;
 
 #[cfg(feature = "wgpu")]

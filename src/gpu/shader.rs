@@ -11,7 +11,7 @@
 
 use crate::mode::Mode;
 
-use super::narrow::RowWalk;
+use super::kernels::narrow::RowWalk;
 use super::params::{AxisParams, Params, MAGIC_DIVIDE_BY_ONE, MAX_RANK, NARROW_ROW_WORDS, ROW_WORDS_NONE, WORKGROUP};
 use super::variant::KernelVariant;
 
@@ -120,11 +120,11 @@ impl PipelineKey {
         // The flat grid: the key's own for wide words, a measured variant's for narrow ones.
         let main = match self.flat_words() {
             Some(words) if self.word_bytes >= 4 => {
-                std::borrow::Cow::Owned(FLAT.replace("//FLAT_BODY\n", &super::flat::wgsl_body(words)))
+                std::borrow::Cow::Owned(FLAT.replace("//FLAT_BODY\n", &super::kernels::flat::wgsl_body(words)))
             }
-            Some(words) => {
-                std::borrow::Cow::Owned(FLAT_NARROW.replace("//FLAT_BODY\n", &super::flat::wgsl_body_narrow(words)))
-            }
+            Some(words) => std::borrow::Cow::Owned(
+                FLAT_NARROW.replace("//FLAT_BODY\n", &super::kernels::flat::wgsl_body_narrow(words)),
+            ),
             None => std::borrow::Cow::Borrowed(main),
         };
         let mut common = std::borrow::Cow::Borrowed(include_str!("../../shaders/common.wgsl"));

@@ -32,7 +32,7 @@ pub enum KernelVariant {
     /// the window's consecutive elements (rows run on into the next), each lane 4 of them a
     /// workgroup's width apart, all their loads before their stores. Its row is found by one
     /// division and then stepped, its offsets walked only where the row changes
-    /// (`src/gpu/flat.rs`).
+    /// (`src/gpu/kernels/flat.rs`).
     FlatU4 = 4,
     /// As [`FlatU4`](KernelVariant::FlatU4), 8 elements a lane.
     FlatU8 = 5,

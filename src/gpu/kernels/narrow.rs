@@ -3,7 +3,7 @@
 //! ([`RowWalk`]): rows on a grid (along axis 0, or axes 0 and 1 where axis 0 is a whole
 //! unpadded run), a lane a word (short rows sharing a workgroup) or up to
 //! [`NARROW_ROW_WORDS`] words of a long row an invocation, a grid width apart; or, where rows
-//! are too short or windows disagree, [`NARROW_WORD_RUN`](super::params::NARROW_WORD_RUN) words an invocation a workgroup's
+//! are too short or windows disagree, [`NARROW_WORD_RUN`](crate::gpu::params::NARROW_WORD_RUN) words an invocation a workgroup's
 //! width apart, each finding its row by division. Either way a SIMD group's lanes store
 //! neighbouring words (the memory model, `gpu::model`, checks it).
 //!
@@ -11,12 +11,12 @@
 //! each window's grid ([`grid`]), and the one walk all windows of a pad share
 //! ([`settle_row_walk`]).
 
-use super::params::{magic_divisor, Params, INDEX_LIMIT, NARROW_ROW_WORDS, ROW_WORDS_NONE, WORKGROUP};
-use super::program::Dispatch;
-use super::variant::KernelVariant;
-use super::view::{dense_strides, invalid};
-use super::window::WindowShape;
 use crate::error::{Result, Side};
+use crate::gpu::params::{magic_divisor, Params, INDEX_LIMIT, NARROW_ROW_WORDS, ROW_WORDS_NONE, WORKGROUP};
+use crate::gpu::program::Dispatch;
+use crate::gpu::variant::KernelVariant;
+use crate::gpu::view::{dense_strides, invalid};
+use crate::gpu::window::WindowShape;
 use crate::plan::PadPlan;
 
 /// How the narrow kernel (8- and 16-bit words) walks its output: a pipeline constant
@@ -59,7 +59,7 @@ impl RowWalk {
         }
     }
 
-    pub(super) fn wgsl_name(self) -> &'static str {
+    pub(in crate::gpu) fn wgsl_name(self) -> &'static str {
         match self {
             RowWalk::PerWord => "PER_WORD",
             RowWalk::Axis0 => "AXIS0",
@@ -81,7 +81,7 @@ impl RowWalk {
 /// With `pairs` (the narrow-pairs variant) a longer row takes one invocation per
 /// [`NARROW_ROW_WORDS`] words instead, each its kept words two neighbouring ones at a time,
 /// rows of up to half a workgroup's lanes sharing one.
-pub(super) fn lanes(row_words: u64, pairs: bool) -> u64 {
+pub(in crate::gpu) fn lanes(row_words: u64, pairs: bool) -> u64 {
     let group = WORKGROUP as u64;
     if row_words <= group {
         row_words.max(1)
@@ -93,12 +93,12 @@ pub(super) fn lanes(row_words: u64, pairs: bool) -> u64 {
 }
 
 /// Rows owning `row_words` words one workgroup takes: as many as fit, else 1.
-pub(super) fn pack(row_words: u64, pairs: bool) -> u64 {
+pub(in crate::gpu) fn pack(row_words: u64, pairs: bool) -> u64 {
     (WORKGROUP as u64 / lanes(row_words, pairs)).max(1)
 }
 
 /// Whether a window of this shape fits the per-word grid (which every window can fall back on).
-pub(super) fn fits(s: &WindowShape, word: u64, variant: KernelVariant) -> bool {
+pub(in crate::gpu) fn fits(s: &WindowShape, word: u64, variant: KernelVariant) -> bool {
     if let Some(words) = variant.flat_words() {
         return super::flat::fits_narrow(s, word, words);
     }
@@ -108,7 +108,7 @@ pub(super) fn fits(s: &WindowShape, word: u64, variant: KernelVariant) -> bool {
 
 /// One invocation owns each output word, so the output must be one dense run: an error
 /// naming the first axis whose stride is not the dense one.
-pub(super) fn check_output(plan: &PadPlan, out_strides: &[u64], elem: u64) -> Result<()> {
+pub(in crate::gpu) fn check_output(plan: &PadPlan, out_strides: &[u64], elem: u64) -> Result<()> {
     let dense = dense_strides(plan.out_shape());
     match (0..dense.len()).find(|&i| plan.out_shape()[i] > 1 && out_strides[i] != dense[i]) {
         Some(axis) => Err(invalid(
@@ -127,7 +127,7 @@ pub(super) fn check_output(plan: &PadPlan, out_strides: &[u64], elem: u64) -> Re
 /// A window's grid: rows where the window and the variant allow them ([`row_grid`]), else
 /// per word. `first` is the window's first output element, counted from its binding's
 /// start. Returns the workgroup counts and whether rows end mid-word.
-pub(super) fn grid(
+pub(in crate::gpu) fn grid(
     s: &WindowShape,
     params: &mut Params,
     word: u64,
@@ -146,7 +146,7 @@ pub(super) fn grid(
 /// The pad's walk, one pipeline for all its windows ([`row_walk`]), from each window and
 /// whether its rows end mid-word (`mid_words`, in the same order); where windows disagree on
 /// their rows, every window with rows goes per word instead.
-pub(super) fn settle_row_walk(
+pub(in crate::gpu) fn settle_row_walk(
     dispatches: &mut [Dispatch],
     mid_words: &[bool],
     word: u64,
@@ -213,7 +213,7 @@ fn row_grid(s: &WindowShape, params: &mut Params, word: u64, pairs: bool) -> Opt
 }
 
 /// Gives a window the per-word path: `run` words an invocation, a workgroup apart
-/// ([`NARROW_WORD_RUN`](super::params::NARROW_WORD_RUN) by default, 1 in the reference variant; `row_words` 0, `count` the
+/// ([`NARROW_WORD_RUN`](crate::gpu::params::NARROW_WORD_RUN) by default, 1 in the reference variant; `row_words` 0, `count` the
 /// words it covers); returns its workgroup counts.
 fn per_word(p: &mut Params, word: u64, max_groups: u64, run: u32) -> [u32; 3] {
     let epw = 4 / word as u32;
@@ -251,10 +251,10 @@ fn row_walk(windows: impl IntoIterator<Item = (u32, bool)>) -> RowWalk {
 
 #[cfg(test)]
 mod tests {
-    use super::super::layout::tests::{lay_variant, plan, LIMITS};
-    use super::super::program::DeviceLimits;
-    use super::super::variant::KernelVariant;
     use super::*;
+    use crate::gpu::layout::tests::{lay_variant, plan, LIMITS};
+    use crate::gpu::program::DeviceLimits;
+    use crate::gpu::variant::KernelVariant;
     use crate::{DataType, Mode};
 
     /// narrow.wgsl's row grid, run on the host: every word the window touches is written

@@ -1,22 +1,22 @@
 //! The host half of `shaders/wide.wgsl` (32-, 64- and 128-bit words): its grid of rows,
 //! x the position in a row, y and z (linear) the row over the axes above. Rows longer than
 //! half a workgroup take one or more workgroups each, `elems` elements an invocation a grid
-//! width apart ([`WIDE_ELEMS`](super::params::WIDE_ELEMS) by default, 1 in the reference
+//! width apart ([`WIDE_ELEMS`](crate::gpu::params::WIDE_ELEMS) by default, 1 in the reference
 //! variant); shorter rows share a workgroup, one element an invocation.
 
-use super::params::{Params, INDEX_LIMIT, WORKGROUP};
-use super::window::WindowShape;
+use crate::gpu::params::{Params, INDEX_LIMIT, WORKGROUP};
+use crate::gpu::window::WindowShape;
 
 /// Rows of `row_len` elements one workgroup takes (`Params::pack`): as many as fit, so that
 /// short rows do not leave most of a workgroup idle (a 7 x 7 feature map padded by 1 has
 /// rows of 9: a row a workgroup would leave 55 of 64 invocations idle).
-pub(super) fn pack(row_len: u64) -> u64 {
+pub(in crate::gpu) fn pack(row_len: u64) -> u64 {
     (WORKGROUP as u64 / row_len).max(1)
 }
 
 /// Whether a window of this shape fits the grid's dimensions and index range, `elems`
 /// elements an invocation.
-pub(super) fn fits(s: &WindowShape, elems: u32) -> bool {
+pub(in crate::gpu) fn fits(s: &WindowShape, elems: u32) -> bool {
     let maxg = s.max_groups;
     let rows = s.above(0);
     let grid = match pack(s.len(0)) {
@@ -28,7 +28,7 @@ pub(super) fn fits(s: &WindowShape, elems: u32) -> bool {
 
 /// Sets the grid's parameters (`count` rows, `pack` a workgroup) and returns its workgroup
 /// counts, `elems` elements an invocation.
-pub(super) fn grid(s: &WindowShape, params: &mut Params, elems: u32) -> [u32; 3] {
+pub(in crate::gpu) fn grid(s: &WindowShape, params: &mut Params, elems: u32) -> [u32; 3] {
     let (rows, pack) = (s.above(0), pack(s.len(0)));
     params.count = rows as u32;
     params.pack = pack as u32;
@@ -44,10 +44,10 @@ pub(super) fn grid(s: &WindowShape, params: &mut Params, elems: u32) -> [u32; 3]
 
 #[cfg(test)]
 mod tests {
-    use super::super::layout::tests::{lay_variant, plan, LIMITS};
-    use super::super::program::DeviceLimits;
-    use super::super::variant::KernelVariant;
     use super::*;
+    use crate::gpu::layout::tests::{lay_variant, plan, LIMITS};
+    use crate::gpu::program::DeviceLimits;
+    use crate::gpu::variant::KernelVariant;
     use crate::{DataType, Mode};
 
     /// wide.wgsl's grid, run on the host: every (row, element) of each window is written

@@ -8,8 +8,8 @@
 //! remainder, one compare), walking the row's offsets again only where the row changes.
 //! The grid is linear, split over x and y past `max_groups`.
 
-use super::params::{Params, INDEX_LIMIT, ROW_WORDS_NONE, WORKGROUP};
-use super::window::WindowShape;
+use crate::gpu::params::{Params, INDEX_LIMIT, ROW_WORDS_NONE, WORKGROUP};
+use crate::gpu::window::WindowShape;
 
 /// Wide words: the flat grid's elements a lane where the default kernels take it, from the
 /// output's merged axes' lengths (innermost last) and its moved word's bytes, else `None`
@@ -21,7 +21,7 @@ use super::window::WindowShape;
 /// row grid: at 257 MiB only 4 a lane was measured, 0.96-1.16 of the row grid's time. One
 /// grid size, not also 4 a lane (0.73-0.77 on the single row), so that a cold start compiles
 /// fewer pipelines.
-pub(super) fn default_words(out_lens: &[usize], word_bytes: u64) -> Option<u32> {
+pub(in crate::gpu) fn default_words(out_lens: &[usize], word_bytes: u64) -> Option<u32> {
     let words: u64 = out_lens.iter().map(|&n| n as u64).product();
     let rows = words / (*out_lens.last()?).max(1) as u64;
     ((words >= FLAT_MIN_WORDS || rows == 1) && words * word_bytes < FLAT_MAX_BYTES).then_some(8)
@@ -30,11 +30,11 @@ pub(super) fn default_words(out_lens: &[usize], word_bytes: u64) -> Option<u32> 
 /// The outputs (in moved words) from which the default kernels take the flat grid: between
 /// the largest measured to lose there (539,000 words) and the smallest measured to win
 /// (1,049,000).
-pub(super) const FLAT_MIN_WORDS: u64 = 1 << 20;
+pub(in crate::gpu) const FLAT_MIN_WORDS: u64 = 1 << 20;
 
 /// The outputs (in bytes) from which the default kernels keep the row grid again: between
 /// the largest measured to win flat (64.5 MiB) and the smallest measured at 257 MiB.
-pub(super) const FLAT_MAX_BYTES: u64 = 128 << 20;
+pub(in crate::gpu) const FLAT_MAX_BYTES: u64 = 128 << 20;
 
 /// The elements one workgroup takes, `words` a lane.
 fn block(words: u32) -> u64 {
@@ -43,7 +43,7 @@ fn block(words: u32) -> u64 {
 
 /// Whether a window of this shape fits the flat grid, `words` elements a lane: its
 /// elements and the last block's reach within the range the shader divides.
-pub(super) fn fits(s: &WindowShape, words: u32) -> bool {
+pub(in crate::gpu) fn fits(s: &WindowShape, words: u32) -> bool {
     let total = s.above(0) * s.len(0);
     let groups = total.div_ceil(block(words));
     total + block(words) <= INDEX_LIMIT && groups <= s.max_groups * s.max_groups
@@ -51,7 +51,7 @@ pub(super) fn fits(s: &WindowShape, words: u32) -> bool {
 
 /// Sets the grid's parameters (`count` rows of `axes[0].len`) and returns its workgroup
 /// counts: the blocks, x first, y when x is full.
-pub(super) fn grid(s: &WindowShape, params: &mut Params, words: u32) -> [u32; 3] {
+pub(in crate::gpu) fn grid(s: &WindowShape, params: &mut Params, words: u32) -> [u32; 3] {
     params.count = s.above(0) as u32;
     params.pack = 1;
     let groups = (s.above(0) * s.len(0)).div_ceil(block(words));
@@ -62,7 +62,7 @@ pub(super) fn grid(s: &WindowShape, params: &mut Params, words: u32) -> [u32; 3]
 /// Narrow words (8- and 16-bit elements, `word` bytes, in u32 words): whether the window's
 /// elements, the first word's slots before it and the last block's reach stay within the
 /// range the shader divides, and its blocks within the grid.
-pub(super) fn fits_narrow(s: &WindowShape, word: u64, words: u32) -> bool {
+pub(in crate::gpu) fn fits_narrow(s: &WindowShape, word: u64, words: u32) -> bool {
     let epw = 4 / word;
     let slots = s.elems() + epw + block(words) * epw;
     let groups = s.elems().div_ceil(epw).div_ceil(block(words)) + 1;
@@ -71,7 +71,7 @@ pub(super) fn fits_narrow(s: &WindowShape, word: u64, words: u32) -> bool {
 
 /// Narrow words: sets `count` to the window's output words (from element `params.first` of
 /// the binding, `params.elems` elements) and returns the grid's workgroup counts.
-pub(super) fn grid_narrow(params: &mut Params, word: u64, max_groups: u64, words: u32) -> [u32; 3] {
+pub(in crate::gpu) fn grid_narrow(params: &mut Params, word: u64, max_groups: u64, words: u32) -> [u32; 3] {
     let epw = 4 / word as u32;
     params.row_first = 0; // no rows: the per-word walk's key
     params.row_words = ROW_WORDS_NONE;
@@ -84,7 +84,7 @@ pub(super) fn grid_narrow(params: &mut Params, word: u64, max_groups: u64, words
 
 /// The narrow shader's body for `words` words a lane, unrolled: every lane's words
 /// assembled (their loads), then stored.
-pub(super) fn wgsl_body_narrow(words: u32) -> String {
+pub(in crate::gpu) fn wgsl_body_narrow(words: u32) -> String {
     let mut s = String::new();
     for u in 0..words {
         if u > 0 {
@@ -102,7 +102,7 @@ pub(super) fn wgsl_body_narrow(words: u32) -> String {
 
 /// The shader's body for `words` elements a lane, unrolled (no loop for a compiler to keep):
 /// every lane's loads, then its stores.
-pub(super) fn wgsl_body(words: u32) -> String {
+pub(in crate::gpu) fn wgsl_body(words: u32) -> String {
     let mut s = String::new();
     for u in 0..words {
         if u > 0 {
@@ -120,10 +120,10 @@ pub(super) fn wgsl_body(words: u32) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::layout::tests::{lay_variant, plan, LIMITS};
-    use super::super::program::DeviceLimits;
-    use super::super::variant::KernelVariant;
     use super::*;
+    use crate::gpu::layout::tests::{lay_variant, plan, LIMITS};
+    use crate::gpu::program::DeviceLimits;
+    use crate::gpu::variant::KernelVariant;
     use crate::{DataType, Mode};
 
     /// flat.wgsl's grid and stepping, run on the host: every (row, element) of each window

@@ -1,0 +1,80 @@
+//! The pad kernels' host halves, one module each beside its shader, and the one place a pad's
+//! kernel is chosen ([`Kernel::choose`]):
+//!
+//! - `wide`: 32-, 64- and 128-bit words on the row grid (`shaders/wide.wgsl`);
+//! - `flat`: wide words on the flat grid, the roofline copy's shape (`shaders/flat.wgsl`), and
+//!   a measured variant's narrow form (`shaders/flat_narrow.wgsl`);
+//! - `narrow`: 8- and 16-bit elements in u32 words, by rows (`shaders/narrow.wgsl`), and the
+//!   [`RowWalk`](narrow::RowWalk) its pipelines are specialised for.
+//!
+//! Each has its `fits` (whether a window's grid fits the device), its `grid` (the workgroups
+//! and the uniform's kernel fields) and its tests; the layout (`layout.rs`) calls them only
+//! through [`Kernel`].
+
+pub(super) mod flat;
+pub(super) mod narrow;
+pub(super) mod wide;
+
+use super::params::Params;
+use super::variant::KernelVariant;
+use super::window::WindowShape;
+
+/// The kernel a pad's windows run on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kernel {
+    /// Wide words, a row's elements a lane, a grid width apart (`wide`).
+    Rows,
+    /// Wide words on the flat grid, `words` a lane (`flat`).
+    Flat { words: u32 },
+    /// 8- and 16-bit elements in u32 words (`narrow`; a narrow flat variant inside it).
+    Narrow,
+}
+
+impl Kernel {
+    /// The kernel for a pad moving `word`-byte words into an output of `out_lens` (its merged
+    /// axes' lengths), under `variant`: narrow below 4 bytes; else the flat grid where
+    /// `flat::default_words` takes it (or the variant forces it), the row grid otherwise.
+    pub(super) fn choose(word: u64, out_lens: &[usize], variant: KernelVariant) -> Kernel {
+        if word < 4 {
+            return Kernel::Narrow;
+        }
+        match variant.wide_flat_words(flat::default_words(out_lens, word)) {
+            Some(words) => Kernel::Flat { words },
+            None => Kernel::Rows,
+        }
+    }
+
+    /// The flat grid's words a lane, for the pipeline key (wide words only).
+    pub(super) fn flat_words(self) -> Option<u32> {
+        match self {
+            Kernel::Flat { words } => Some(words),
+            _ => None,
+        }
+    }
+
+    /// Whether a window of `shape` fits this kernel's grid on the device.
+    pub(super) fn fits(self, shape: &WindowShape, word: u64, variant: KernelVariant) -> bool {
+        match self {
+            Kernel::Rows => wide::fits(shape, variant.wide_elems()),
+            Kernel::Flat { words } => flat::fits(shape, words),
+            Kernel::Narrow => narrow::fits(shape, word, variant),
+        }
+    }
+
+    /// A window's workgroups, its kernel fields filled in `params`, and whether its narrow
+    /// rows end mid-word (`first`: the window's first output word within its binding).
+    pub(super) fn grid(
+        self,
+        shape: &WindowShape,
+        params: &mut Params,
+        word: u64,
+        first: u64,
+        variant: KernelVariant,
+    ) -> ([u32; 3], bool) {
+        match self {
+            Kernel::Rows => (wide::grid(shape, params, variant.wide_elems()), false),
+            Kernel::Flat { words } => (flat::grid(shape, params, words), false),
+            Kernel::Narrow => narrow::grid(shape, params, word, first, variant),
+        }
+    }
+}

@@ -287,18 +287,13 @@ impl BurnPad {
         Ok(Tensor::from_dispatch(padded))
     }
 
-    /// Pads a primitive of backend `B`, after checking its device.
-    fn pad_primitive<B: PadBackend>(
-        &self,
-        tensor: B::FloatTensorPrimitive,
-        plan_of: PlanOf,
-    ) -> Result<B::FloatTensorPrimitive, Error> {
-        let (dtype, shape, device) = B::describe(&tensor);
+    /// The plan for a primitive of backend `B`, after checking its device.
+    fn plan_for<B: PadBackend>(&self, tensor: &B::FloatTensorPrimitive, plan_of: PlanOf) -> Result<PadPlan, Error> {
+        let (dtype, shape, device) = B::describe(tensor);
         if device != self.shared.device {
             return Err(Error::OtherDevice { tensor: format!("{device:?}"), pad: format!("{:?}", self.shared.device) });
         }
-        let plan = plan_of(dtype, &shape)?;
-        B::pad_planned(&self.shared, tensor, plan)
+        plan_of(dtype, &shape)
     }
 }
 
@@ -344,7 +339,9 @@ fn pad_untracked(
     let context = tensor.autodiff;
     let mut untracked = tensor;
     untracked.autodiff = DispatchAutodiffContext::Disabled;
-    let padded = pad.pad_primitive::<Cube>(on_cube(untracked)?, plan_of)?;
+    let tensor = on_cube(untracked)?;
+    let plan = pad.plan_for::<Cube>(&tensor, plan_of)?;
+    let padded = <Cube as PadBackend>::pad_planned(&pad.shared, tensor, plan)?;
     let mut out = <DispatchTensor as DispatchKindConversion<Cube>>::from_backend(wrap(padded));
     out.autodiff = context;
     Ok(out)
@@ -428,9 +425,9 @@ mod tracked {
             }
             Err(e) => return Err(Error::NotWgpu(e)),
         };
-        let (dtype, shape, _) = <Cube as PadBackend>::describe(tensor.primitive());
-        let adjoint = Adjoint::of(&plan_of(dtype, &shape)?);
-        let padded = pad.pad_primitive::<Cube>(tensor.primitive().clone(), plan_of)?;
+        let plan = pad.plan_for::<Cube>(tensor.primitive(), plan_of)?;
+        let adjoint = Adjoint::of(&plan);
+        let padded = <Cube as PadBackend>::pad_planned(&pad.shared, tensor.primitive().clone(), plan)?;
         let out = match PadBackward.prepare::<C>([tensor.node()]).compute_bound().stateful() {
             OpsKind::Tracked(prep) => prep.finish(adjoint, padded),
             OpsKind::UnTracked(prep) => prep.finish(padded),

@@ -5,9 +5,10 @@
 //! gradients, so every sum is exact in any order).
 #![cfg(feature = "autodiff")]
 
+mod common;
+
 use std::sync::OnceLock;
 
-use burn::tensor::wgpu::wgpu;
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use wgpu_pad::{DataType, Mode, PadPlan, PadRequest};
 use wgpu_pad_burn::{BurnPad, PadMode};
@@ -15,18 +16,7 @@ use wgpu_pad_burn::{BurnPad, PadMode};
 /// Burn's wgpu device with autodiff, and a pad on it; `None` (skip) without an adapter.
 fn burn() -> Option<&'static (Device, BurnPad)> {
     static BURN: OnceLock<Option<(Device, BurnPad)>> = OnceLock::new();
-    BURN.get_or_init(|| {
-        let instance = wgpu::Instance::default();
-        if pollster::block_on(instance.request_adapter(&Default::default())).is_err() {
-            assert!(std::env::var_os("WGPU_PAD_REQUIRE_GPU").is_none(), "WGPU_PAD_REQUIRE_GPU is set and no adapter");
-            eprintln!("no GPU adapter: skipping");
-            return None;
-        }
-        let (device, setup) = Device::wgpu_options().init_with_setup().expect("Burn's wgpu device");
-        let pad = BurnPad::new(&device, &setup).expect("a pad on Burn's device");
-        Some((device.autodiff(), pad))
-    })
-    .as_ref()
+    BURN.get_or_init(|| common::device_and_pad().map(|(device, pad)| (device.autodiff(), pad))).as_ref()
 }
 
 fn mode_of(mode: Mode) -> PadMode {

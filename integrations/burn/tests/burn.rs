@@ -8,6 +8,8 @@
 //! Without a GPU adapter the tests skip, unless `WGPU_PAD_REQUIRE_GPU=1` (CI) makes that a
 //! failure.
 
+mod common;
+
 use std::sync::OnceLock;
 
 use burn::tensor::wgpu::wgpu;
@@ -18,19 +20,7 @@ use wgpu_pad_burn::{BurnPad, Error, PadMode};
 /// Burn's wgpu device, made by Burn, and a pad on it; `None` (skip) without an adapter.
 fn burn() -> Option<&'static (Device, BurnPad)> {
     static BURN: OnceLock<Option<(Device, BurnPad)>> = OnceLock::new();
-    BURN.get_or_init(|| {
-        // Burn's adapter search panics where there is none; ask wgpu first.
-        let instance = wgpu::Instance::default();
-        if pollster::block_on(instance.request_adapter(&Default::default())).is_err() {
-            assert!(std::env::var_os("WGPU_PAD_REQUIRE_GPU").is_none(), "WGPU_PAD_REQUIRE_GPU is set and no adapter");
-            eprintln!("no GPU adapter: skipping");
-            return None;
-        }
-        let (device, setup) = Device::wgpu_options().init_with_setup().expect("Burn's wgpu device");
-        let pad = BurnPad::new(&device, &setup).expect("a pad on Burn's device");
-        Some((device, pad))
-    })
-    .as_ref()
+    BURN.get_or_init(common::device_and_pad).as_ref()
 }
 
 /// The element types under test, as Burn holds them and as `wgpu_pad` pads them.

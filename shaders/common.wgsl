@@ -1,7 +1,7 @@
 // Shared by every pad shader: parameters, bindings, and the walk from output coordinates to
 // input offsets. The host prepends the uniform's structs, every constant the shaders share
 // with it (one table: PipelineKey::constants in src/gpu/shader.rs, where MAX_RANK, WORKGROUP,
-// the ROWS_* names, LOADS_FIRST, EPW, TRACE and the rest are defined), the width's WORD alias
+// the ROWS_* names, NARROW_PAIRS, EPW, TRACE and the rest are defined), the width's WORD alias
 // and the trace prelude (trace_begin, trace_access); the mode file supplies `source_coord`.
 
 const NONE: u32 = 0xffffffffu;

@@ -319,14 +319,12 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
         }
         return;
     }
-    // Longer rows take whole workgroups (P.row_lanes, the grid width; narrow.rs's `lanes`):
-    // their kept words [f0, f1) a lane a word, two an iteration a grid width apart, so that
-    // every load and store instruction of a SIMD group covers neighbouring words, while each
-    // lane keeps two shifted words' loads in flight (pairs, a lane two neighbouring words,
-    // store every other word an instruction). An aligned row (shift 0) reads one input word a
-    // word: the next may be past the input.
-    // The narrow-pairs variant (variant.rs) takes them as before instead: a lane two
-    // neighbouring kept words, pairs a grid width apart, an odd last one left to the others.
+    // Longer rows (P.row_lanes lanes; narrow.rs's `lanes`): by default a lane two
+    // neighbouring kept words of [f0, f1) at a time, pairs a row's lanes apart, an odd last
+    // one left to the loop after. The narrow-spread variant (variant.rs) gives a row whole
+    // workgroups instead: a lane a word, two an iteration a grid width apart, so that every
+    // load and store instruction of a SIMD group covers neighbouring words. An aligned row
+    // (shift 0) reads one input word a word: the next may be past the input.
     let kept_end = select(f1, f0 + ((f1 - f0) & ~1u), NARROW_PAIRS);
     let step = P.row_lanes;
     if (NARROW_PAIRS) {

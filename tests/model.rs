@@ -93,28 +93,22 @@ fn pad_traces_store_every_output_byte() {
     common::assert_no_gpu_errors();
 }
 
-/// The engine shapes of 8- and 16-bit rows meet issue 43's targets in the model of the
+/// The engine shapes of short 8- and 16-bit rows meet issue 43's targets in the model of the
 /// shaders (store ≥ 0.90 and load ≥ 0.80 with 32 lanes, ≥ 0.85 and ≥ 0.75 with 64; traffic
-/// ≤ 1.10): a deterministic property of their access pattern, not a timing. Short rows guard
-/// the lane-a-word rows and their loads at one site (loads split between a kept word's branch
-/// and a pad word's fell to 0.64 on f16 [1,256,7,7]); long rows (over a workgroup's words, on
-/// one workgroup or two) guard their kept words a lane a word (pairs, a lane two neighbouring
-/// words, stored at 0.29-0.56). Long rows are the engine shapes with fewer rows. Wrap of
-/// [1,256,7,7] at 32 lanes is the named exception (BENCHMARKS.md: its SIMD groups read two
-/// runs of a plane).
+/// ≤ 1.10): a deterministic property of their access pattern, not a timing. They guard the
+/// lane-a-word rows and their loads at one site (loads split between a kept word's branch
+/// and a pad word's fell to 0.64 on f16 [1,256,7,7]). Rows longer than a workgroup's words
+/// are not held to the model: its favourite there (the narrow-spread variant) ran 1.3-2.2 ×
+/// slower than the pairs on the H100. Wrap of [1,256,7,7] at 32 lanes is the named exception
+/// (its SIMD groups read two runs of a plane).
 #[test]
 fn narrow_rows_meet_the_coalescing_targets() {
     let Some(ctx) = common::gpu() else { return };
-    let cases: [(DataType, &[usize], &[i64]); 9] = [
+    let cases: [(DataType, &[usize], &[i64]); 4] = [
         (DataType::Float16, &[1, 64, 56, 56], &[0, 0, 1, 1, 0, 0, 1, 1]),
         (DataType::Uint8, &[1, 3, 224, 224], &[0, 0, 3, 3, 0, 0, 3, 3]),
         (DataType::Float16, &[1, 256, 7, 7], &[0, 0, 3, 3, 0, 0, 3, 3]),
         (DataType::Bool, &[4, 77], &[0, 0, 0, 3]),
-        (DataType::Uint8, &[1, 16, 1024, 3], &[0, 2, 2, 0, 0, 2, 2, 0]), // 771 words, unaligned
-        (DataType::Float16, &[2, 64, 256], &[0, 0, 0, 0, 0, 8]),         // 132 words, aligned
-        (DataType::Uint8, &[2, 64, 256], &[0, 0, 3, 0, 0, 5]),           // 66 words
-        (DataType::Uint8, &[2, 9000], &[0, 4, 0, 4]),                    // two workgroups a row
-        (DataType::Uint8, &[2, 16, 1001], &[0, 0, 1, 0, 0, 2]),          // ending mid-word
     ];
     for (dtype, shape, pads) in cases {
         for mode in Mode::ALL {

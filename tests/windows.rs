@@ -71,7 +71,7 @@ fn long_narrow_rows_over_several_workgroups_are_bit_exact() {
     long_narrow_rows_on(ctx);
 }
 
-/// The long-row tests on every kernel variant (the narrow-pairs variant's long rows are
+/// The long-row tests on every kernel variant (the narrow-spread variant's long rows are
 /// these), and the windows that start in a row's pads on each variant's small bindings.
 #[test]
 fn every_kernel_variant_runs_long_rows_and_windows_bit_exact() {

@@ -145,7 +145,7 @@ struct Args {
     #[arg(long)]
     fail_on_regression: Option<f64>,
     /// The kernel variant the GPU pads run: `default`, or one a real GPU is to decide for
-    /// (`reference`, `wide-loads-first`, `narrow-pairs`, `flat-u4`, `flat-u8`,
+    /// (`reference`, `narrow-spread`, `flat-u4`, `flat-u8`,
     /// `read-only-input`, `flat-u4-read-only`; src/gpu/variant.rs). For measurement.
     #[arg(long, default_value = "default")]
     kernel_variant: String,
@@ -721,7 +721,7 @@ mod tests {
             (&["--save-baseline", "../up"], "--save-baseline"),
             (&["--save-baseline", "a/b"], "--save-baseline"),
             (&["--kernel-variant", "fast"], "one of default, reference"),
-            (&["--kernel-variant", "narrow-pairs", "--cold-start"], "--cold-start"),
+            (&["--kernel-variant", "narrow-spread", "--cold-start"], "--cold-start"),
             (&["--kernel-variant", "reference", "--model-only"], "--model-only"),
         ] {
             let e = usage_error(validate(&parse(flags)));

@@ -39,8 +39,7 @@ const MAGIC_DIVIDE_BY_ONE: u32 = 0u;
 const ROW_WORDS_NONE: u32 = 0u;
 const WIDE_ELEMS: u32 = 16u;
 const NARROW_WORD_RUN: u32 = 16u;
-const LOADS_FIRST: bool = false;
-const NARROW_PAIRS: bool = false;
+const NARROW_PAIRS: bool = true;
 const ROWS_PER_WORD: u32 = 0u;
 const ROWS_AXIS0: u32 = 1u;
 const ROWS_AXES01: u32 = 2u;
@@ -65,7 +64,7 @@ fn trace_access(site: u32, kind: u32, address: u32) {}
 // Shared by every pad shader: parameters, bindings, and the walk from output coordinates to
 // input offsets. The host prepends the uniform's structs, every constant the shaders share
 // with it (one table: PipelineKey::constants in src/gpu/shader.rs, where MAX_RANK, WORKGROUP,
-// the ROWS_* names, LOADS_FIRST, EPW, TRACE and the rest are defined), the width's WORD alias
+// the ROWS_* names, NARROW_PAIRS, EPW, TRACE and the rest are defined), the width's WORD alias
 // and the trace prelude (trace_begin, trace_access); the mode file supplies `source_coord`.
 
 const NONE: u32 = 0xffffffffu;
@@ -512,14 +511,12 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
         }
         return;
     }
-    // Longer rows take whole workgroups (P.row_lanes, the grid width; narrow.rs's `lanes`):
-    // their kept words [f0, f1) a lane a word, two an iteration a grid width apart, so that
-    // every load and store instruction of a SIMD group covers neighbouring words, while each
-    // lane keeps two shifted words' loads in flight (pairs, a lane two neighbouring words,
-    // store every other word an instruction). An aligned row (shift 0) reads one input word a
-    // word: the next may be past the input.
-    // The narrow-pairs variant (variant.rs) takes them as before instead: a lane two
-    // neighbouring kept words, pairs a grid width apart, an odd last one left to the others.
+    // Longer rows (P.row_lanes lanes; narrow.rs's `lanes`): by default a lane two
+    // neighbouring kept words of [f0, f1) at a time, pairs a row's lanes apart, an odd last
+    // one left to the loop after. The narrow-spread variant (variant.rs) gives a row whole
+    // workgroups instead: a lane a word, two an iteration a grid width apart, so that every
+    // load and store instruction of a SIMD group covers neighbouring words. An aligned row
+    // (shift 0) reads one input word a word: the next may be past the input.
     let kept_end = select(f1, f0 + ((f1 - f0) & ~1u), NARROW_PAIRS);
     let step = P.row_lanes;
     if (NARROW_PAIRS) {

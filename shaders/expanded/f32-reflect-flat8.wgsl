@@ -39,8 +39,7 @@ const MAGIC_DIVIDE_BY_ONE: u32 = 0u;
 const ROW_WORDS_NONE: u32 = 0u;
 const WIDE_ELEMS: u32 = 16u;
 const NARROW_WORD_RUN: u32 = 16u;
-const LOADS_FIRST: bool = false;
-const NARROW_PAIRS: bool = false;
+const NARROW_PAIRS: bool = true;
 const ROWS_PER_WORD: u32 = 0u;
 const ROWS_AXIS0: u32 = 1u;
 const ROWS_AXES01: u32 = 2u;
@@ -63,7 +62,7 @@ fn trace_access(site: u32, kind: u32, address: u32) {}
 // Shared by every pad shader: parameters, bindings, and the walk from output coordinates to
 // input offsets. The host prepends the uniform's structs, every constant the shaders share
 // with it (one table: PipelineKey::constants in src/gpu/shader.rs, where MAX_RANK, WORKGROUP,
-// the ROWS_* names, LOADS_FIRST, EPW, TRACE and the rest are defined), the width's WORD alias
+// the ROWS_* names, NARROW_PAIRS, EPW, TRACE and the rest are defined), the width's WORD alias
 // and the trace prelude (trace_begin, trace_access); the mode file supplies `source_coord`.
 
 const NONE: u32 = 0xffffffffu;

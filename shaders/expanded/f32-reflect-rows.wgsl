@@ -39,8 +39,7 @@ const MAGIC_DIVIDE_BY_ONE: u32 = 0u;
 const ROW_WORDS_NONE: u32 = 0u;
 const WIDE_ELEMS: u32 = 16u;
 const NARROW_WORD_RUN: u32 = 16u;
-const LOADS_FIRST: bool = false;
-const NARROW_PAIRS: bool = false;
+const NARROW_PAIRS: bool = true;
 const ROWS_PER_WORD: u32 = 0u;
 const ROWS_AXIS0: u32 = 1u;
 const ROWS_AXES01: u32 = 2u;
@@ -62,7 +61,7 @@ fn trace_access(site: u32, kind: u32, address: u32) {}
 // Shared by every pad shader: parameters, bindings, and the walk from output coordinates to
 // input offsets. The host prepends the uniform's structs, every constant the shaders share
 // with it (one table: PipelineKey::constants in src/gpu/shader.rs, where MAX_RANK, WORKGROUP,
-// the ROWS_* names, LOADS_FIRST, EPW, TRACE and the rest are defined), the width's WORD alias
+// the ROWS_* names, NARROW_PAIRS, EPW, TRACE and the rest are defined), the width's WORD alias
 // and the trace prelude (trace_begin, trace_access); the mode file supplies `source_coord`.
 
 const NONE: u32 = 0xffffffffu;
@@ -220,57 +219,41 @@ fn main(
     let r = row_of(row);
     let x0 = gid.x - sub * inner.len;
     let step = nwg.x * WORKGROUP;
-    if (LOADS_FIRST) {
-        // The wide-loads-first variant (variant.rs): four elements at a time, their loads
-        // before their stores, so that four loads are in flight (input and output are both
-        // read-write bindings: no compiler may hoist a load above an earlier store).
-        for (var e = 0u; e < WIDE_ELEMS; e += 4u) {
-            let xa = x0 + e * step;
-            if (xa >= len) {
-                break;
-            }
-            let xb = xa + step;
-            let xc = xb + step;
-            let xd = xc + step;
-            let va = wide_element(3u, xa, r);
-            var vb = constant_word();
-            var vc = vb;
-            var vd = vb;
-            if (xb < len) {
-                vb = wide_element(4u, xb, r);
-            }
-            if (xc < len) {
-                vc = wide_element(5u, xc, r);
-            }
-            if (xd < len) {
-                vd = wide_element(6u, xd, r);
-            }
-            store_dst(7u, r.dst + (xa + inner.start) * inner.out_stride, va);
-            if (xb < len) {
-                store_dst(8u, r.dst + (xb + inner.start) * inner.out_stride, vb);
-            }
-            if (xc < len) {
-                store_dst(9u, r.dst + (xc + inner.start) * inner.out_stride, vc);
-            }
-            if (xd < len) {
-                store_dst(10u, r.dst + (xd + inner.start) * inner.out_stride, vd);
-            }
-        }
-        return;
-    }
-    for (var e = 0u; e < WIDE_ELEMS; e++) {
-        let x = x0 + e * step;
+    // Four elements at a time, their loads before their stores, so that four loads are in
+    // flight (input and output may be one buffer's read-write bindings: no compiler may hoist
+    // a load above an earlier store itself).
+    for (var e = 0u; e < WIDE_ELEMS; e += 4u) {
+        let xa = x0 + e * step;
         // Past the row: later elements are further past (a SIMD group leaves together).
-        if (x >= len) {
+        if (xa >= len) {
             break;
         }
-        let o = x + inner.start;
-        let k = source_coord(o, 0u);
-        var v = constant_word();
-        if (k != NONE && r.inside) {
-            v = load_src(1u, r.src + (inner.crop_start + k) * inner.in_stride);
+        let xb = xa + step;
+        let xc = xb + step;
+        let xd = xc + step;
+        let va = wide_element(3u, xa, r);
+        var vb = constant_word();
+        var vc = vb;
+        var vd = vb;
+        if (xb < len) {
+            vb = wide_element(4u, xb, r);
         }
-        store_dst(2u, r.dst + o * inner.out_stride, v);
+        if (xc < len) {
+            vc = wide_element(5u, xc, r);
+        }
+        if (xd < len) {
+            vd = wide_element(6u, xd, r);
+        }
+        store_dst(7u, r.dst + (xa + inner.start) * inner.out_stride, va);
+        if (xb < len) {
+            store_dst(8u, r.dst + (xb + inner.start) * inner.out_stride, vb);
+        }
+        if (xc < len) {
+            store_dst(9u, r.dst + (xc + inner.start) * inner.out_stride, vc);
+        }
+        if (xd < len) {
+            store_dst(10u, r.dst + (xd + inner.start) * inner.out_stride, vd);
+        }
     }
 }
 

@@ -530,16 +530,15 @@ pub(super) mod tests {
         for v in KernelVariant::ALL {
             let l = lay_variant(&f32_image, &LIMITS, v);
             let want = match v {
-                Reference | WideLoadsFirst => v,
+                Reference => v,
                 ReadOnlyInput | FlatU4ReadOnly => ReadOnlyInput,
                 _ => Default,
             };
             assert_eq!(l.key.variant, want, "{v:?}");
-            assert_eq!(l.key.wgsl().contains("const LOADS_FIRST: bool = true;"), v == WideLoadsFirst);
             // 514 * 514 * 64 words: the default's flat grid, 8 a lane, unless a variant
             // says otherwise.
             let flat = match v {
-                Reference | WideLoadsFirst => 0,
+                Reference => 0,
                 FlatU4 | FlatU4ReadOnly => 4,
                 _ => 8,
             };
@@ -556,16 +555,16 @@ pub(super) mod tests {
             assert_eq!(l.dispatches[0].workgroups, want, "{v:?}");
 
             let l = lay_variant(&u8_image, &LIMITS, v);
-            assert_eq!(l.key.variant, if v == WideLoadsFirst { Default } else { v }, "{v:?}");
+            assert_eq!(l.key.variant, v, "{v:?}");
             assert_eq!(l.key.wgsl().contains("var<storage, read> src"), v.read_only_input(), "{v:?}");
             let d = &l.dispatches[0];
-            // Rows of 3084 bytes, 772 words: a workgroup, or 25 lanes of pairs, or per word.
+            // Rows of 3084 bytes, 772 words: 25 lanes of pairs, or a workgroup, or per word.
             let flat = v.flat_words().is_some();
             let want_lanes = match v {
                 Reference => 0,
                 _ if flat => 0,
-                NarrowPairs => 25,
-                _ => 64,
+                NarrowSpread => 64,
+                _ => 25,
             };
             assert_eq!(d.params.row_lanes, want_lanes, "{v:?}");
             assert_eq!(l.key.row_walk == RowWalk::PerWord, v == Reference || flat, "{v:?}");

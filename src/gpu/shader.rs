@@ -163,7 +163,6 @@ impl PipelineKey {
             ("ROW_WORDS_NONE".into(), U32(ROW_WORDS_NONE)),
             ("WIDE_ELEMS".into(), U32(self.variant.wide_elems())),
             ("NARROW_WORD_RUN".into(), U32(self.variant.word_run())),
-            ("LOADS_FIRST".into(), Bool(self.variant == KernelVariant::WideLoadsFirst)),
             ("NARROW_PAIRS".into(), Bool(self.variant.pairs())),
         ];
         c.extend(RowWalk::ALL.iter().map(|w| (format!("ROWS_{}", w.wgsl_name()), U32(*w as u32))));

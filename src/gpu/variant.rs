@@ -19,15 +19,11 @@ pub enum KernelVariant {
     /// against: one invocation per output element (wide words), per u32 word (8- and 16-bit
     /// types, always the per-word walk).
     Reference = 1,
-    /// Wide words: each lane issues the loads of a group of its elements before their stores,
-    /// so several loads are in flight per lane (input and output are both read-write
-    /// bindings, so a compiler may not hoist a load above an earlier store itself).
-    WideLoadsFirst = 2,
-    /// 8- and 16-bit long rows the earlier way: a lane two neighbouring kept words (pairs),
-    /// up to [`NARROW_ROW_WORDS`](super::params::NARROW_ROW_WORDS) words a lane, rows of up to
-    /// half a workgroup's lanes sharing one (its H200 figures against the default:
-    /// ARCHITECTURE.md, "Decisions worth keeping").
-    NarrowPairs = 3,
+    /// 8- and 16-bit rows longer than a workgroup's words spread over whole workgroups, a
+    /// lane a word, two an iteration a grid width apart, instead of the default's pairs (a
+    /// lane two neighbouring kept words). Its H100 figures against the default:
+    /// ARCHITECTURE.md, "Decisions worth keeping".
+    NarrowSpread = 3,
     /// Wide words on a flat grid, the roofline copy's shape: each workgroup takes a block of
     /// the window's consecutive elements (rows run on into the next), each lane 4 of them a
     /// workgroup's width apart, all their loads before their stores. Its row is found by one
@@ -48,11 +44,10 @@ pub enum KernelVariant {
 
 impl KernelVariant {
     /// Every variant, the default first.
-    pub const ALL: [KernelVariant; 8] = [
+    pub const ALL: [KernelVariant; 7] = [
         KernelVariant::Default,
         KernelVariant::Reference,
-        KernelVariant::WideLoadsFirst,
-        KernelVariant::NarrowPairs,
+        KernelVariant::NarrowSpread,
         KernelVariant::FlatU4,
         KernelVariant::FlatU8,
         KernelVariant::ReadOnlyInput,
@@ -64,8 +59,7 @@ impl KernelVariant {
         match self {
             KernelVariant::Default => "default",
             KernelVariant::Reference => "reference",
-            KernelVariant::WideLoadsFirst => "wide-loads-first",
-            KernelVariant::NarrowPairs => "narrow-pairs",
+            KernelVariant::NarrowSpread => "narrow-spread",
             KernelVariant::FlatU4 => "flat-u4",
             KernelVariant::FlatU8 => "flat-u8",
             KernelVariant::ReadOnlyInput => "read-only-input",
@@ -102,10 +96,10 @@ impl KernelVariant {
 
     /// Wide words: the flat grid's elements a lane (`None`: the row grid), given the default
     /// kernels' choice for the pad (`flat::default_words`): the flat variants force theirs,
-    /// the reference and wide-loads-first keep the row grid, the rest follow the default.
+    /// the reference keeps the row grid, the rest follow the default.
     pub(crate) fn wide_flat_words(self, default: Option<u32>) -> Option<u32> {
         match self {
-            KernelVariant::Reference | KernelVariant::WideLoadsFirst => None,
+            KernelVariant::Reference => None,
             v => v.flat_words().or(default),
         }
     }
@@ -138,9 +132,9 @@ impl KernelVariant {
         self != KernelVariant::Reference
     }
 
-    /// Narrow kernel: long rows' kept words in pairs.
+    /// Narrow kernel: long rows' kept words in pairs (else spread over whole workgroups).
     pub(crate) fn pairs(self) -> bool {
-        self == KernelVariant::NarrowPairs
+        self != KernelVariant::NarrowSpread
     }
 
     /// The variant a pipeline of `word_bytes`-byte words walking rows so really runs: one
@@ -148,11 +142,10 @@ impl KernelVariant {
     pub(crate) fn for_key(self, word_bytes: u8, walks_rows: bool) -> KernelVariant {
         let narrow = word_bytes < 4;
         match self {
-            KernelVariant::WideLoadsFirst if narrow => KernelVariant::Default,
             // Wide words: the flat grid is the key's own (`PipelineKey::flat_words`).
             KernelVariant::FlatU4 | KernelVariant::FlatU8 if !narrow => KernelVariant::Default,
             KernelVariant::FlatU4ReadOnly if !narrow => KernelVariant::ReadOnlyInput,
-            KernelVariant::NarrowPairs if !narrow || !walks_rows => KernelVariant::Default,
+            KernelVariant::NarrowSpread if !narrow || !walks_rows => KernelVariant::Default,
             v => v,
         }
     }
@@ -174,11 +167,9 @@ mod tests {
     #[test]
     fn a_variant_that_changes_nothing_is_the_default() {
         use KernelVariant::*;
-        assert_eq!(WideLoadsFirst.for_key(2, true), Default);
-        assert_eq!(WideLoadsFirst.for_key(4, false), WideLoadsFirst);
-        assert_eq!(NarrowPairs.for_key(16, false), Default);
-        assert_eq!(NarrowPairs.for_key(1, false), Default);
-        assert_eq!(NarrowPairs.for_key(1, true), NarrowPairs);
+        assert_eq!(NarrowSpread.for_key(16, false), Default);
+        assert_eq!(NarrowSpread.for_key(1, false), Default);
+        assert_eq!(NarrowSpread.for_key(1, true), NarrowSpread);
         assert_eq!(Reference.for_key(1, false), Reference);
         assert_eq!(Reference.for_key(8, false), Reference);
         assert_eq!(FlatU4.for_key(2, false), FlatU4);

@@ -72,15 +72,11 @@ impl RowWalk {
 /// Invocations a row owning `row_words` words takes. Up to a workgroup's words, one a word,
 /// so that a SIMD group's lanes store neighbouring words, running on into the next row (rows
 /// of a window follow each other in the output; such rows share a workgroup). Longer rows,
-/// whole workgroups (the grid width), enough that each invocation takes at most
-/// [`NARROW_ROW_WORDS`] of the row's words, a grid width apart: a SIMD group's lanes, 32 or
-/// 64, store neighbouring words of one row. (32 lanes a row would pay a row's setup over
-/// fewer lanes, but a 64-lane group would then store two rows' runs: the model's 0.84.) The
+/// with `pairs` (the default), one invocation per [`NARROW_ROW_WORDS`] words, each its kept
+/// words two neighbouring ones at a time, rows of up to half a workgroup's lanes sharing one.
+/// Without (the narrow-spread variant), whole workgroups (the grid width), enough that each
+/// invocation takes at most [`NARROW_ROW_WORDS`] of the row's words, a grid width apart. The
 /// shader tells short rows from long by `row_lanes >= row_words`.
-///
-/// With `pairs` (the narrow-pairs variant) a longer row takes one invocation per
-/// [`NARROW_ROW_WORDS`] words instead, each its kept words two neighbouring ones at a time,
-/// rows of up to half a workgroup's lanes sharing one.
 pub(in crate::gpu) fn lanes(row_words: u64, pairs: bool) -> u64 {
     let group = WORKGROUP as u64;
     if row_words <= group {
@@ -168,7 +164,7 @@ pub(in crate::gpu) fn settle_row_walk(
 /// the output and be two words long at least, so that a word runs on into the next row at
 /// most. Sets the grid's parameters and returns its workgroup counts and whether rows end
 /// mid-word; `None` where no row grid fits (the per-word path then). `params.first` is set.
-/// `pairs`: the narrow-pairs variant's long rows ([`lanes`]).
+/// `pairs`: how long rows take their lanes ([`lanes`]).
 fn row_grid(s: &WindowShape, params: &mut Params, word: u64, pairs: bool) -> Option<([u32; 3], bool)> {
     let (epw, maxg, rank) = (4 / word, s.max_groups, s.rank());
     let first = params.first as u64;
@@ -329,7 +325,7 @@ mod tests {
         let (mut packed, mut mid_word) = (0, 0);
         for (dtype, shape, pads) in cases {
             for (limits, pairs) in [&LIMITS, &few_groups, &small].into_iter().flat_map(|l| [(l, false), (l, true)]) {
-                let variant = if pairs { KernelVariant::NarrowPairs } else { KernelVariant::Default };
+                let variant = if pairs { KernelVariant::Default } else { KernelVariant::NarrowSpread };
                 let l = lay_variant(&plan(dtype, shape, pads, Mode::Reflect), limits, variant);
                 let row_windows =
                     l.dispatches.iter().filter(|w| w.params.row_words != ROW_WORDS_NONE).collect::<Vec<_>>();

@@ -1,8 +1,8 @@
 // Shared by every pad shader: parameters, bindings, and the walk from output coordinates to
 // input offsets. The host prepends the uniform's structs, every constant the shaders share
 // with it (one table: PipelineKey::constants in src/gpu/shader.rs, where MAX_RANK, WORKGROUP,
-// the ROWS_* names, NARROW_PAIRS, EPW, TRACE and the rest are defined), the width's WORD alias
-// and the trace prelude (trace_begin, trace_access); the mode file supplies `source_coord`.
+// the ROWS_* names, NARROW_PAIRS, EPW and the rest are defined) and the width's WORD
+// alias; the mode file supplies `source_coord`.
 
 const NONE: u32 = 0xffffffffu;
 
@@ -16,23 +16,18 @@ const NONE: u32 = 0xffffffffu;
 @group(0) @binding(1) var<storage, read_write> src: array<WORD>;
 @group(0) @binding(2) var<storage, read_write> dst: array<WORD>;
 
-// Every access to the input and output goes through these, naming its site in the shader
-// (a number unique within the kernel), so that the memory model's trace variant
-// (src/gpu/model.rs; TRACE true, a fourth binding) records it. In every other pipeline
-// TRACE is false and trace_access is empty: they compile to the bare access.
-fn load_src(site: u32, i: u32) -> WORD {
-    trace_access(site, TRACE_INPUT_LOAD, i * WORD_BYTES);
+// Every access to the input and output goes through these (a test counts each word's
+// stores by rewriting store_dst: tests/store_once.rs).
+fn load_src(i: u32) -> WORD {
     return src[i];
 }
 
-fn store_dst(site: u32, i: u32, v: WORD) {
-    trace_access(site, TRACE_OUTPUT_STORE, i * WORD_BYTES);
+fn store_dst(i: u32, v: WORD) {
     dst[i] = v;
 }
 
 // A read of the output (the bytes of a word outside the window, kept).
-fn load_dst(site: u32, i: u32) -> WORD {
-    trace_access(site, TRACE_OUTPUT_LOAD, i * WORD_BYTES);
+fn load_dst(i: u32) -> WORD {
     return dst[i];
 }
 

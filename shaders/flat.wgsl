@@ -44,7 +44,7 @@ fn flat_load(ok: bool, c: FlatCursor) -> WORD {
     let k = source_coord(c.x + inner.start, 0u);
     var v = constant_word();
     if (ok && k != NONE && c.r.inside) {
-        v = load_src(1u, c.r.src + (inner.crop_start + k) * inner.in_stride);
+        v = load_src(c.r.src + (inner.crop_start + k) * inner.in_stride);
     }
     return v;
 }
@@ -55,7 +55,6 @@ fn main(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    trace_begin(wid, nwg, lid);
     let inner = P.axes[0];
     let total = P.count * inner.len;
     let drow = divide(WORKGROUP, inner.len_magic, inner.len_shift);

@@ -83,10 +83,10 @@ fn flat_word(ok: bool, c: FlatCursor) -> vec2<u32> {
         let idx = c.r.src + a0.crop_start + (o - a0.pad_before);
         let w = idx >> EPW_LOG2;
         let shift = (idx & (EPW - 1u)) * BITS;
-        let lo = load_src(1u, w);
+        let lo = load_src(w);
         var hi = lo;
         if (shift != 0u) {
-            hi = load_src(1u, w + 1u);
+            hi = load_src(w + 1u);
         }
         return vec2<u32>(shifted(lo, hi, shift), 0xffffffffu);
     }
@@ -114,15 +114,15 @@ fn flat_word(ok: bool, c: FlatCursor) -> vec2<u32> {
 // Writes a word's bytes in the window, keeping the rest.
 fn flat_store(w: u32, v: vec2<u32>) {
     if (v.y == 0xffffffffu) {
-        store_dst(2u, w, v.x);
+        store_dst(w, v.x);
     } else if (v.y != 0u) {
-        store_dst(2u, w, (load_dst(3u, w) & ~v.y) | v.x);
+        store_dst(w, (load_dst(w) & ~v.y) | v.x);
     }
 }
 
 // The input element at offset idx (in elements) of the input binding.
 fn input_element(idx: u32) -> u32 {
-    return (load_src(1u, idx >> EPW_LOG2) >> ((idx & (EPW - 1u)) * BITS)) & MASK;
+    return (load_src(idx >> EPW_LOG2) >> ((idx & (EPW - 1u)) * BITS)) & MASK;
 }
 
 // The word that starts `shift` bits into input word `lo` and runs on into `hi`.
@@ -136,7 +136,6 @@ fn main(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    trace_begin(wid, nwg, lid);
     let inner = P.axes[0];
     // WORKGROUP words on: WORKGROUP * EPW slots, drow rows and dx elements.
     let ds = WORKGROUP * EPW;

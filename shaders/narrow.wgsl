@@ -25,7 +25,7 @@ fn shifted(lo: u32, hi: u32, shift: u32) -> u32 {
 
 // The input element at offset idx (in elements) of the input binding.
 fn input_element(idx: u32) -> u32 {
-    return (load_src(1u, idx >> EPW_LOG2) >> ((idx & (EPW - 1u)) * BITS)) & MASK;
+    return (load_src(idx >> EPW_LOG2) >> ((idx & (EPW - 1u)) * BITS)) & MASK;
 }
 
 // The input element (its offset in the input binding) at window-local position x of row
@@ -74,10 +74,10 @@ fn other_word(w: u32, base: u32, len: u32, r: Row, first: u32, y: u32, y_len: u3
     var a = 0u;
     var d = 0u;
     if (s.x != NONE) {
-        a = load_src(4u, w_lo);
+        a = load_src(w_lo);
         d = a;
         if (w_hi > w_lo) {
-            d = load_src(15u, w_hi);
+            d = load_src(w_hi);
         }
     }
     return other_assembled(w, base, len, r, first, y, y_len, above, above_next, s, a, d);
@@ -113,10 +113,10 @@ fn other_assembled(w: u32, base: u32, len: u32, r: Row, first: u32, y: u32, y_le
     // Two elements to a word (16-bit) lie in a's word and d's: nothing between.
     if (s.x != NONE && EPW > 2u) {
         if (w_hi > w_lo + 1u) {
-            b = load_src(5u, w_lo + 1u);
+            b = load_src(w_lo + 1u);
         }
         if (w_hi > w_lo + 2u) {
-            c = load_src(6u, w_hi - 1u);
+            c = load_src(w_hi - 1u);
         }
     }
     var word = 0u;
@@ -293,10 +293,10 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
             var a = 0u;
             var d = 0u;
             if (reads) {
-                a = load_src(2u, at);
+                a = load_src(at);
                 d = a;
                 if (last > at) {
-                    d = load_src(3u, last);
+                    d = load_src(last);
                 }
             }
             var word = constant_word();
@@ -312,9 +312,9 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
                 mask = o.y;
             }
             if (!MID_WORD || mask == 0xffffffffu) {
-                store_dst(7u, w, word);
+                store_dst(w, word);
             } else {
-                store_dst(8u, w, (load_dst(9u, w) & ~mask) | word);
+                store_dst(w, (load_dst(w) & ~mask) | word);
             }
         }
         return;
@@ -339,14 +339,14 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
             var lo = constant_word();
             var hi = lo;
             if (r.inside) {
-                let a = load_src(40u, i0 + w);
-                let b = load_src(41u, i0 + w + 1u);
-                let c = load_src(42u, i0 + w + third);
+                let a = load_src(i0 + w);
+                let b = load_src(i0 + w + 1u);
+                let c = load_src(i0 + w + third);
                 lo = shifted(a, b, shift);
                 hi = shifted(b, c, shift);
             }
-            store_dst(43u, w, lo);
-            store_dst(44u, w + 1u, hi);
+            store_dst(w, lo);
+            store_dst(w + 1u, hi);
         }
     }
     for (var n = 0u; n < select(NARROW_ROW_WORDS / 2u, 0u, NARROW_PAIRS); n++) {
@@ -359,26 +359,26 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
         var lo = constant_word();
         var hi = lo;
         if (r.inside) {
-            let a = load_src(30u, i0 + w);
+            let a = load_src(i0 + w);
             var b = a;
             var c = 0u;
             var d = 0u;
             if (more) {
-                c = load_src(31u, i0 + v);
+                c = load_src(i0 + v);
                 d = c;
             }
             if (shift != 0u) {
-                b = load_src(32u, i0 + w + 1u);
+                b = load_src(i0 + w + 1u);
                 if (more) {
-                    d = load_src(38u, i0 + v + 1u);
+                    d = load_src(i0 + v + 1u);
                 }
             }
             lo = shifted(a, b, shift);
             hi = shifted(c, d, shift);
         }
-        store_dst(33u, w, lo);
+        store_dst(w, lo);
         if (more) {
-            store_dst(34u, v, hi);
+            store_dst(v, hi);
         }
     }
     // The row's other words, a lane each: j counts them, those before f0 first. The last may
@@ -388,9 +388,9 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
         let w = select(wa + j + kept_words, wa + j, wa + j < f0);
         let o = other_word(w, base, len, r, first, y, af.len, above, above_next);
         if (!MID_WORD || o.y == 0xffffffffu) {
-            store_dst(35u, w, o.x);
+            store_dst(w, o.x);
         } else {
-            store_dst(36u, w, (load_dst(37u, w) & ~o.y) | o.x);
+            store_dst(w, (load_dst(w) & ~o.y) | o.x);
         }
     }
 }
@@ -399,10 +399,8 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
 fn main(
     @builtin(global_invocation_id) gid: vec3<u32>,
     @builtin(num_workgroups) nwg: vec3<u32>,
-    @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    trace_begin(wid, nwg, lid);
     // ROW_WALK is a pipeline constant: llvmpipe runs both sides of a runtime branch. Rows
     // ending mid-word (ROWS_MID_WORD) are rare enough to share one pipeline for both row
     // shapes: their `first` is the uniform's, read through the invocation so that lavapipe
@@ -446,9 +444,9 @@ fn main(
         if (fast) {
             let idx = r.src + inner.crop_start + j;
             let shift = (idx & (EPW - 1u)) * BITS;
-            let lo = load_src(20u, idx >> EPW_LOG2);
+            let lo = load_src(idx >> EPW_LOG2);
             // An aligned word reads one input word only (the next may be past the input).
-            let hi = load_src(21u, (idx >> EPW_LOG2) + select(0u, 1u, shift != 0u));
+            let hi = load_src((idx >> EPW_LOG2) + select(0u, 1u, shift != 0u));
             word = shifted(lo, hi, shift);
             mask = 0xffffffffu;
             x += EPW;
@@ -479,9 +477,9 @@ fn main(
             }
         }
         if (mask == 0xffffffffu) {
-            store_dst(22u, w, word);
+            store_dst(w, word);
         } else {
-            store_dst(23u, w, (load_dst(24u, w) & ~mask) | word);
+            store_dst(w, (load_dst(w) & ~mask) | word);
         }
     }
 }

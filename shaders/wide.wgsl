@@ -9,10 +9,7 @@
 fn main(
     @builtin(global_invocation_id) gid: vec3<u32>,
     @builtin(num_workgroups) nwg: vec3<u32>,
-    @builtin(workgroup_id) wid: vec3<u32>,
-    @builtin(local_invocation_index) lid: u32,
 ) {
-    trace_begin(wid, nwg, lid);
     let inner = P.axes[0];
     let pack = P.pack;
     let sub = divide(gid.x, inner.len_magic, inner.len_shift);
@@ -35,39 +32,39 @@ fn main(
         let xb = xa + step;
         let xc = xb + step;
         let xd = xc + step;
-        let va = wide_element(3u, xa, r);
+        let va = wide_element(xa, r);
         var vb = constant_word();
         var vc = vb;
         var vd = vb;
         if (xb < len) {
-            vb = wide_element(4u, xb, r);
+            vb = wide_element(xb, r);
         }
         if (xc < len) {
-            vc = wide_element(5u, xc, r);
+            vc = wide_element(xc, r);
         }
         if (xd < len) {
-            vd = wide_element(6u, xd, r);
+            vd = wide_element(xd, r);
         }
-        store_dst(7u, r.dst + (xa + inner.start) * inner.out_stride, va);
+        store_dst(r.dst + (xa + inner.start) * inner.out_stride, va);
         if (xb < len) {
-            store_dst(8u, r.dst + (xb + inner.start) * inner.out_stride, vb);
+            store_dst(r.dst + (xb + inner.start) * inner.out_stride, vb);
         }
         if (xc < len) {
-            store_dst(9u, r.dst + (xc + inner.start) * inner.out_stride, vc);
+            store_dst(r.dst + (xc + inner.start) * inner.out_stride, vc);
         }
         if (xd < len) {
-            store_dst(10u, r.dst + (xd + inner.start) * inner.out_stride, vd);
+            store_dst(r.dst + (xd + inner.start) * inner.out_stride, vd);
         }
     }
 }
 
 // The word at window-local position x of row r: its input word, or the constant.
-fn wide_element(site: u32, x: u32, r: Row) -> WORD {
+fn wide_element(x: u32, r: Row) -> WORD {
     let inner = P.axes[0];
     let k = source_coord(x + inner.start, 0u);
     var v = constant_word();
     if (k != NONE && r.inside) {
-        v = load_src(site, r.src + (inner.crop_start + k) * inner.in_stride);
+        v = load_src(r.src + (inner.crop_start + k) * inner.in_stride);
     }
     return v;
 }

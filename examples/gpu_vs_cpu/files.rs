@@ -6,7 +6,7 @@
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
-/// The most a report read takes (the largest report, `--suite all --model`, is a few MiB).
+/// The most a report read takes (the largest report, `--suite all`, is well under a MiB).
 pub const MAX_REPORT_BYTES: u64 = 64 << 20;
 
 /// What a path names once its links are followed: the file to replace (which need not exist).

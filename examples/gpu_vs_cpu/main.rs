@@ -21,14 +21,13 @@
 //!
 //! Its rooms: `cases` (what is measured), `measure` (how), `stats` (how sure), `sweep` (where
 //! the GPU wins), `compare` (baselines and verdicts), `machine` (what it ran on), `report`
-//! (table, SVG, CSV, Markdown), `model` (the memory model's figures).
+//! (table, SVG, CSV, Markdown).
 
 mod cases;
 mod compare;
 mod files;
 mod machine;
 mod measure;
-mod model;
 mod report;
 mod stats;
 mod sweep;
@@ -101,19 +100,6 @@ struct Args {
     /// pads (5 modes x 4 types x 6 shapes) on a fresh kernel, and the pipelines it compiled.
     #[arg(long)]
     cold_start: bool,
-    /// Add the memory-transaction model of the real shaders (gpu::model) to every case.
-    #[arg(long)]
-    model: bool,
-    /// The model alone: trace and print it, measure nothing.
-    #[arg(long)]
-    model_only: bool,
-    /// With --model-only: each case's figures per access site too (which loads or stores
-    /// cost the sectors), at the first of --model-lanes.
-    #[arg(long, requires = "model_only")]
-    model_sites: bool,
-    /// SIMD-group sizes the model groups lanes by.
-    #[arg(long, default_value = "32,64", value_delimiter = ',')]
-    model_lanes: Vec<u32>,
     /// Which cases: `default` (the suite of 25, when none is named), `engine` (issue 43's
     /// engine shapes, every mode), `dram` (outputs past 256 MiB, past a GPU's L2) or `all`
     /// (default and engine, and the cold-start mix's shapes).
@@ -250,9 +236,6 @@ fn validate(args: &Args) -> Result<(), Failure> {
             "--noise takes a fraction in (0, 1), --max-time a number of seconds in (0, 3600], --min-reps at least 1",
         ));
     }
-    if let Some(&n) = args.model_lanes.iter().find(|&&n| !n.is_power_of_two() || n > 128) {
-        return Err(usage(format!("--model-lanes {n}: SIMD groups are a power of two from 1 to 128 lanes")));
-    }
     // Flags that would be ignored are refused: a run writes what was asked or says why not.
     let outputs =
         [("--svg", args.svg.is_some()), ("--csv", args.csv.is_some()), ("--markdown", args.markdown.is_some())];
@@ -263,10 +246,6 @@ fn validate(args: &Args) -> Result<(), Failure> {
         }
     };
     let baselines = [("--save-baseline", args.save_baseline.is_some()), ("--baseline", args.baseline.is_some())];
-    if args.model_only {
-        refuse_with("--model-only", &outputs)?;
-        refuse_with("--model-only", &baselines)?;
-    }
     let custom = args.is_custom();
     if args.cold_start {
         if custom || args.sweep || args.smoke || args.suite.is_some() {
@@ -302,9 +281,9 @@ fn validate(args: &Args) -> Result<(), Failure> {
         return Err(usage("--fail-on-regression takes a percentage, 0 or more"));
     }
     let variant = kernel_variant(args)?;
-    if variant != KernelVariant::Default && (args.cold_start || args.model_only || args.compare.is_some()) {
+    if variant != KernelVariant::Default && (args.cold_start || args.compare.is_some()) {
         return Err(usage(format!(
-            "--kernel-variant {}: the variant runs in measured pads; --cold-start, --model-only and --compare run none",
+            "--kernel-variant {}: the variant runs in measured pads; --cold-start and --compare run none",
             variant.name()
         )));
     }
@@ -406,39 +385,6 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
             args.max_time
         ),
     }
-    if args.model_only {
-        let mut rows = Vec::new();
-        for (plan, input) in &cases {
-            let shape: Vec<String> = plan.in_shape().iter().map(|d| d.to_string()).collect();
-            let name = format!("{} [{}] {}", plan.dtype().name(), shape.join(","), plan.mode().name());
-            rows.push((name, model::model_fields(&ctx, plan, input, &args.model_lanes)?));
-        }
-        model::print_model_table(&rows, &args.model_lanes);
-        if args.model_sites {
-            for ((name, _), (plan, input)) in rows.iter().zip(&cases) {
-                model::print_sites(&ctx, name, plan, input, args.model_lanes.first().copied().unwrap_or(32))?;
-            }
-        }
-        if let Some(path) = &args.json {
-            let records: Vec<_> = rows
-                .iter()
-                .zip(&cases)
-                .map(|((name, f), (plan, _))| {
-                    let mut v = serde_json::json!({ "case": name, "dtype": plan.dtype().name(), "mode": plan.mode().name(),
-                        "shape": plan.in_shape(), "pads": plan.begins().iter().chain(plan.ends()).collect::<Vec<_>>(),
-                        "out_bytes": plan.byte_sizes().map_or(0, |s| s.1) });
-                    for (k, x) in f {
-                        v[k] = serde_json::json!(x);
-                    }
-                    v
-                })
-                .collect();
-            let report = serde_json::json!({ "machine": machine, "model": records });
-            write_file(path, serde_json::to_string_pretty(&report)?.as_bytes())?;
-        }
-        return Ok(ExitCode::SUCCESS);
-    }
-
     // The cold start first, on its own fresh kernel, so nothing before it has compiled.
     let custom = args.is_custom();
     let cold = if custom || args.sweep || args.smoke { None } else { Some(cold_start(&ctx)?) };
@@ -464,13 +410,10 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
     for (i, (plan, input)) in cases.iter().enumerate() {
         eprint!("\r[{}/{total}] {} {:?} {}...        ", i + 1, plan.dtype(), plan.in_shape(), plan.mode());
         let case = format!("{} {:?} {}", plan.dtype(), plan.in_shape(), plan.mode());
-        let mut record = measure(&setup, plan, input).map_err(|e| {
+        let record = measure(&setup, plan, input).map_err(|e| {
             eprintln!("\r{:60}", "");
             Failure::Run(format!("{case}: {e}"))
         })?;
-        if args.model {
-            record.extra.extend(model::model_fields(&ctx, plan, input, &args.model_lanes)?);
-        }
         if args.smoke {
             let on_gpu = ctx.pad_blocking(plan, input)?;
             if on_gpu.tensor != cpu::pad(plan, input)? {
@@ -481,10 +424,6 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
     }
     eprintln!("\r{:60}", "");
     report::print_table(&records);
-    if args.model {
-        let rows: Vec<_> = records.iter().map(|r| (report::case_name(r), r.extra.clone())).collect();
-        model::print_model_table(&rows, &args.model_lanes);
-    }
     let noisy: Vec<String> = records
         .iter()
         .filter(|r| !r.noisy.is_empty())
@@ -707,11 +646,6 @@ mod tests {
             (&["--max-time", "1e300"], "--max-time"),
             (&["--batch-ms", "0"], "--batch-ms"),
             (&["--warmup-ms", "nan"], "--warmup-ms"),
-            (&["--model-lanes", "0"], "--model-lanes 0"),
-            (&["--model-lanes", "32,3"], "--model-lanes 3"),
-            (&["--model-only", "--csv", "x.csv"], "--csv"),
-            (&["--model-only", "--markdown", "x.md"], "--markdown"),
-            (&["--model-only", "--svg", "x.svg"], "--svg"),
             (&["--cold-start", "--csv", "x.csv"], "--csv"),
             (&["--cold-start", "--markdown", "x.md"], "--markdown"),
             (&["--cold-start", "--dtype", "float32", "--shape", "4", "--pads", "1,1"], "custom case"),
@@ -722,14 +656,11 @@ mod tests {
             (&["--save-baseline", "a/b"], "--save-baseline"),
             (&["--kernel-variant", "fast"], "one of default, reference"),
             (&["--kernel-variant", "narrow-spread", "--cold-start"], "--cold-start"),
-            (&["--kernel-variant", "reference", "--model-only"], "--model-only"),
         ] {
             let e = usage_error(validate(&parse(flags)));
             assert!(e.contains(says), "{flags:?}: {e}");
         }
-        assert!(
-            validate(&parse(&["--model-lanes", "32,64", "--compare", "a", "b", "--fail-on-regression", "5"])).is_ok()
-        );
+        assert!(validate(&parse(&["--compare", "a", "b", "--fail-on-regression", "5"])).is_ok());
         for v in wgpu_pad::gpu::KernelVariant::ALL {
             assert!(validate(&parse(&["--kernel-variant", v.name(), "--suite", "engine"])).is_ok(), "{v:?}");
         }

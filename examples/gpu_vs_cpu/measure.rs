@@ -132,8 +132,7 @@ pub struct Record {
     pub gpu_kernel_over_roofline: f64,
     pub gpu_speedup_over_cpu: f64,
     /// Each figure's 95 % interval, MAD and sample count (`gpu_kernel_ci_low_ms`, ...), the
-    /// batch figures (`gpu_kernel_batch_ms`, `gpu_copy_batch_ms`, their batch sizes) and,
-    /// with `--model`, the memory model's figures (`model_store_eff_32`, ...).
+    /// batch figures (`gpu_kernel_batch_ms`, `gpu_copy_batch_ms`, their batch sizes).
     #[serde(flatten, default)]
     pub extra: std::collections::BTreeMap<String, f64>,
     /// Figures whose interval was still wider than `--noise` when `--max-time` ran out.

@@ -49,21 +49,14 @@ const ROW_WALK: u32 = ROWS_PER_WORD;
 const ROW_AXES: u32 = 0u;
 const WORD_BYTES: u32 = 4u;
 const FLAT_WORDS: u32 = 8u;
-const TRACE_INPUT_LOAD: u32 = 0u;
-const TRACE_OUTPUT_STORE: u32 = 1u;
-const TRACE_OUTPUT_LOAD: u32 = 2u;
-const TRACE: bool = false;
 alias WORD = u32;
 fn constant_word() -> WORD { return P.constant.x; }
-
-fn trace_begin(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) {}
-fn trace_access(site: u32, kind: u32, address: u32) {}
 
 // Shared by every pad shader: parameters, bindings, and the walk from output coordinates to
 // input offsets. The host prepends the uniform's structs, every constant the shaders share
 // with it (one table: PipelineKey::constants in src/gpu/shader.rs, where MAX_RANK, WORKGROUP,
-// the ROWS_* names, NARROW_PAIRS, EPW, TRACE and the rest are defined), the width's WORD alias
-// and the trace prelude (trace_begin, trace_access); the mode file supplies `source_coord`.
+// the ROWS_* names, NARROW_PAIRS, EPW and the rest are defined) and the width's WORD
+// alias; the mode file supplies `source_coord`.
 
 const NONE: u32 = 0xffffffffu;
 
@@ -77,23 +70,18 @@ const NONE: u32 = 0xffffffffu;
 @group(0) @binding(1) var<storage, read_write> src: array<WORD>;
 @group(0) @binding(2) var<storage, read_write> dst: array<WORD>;
 
-// Every access to the input and output goes through these, naming its site in the shader
-// (a number unique within the kernel), so that the memory model's trace variant
-// (src/gpu/model.rs; TRACE true, a fourth binding) records it. In every other pipeline
-// TRACE is false and trace_access is empty: they compile to the bare access.
-fn load_src(site: u32, i: u32) -> WORD {
-    trace_access(site, TRACE_INPUT_LOAD, i * WORD_BYTES);
+// Every access to the input and output goes through these (a test counts each word's
+// stores by rewriting store_dst: tests/store_once.rs).
+fn load_src(i: u32) -> WORD {
     return src[i];
 }
 
-fn store_dst(site: u32, i: u32, v: WORD) {
-    trace_access(site, TRACE_OUTPUT_STORE, i * WORD_BYTES);
+fn store_dst(i: u32, v: WORD) {
     dst[i] = v;
 }
 
 // A read of the output (the bytes of a word outside the window, kept).
-fn load_dst(site: u32, i: u32) -> WORD {
-    trace_access(site, TRACE_OUTPUT_LOAD, i * WORD_BYTES);
+fn load_dst(i: u32) -> WORD {
     return dst[i];
 }
 
@@ -241,7 +229,7 @@ fn flat_load(ok: bool, c: FlatCursor) -> WORD {
     let k = source_coord(c.x + inner.start, 0u);
     var v = constant_word();
     if (ok && k != NONE && c.r.inside) {
-        v = load_src(1u, c.r.src + (inner.crop_start + k) * inner.in_stride);
+        v = load_src(c.r.src + (inner.crop_start + k) * inner.in_stride);
     }
     return v;
 }
@@ -252,7 +240,6 @@ fn main(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    trace_begin(wid, nwg, lid);
     let inner = P.axes[0];
     let total = P.count * inner.len;
     let drow = divide(WORKGROUP, inner.len_magic, inner.len_shift);
@@ -292,27 +279,27 @@ fn main(
     let d7 = flat_dst(c);
     let v7 = flat_load(ok7, c);
     if (ok0) {
-        store_dst(2u, d0, v0);
+        store_dst(d0, v0);
     }
     if (ok1) {
-        store_dst(2u, d1, v1);
+        store_dst(d1, v1);
     }
     if (ok2) {
-        store_dst(2u, d2, v2);
+        store_dst(d2, v2);
     }
     if (ok3) {
-        store_dst(2u, d3, v3);
+        store_dst(d3, v3);
     }
     if (ok4) {
-        store_dst(2u, d4, v4);
+        store_dst(d4, v4);
     }
     if (ok5) {
-        store_dst(2u, d5, v5);
+        store_dst(d5, v5);
     }
     if (ok6) {
-        store_dst(2u, d6, v6);
+        store_dst(d6, v6);
     }
     if (ok7) {
-        store_dst(2u, d7, v7);
+        store_dst(d7, v7);
     }
 }

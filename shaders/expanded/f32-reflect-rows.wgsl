@@ -48,21 +48,14 @@ const MULTI_PERIOD: bool = false;
 const ROW_WALK: u32 = ROWS_PER_WORD;
 const ROW_AXES: u32 = 0u;
 const WORD_BYTES: u32 = 4u;
-const TRACE_INPUT_LOAD: u32 = 0u;
-const TRACE_OUTPUT_STORE: u32 = 1u;
-const TRACE_OUTPUT_LOAD: u32 = 2u;
-const TRACE: bool = false;
 alias WORD = u32;
 fn constant_word() -> WORD { return P.constant.x; }
-
-fn trace_begin(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) {}
-fn trace_access(site: u32, kind: u32, address: u32) {}
 
 // Shared by every pad shader: parameters, bindings, and the walk from output coordinates to
 // input offsets. The host prepends the uniform's structs, every constant the shaders share
 // with it (one table: PipelineKey::constants in src/gpu/shader.rs, where MAX_RANK, WORKGROUP,
-// the ROWS_* names, NARROW_PAIRS, EPW, TRACE and the rest are defined), the width's WORD alias
-// and the trace prelude (trace_begin, trace_access); the mode file supplies `source_coord`.
+// the ROWS_* names, NARROW_PAIRS, EPW and the rest are defined) and the width's WORD
+// alias; the mode file supplies `source_coord`.
 
 const NONE: u32 = 0xffffffffu;
 
@@ -76,23 +69,18 @@ const NONE: u32 = 0xffffffffu;
 @group(0) @binding(1) var<storage, read_write> src: array<WORD>;
 @group(0) @binding(2) var<storage, read_write> dst: array<WORD>;
 
-// Every access to the input and output goes through these, naming its site in the shader
-// (a number unique within the kernel), so that the memory model's trace variant
-// (src/gpu/model.rs; TRACE true, a fourth binding) records it. In every other pipeline
-// TRACE is false and trace_access is empty: they compile to the bare access.
-fn load_src(site: u32, i: u32) -> WORD {
-    trace_access(site, TRACE_INPUT_LOAD, i * WORD_BYTES);
+// Every access to the input and output goes through these (a test counts each word's
+// stores by rewriting store_dst: tests/store_once.rs).
+fn load_src(i: u32) -> WORD {
     return src[i];
 }
 
-fn store_dst(site: u32, i: u32, v: WORD) {
-    trace_access(site, TRACE_OUTPUT_STORE, i * WORD_BYTES);
+fn store_dst(i: u32, v: WORD) {
     dst[i] = v;
 }
 
 // A read of the output (the bytes of a word outside the window, kept).
-fn load_dst(site: u32, i: u32) -> WORD {
-    trace_access(site, TRACE_OUTPUT_LOAD, i * WORD_BYTES);
+fn load_dst(i: u32) -> WORD {
     return dst[i];
 }
 
@@ -205,10 +193,7 @@ fn source_coord(o: u32, d: u32) -> u32 {
 fn main(
     @builtin(global_invocation_id) gid: vec3<u32>,
     @builtin(num_workgroups) nwg: vec3<u32>,
-    @builtin(workgroup_id) wid: vec3<u32>,
-    @builtin(local_invocation_index) lid: u32,
 ) {
-    trace_begin(wid, nwg, lid);
     let inner = P.axes[0];
     let pack = P.pack;
     let sub = divide(gid.x, inner.len_magic, inner.len_shift);
@@ -231,39 +216,39 @@ fn main(
         let xb = xa + step;
         let xc = xb + step;
         let xd = xc + step;
-        let va = wide_element(3u, xa, r);
+        let va = wide_element(xa, r);
         var vb = constant_word();
         var vc = vb;
         var vd = vb;
         if (xb < len) {
-            vb = wide_element(4u, xb, r);
+            vb = wide_element(xb, r);
         }
         if (xc < len) {
-            vc = wide_element(5u, xc, r);
+            vc = wide_element(xc, r);
         }
         if (xd < len) {
-            vd = wide_element(6u, xd, r);
+            vd = wide_element(xd, r);
         }
-        store_dst(7u, r.dst + (xa + inner.start) * inner.out_stride, va);
+        store_dst(r.dst + (xa + inner.start) * inner.out_stride, va);
         if (xb < len) {
-            store_dst(8u, r.dst + (xb + inner.start) * inner.out_stride, vb);
+            store_dst(r.dst + (xb + inner.start) * inner.out_stride, vb);
         }
         if (xc < len) {
-            store_dst(9u, r.dst + (xc + inner.start) * inner.out_stride, vc);
+            store_dst(r.dst + (xc + inner.start) * inner.out_stride, vc);
         }
         if (xd < len) {
-            store_dst(10u, r.dst + (xd + inner.start) * inner.out_stride, vd);
+            store_dst(r.dst + (xd + inner.start) * inner.out_stride, vd);
         }
     }
 }
 
 // The word at window-local position x of row r: its input word, or the constant.
-fn wide_element(site: u32, x: u32, r: Row) -> WORD {
+fn wide_element(x: u32, r: Row) -> WORD {
     let inner = P.axes[0];
     let k = source_coord(x + inner.start, 0u);
     var v = constant_word();
     if (k != NONE && r.inside) {
-        v = load_src(site, r.src + (inner.crop_start + k) * inner.in_stride);
+        v = load_src(r.src + (inner.crop_start + k) * inner.in_stride);
     }
     return v;
 }

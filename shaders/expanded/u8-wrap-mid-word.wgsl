@@ -52,20 +52,13 @@ const EPW: u32 = 4u;
 const EPW_LOG2: u32 = 2u;
 const BITS: u32 = 8u;
 const MASK: u32 = 0xffu;
-const TRACE_INPUT_LOAD: u32 = 0u;
-const TRACE_OUTPUT_STORE: u32 = 1u;
-const TRACE_OUTPUT_LOAD: u32 = 2u;
-const TRACE: bool = false;
 alias WORD = u32;
-
-fn trace_begin(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) {}
-fn trace_access(site: u32, kind: u32, address: u32) {}
 
 // Shared by every pad shader: parameters, bindings, and the walk from output coordinates to
 // input offsets. The host prepends the uniform's structs, every constant the shaders share
 // with it (one table: PipelineKey::constants in src/gpu/shader.rs, where MAX_RANK, WORKGROUP,
-// the ROWS_* names, NARROW_PAIRS, EPW, TRACE and the rest are defined), the width's WORD alias
-// and the trace prelude (trace_begin, trace_access); the mode file supplies `source_coord`.
+// the ROWS_* names, NARROW_PAIRS, EPW and the rest are defined) and the width's WORD
+// alias; the mode file supplies `source_coord`.
 
 const NONE: u32 = 0xffffffffu;
 
@@ -79,23 +72,18 @@ const NONE: u32 = 0xffffffffu;
 @group(0) @binding(1) var<storage, read_write> src: array<WORD>;
 @group(0) @binding(2) var<storage, read_write> dst: array<WORD>;
 
-// Every access to the input and output goes through these, naming its site in the shader
-// (a number unique within the kernel), so that the memory model's trace variant
-// (src/gpu/model.rs; TRACE true, a fourth binding) records it. In every other pipeline
-// TRACE is false and trace_access is empty: they compile to the bare access.
-fn load_src(site: u32, i: u32) -> WORD {
-    trace_access(site, TRACE_INPUT_LOAD, i * WORD_BYTES);
+// Every access to the input and output goes through these (a test counts each word's
+// stores by rewriting store_dst: tests/store_once.rs).
+fn load_src(i: u32) -> WORD {
     return src[i];
 }
 
-fn store_dst(site: u32, i: u32, v: WORD) {
-    trace_access(site, TRACE_OUTPUT_STORE, i * WORD_BYTES);
+fn store_dst(i: u32, v: WORD) {
     dst[i] = v;
 }
 
 // A read of the output (the bytes of a word outside the window, kept).
-fn load_dst(site: u32, i: u32) -> WORD {
-    trace_access(site, TRACE_OUTPUT_LOAD, i * WORD_BYTES);
+fn load_dst(i: u32) -> WORD {
     return dst[i];
 }
 
@@ -222,7 +210,7 @@ fn shifted(lo: u32, hi: u32, shift: u32) -> u32 {
 
 // The input element at offset idx (in elements) of the input binding.
 fn input_element(idx: u32) -> u32 {
-    return (load_src(1u, idx >> EPW_LOG2) >> ((idx & (EPW - 1u)) * BITS)) & MASK;
+    return (load_src(idx >> EPW_LOG2) >> ((idx & (EPW - 1u)) * BITS)) & MASK;
 }
 
 // The input element (its offset in the input binding) at window-local position x of row
@@ -271,10 +259,10 @@ fn other_word(w: u32, base: u32, len: u32, r: Row, first: u32, y: u32, y_len: u3
     var a = 0u;
     var d = 0u;
     if (s.x != NONE) {
-        a = load_src(4u, w_lo);
+        a = load_src(w_lo);
         d = a;
         if (w_hi > w_lo) {
-            d = load_src(15u, w_hi);
+            d = load_src(w_hi);
         }
     }
     return other_assembled(w, base, len, r, first, y, y_len, above, above_next, s, a, d);
@@ -310,10 +298,10 @@ fn other_assembled(w: u32, base: u32, len: u32, r: Row, first: u32, y: u32, y_le
     // Two elements to a word (16-bit) lie in a's word and d's: nothing between.
     if (s.x != NONE && EPW > 2u) {
         if (w_hi > w_lo + 1u) {
-            b = load_src(5u, w_lo + 1u);
+            b = load_src(w_lo + 1u);
         }
         if (w_hi > w_lo + 2u) {
-            c = load_src(6u, w_hi - 1u);
+            c = load_src(w_hi - 1u);
         }
     }
     var word = 0u;
@@ -490,10 +478,10 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
             var a = 0u;
             var d = 0u;
             if (reads) {
-                a = load_src(2u, at);
+                a = load_src(at);
                 d = a;
                 if (last > at) {
-                    d = load_src(3u, last);
+                    d = load_src(last);
                 }
             }
             var word = constant_word();
@@ -509,9 +497,9 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
                 mask = o.y;
             }
             if (!MID_WORD || mask == 0xffffffffu) {
-                store_dst(7u, w, word);
+                store_dst(w, word);
             } else {
-                store_dst(8u, w, (load_dst(9u, w) & ~mask) | word);
+                store_dst(w, (load_dst(w) & ~mask) | word);
             }
         }
         return;
@@ -536,14 +524,14 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
             var lo = constant_word();
             var hi = lo;
             if (r.inside) {
-                let a = load_src(40u, i0 + w);
-                let b = load_src(41u, i0 + w + 1u);
-                let c = load_src(42u, i0 + w + third);
+                let a = load_src(i0 + w);
+                let b = load_src(i0 + w + 1u);
+                let c = load_src(i0 + w + third);
                 lo = shifted(a, b, shift);
                 hi = shifted(b, c, shift);
             }
-            store_dst(43u, w, lo);
-            store_dst(44u, w + 1u, hi);
+            store_dst(w, lo);
+            store_dst(w + 1u, hi);
         }
     }
     for (var n = 0u; n < select(NARROW_ROW_WORDS / 2u, 0u, NARROW_PAIRS); n++) {
@@ -556,26 +544,26 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
         var lo = constant_word();
         var hi = lo;
         if (r.inside) {
-            let a = load_src(30u, i0 + w);
+            let a = load_src(i0 + w);
             var b = a;
             var c = 0u;
             var d = 0u;
             if (more) {
-                c = load_src(31u, i0 + v);
+                c = load_src(i0 + v);
                 d = c;
             }
             if (shift != 0u) {
-                b = load_src(32u, i0 + w + 1u);
+                b = load_src(i0 + w + 1u);
                 if (more) {
-                    d = load_src(38u, i0 + v + 1u);
+                    d = load_src(i0 + v + 1u);
                 }
             }
             lo = shifted(a, b, shift);
             hi = shifted(c, d, shift);
         }
-        store_dst(33u, w, lo);
+        store_dst(w, lo);
         if (more) {
-            store_dst(34u, v, hi);
+            store_dst(v, hi);
         }
     }
     // The row's other words, a lane each: j counts them, those before f0 first. The last may
@@ -585,9 +573,9 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
         let w = select(wa + j + kept_words, wa + j, wa + j < f0);
         let o = other_word(w, base, len, r, first, y, af.len, above, above_next);
         if (!MID_WORD || o.y == 0xffffffffu) {
-            store_dst(35u, w, o.x);
+            store_dst(w, o.x);
         } else {
-            store_dst(36u, w, (load_dst(37u, w) & ~o.y) | o.x);
+            store_dst(w, (load_dst(w) & ~o.y) | o.x);
         }
     }
 }
@@ -596,10 +584,8 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
 fn main(
     @builtin(global_invocation_id) gid: vec3<u32>,
     @builtin(num_workgroups) nwg: vec3<u32>,
-    @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    trace_begin(wid, nwg, lid);
     // ROW_WALK is a pipeline constant: llvmpipe runs both sides of a runtime branch. Rows
     // ending mid-word (ROWS_MID_WORD) are rare enough to share one pipeline for both row
     // shapes: their `first` is the uniform's, read through the invocation so that lavapipe
@@ -643,9 +629,9 @@ fn main(
         if (fast) {
             let idx = r.src + inner.crop_start + j;
             let shift = (idx & (EPW - 1u)) * BITS;
-            let lo = load_src(20u, idx >> EPW_LOG2);
+            let lo = load_src(idx >> EPW_LOG2);
             // An aligned word reads one input word only (the next may be past the input).
-            let hi = load_src(21u, (idx >> EPW_LOG2) + select(0u, 1u, shift != 0u));
+            let hi = load_src((idx >> EPW_LOG2) + select(0u, 1u, shift != 0u));
             word = shifted(lo, hi, shift);
             mask = 0xffffffffu;
             x += EPW;
@@ -676,9 +662,9 @@ fn main(
             }
         }
         if (mask == 0xffffffffu) {
-            store_dst(22u, w, word);
+            store_dst(w, word);
         } else {
-            store_dst(23u, w, (load_dst(24u, w) & ~mask) | word);
+            store_dst(w, (load_dst(w) & ~mask) | word);
         }
     }
 }

@@ -57,8 +57,10 @@ impl Program {
         Program::with_variant(plan, input, output, limits, KernelVariant::Default)
     }
 
-    /// [`Program::new`] for a kernel variant (variant.rs), for measurement only.
-    pub(crate) fn with_variant(
+    /// [`Program::new`] for a kernel variant (variant.rs), for measurement and its tests
+    /// only: unstable, hidden like [`KernelVariant`].
+    #[doc(hidden)]
+    pub fn with_variant(
         plan: &PadPlan,
         input: &BufferView,
         output: &BufferView,

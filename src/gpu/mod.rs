@@ -21,8 +21,7 @@
 //! among them; `narrow` also the `RowWalk`), `variant` (kernels kept side by side for measurement), `params` (the uniform and the constants shared with WGSL),
 //! `shader` (pipeline keys and their WGSL), `kernel` (`PadKernel`: pipelines, bind groups,
 //! recording, through `Program`'s public API), `context` (`GpuContext`: device, upload,
-//! readback), `buffers` (ranges, uploads, the pool); and `model`, the memory-transaction
-//! model that traces the real shaders.
+//! readback) and `buffers` (ranges, uploads, the pool).
 
 #[cfg(feature = "wgpu")]
 mod buffers;
@@ -32,8 +31,6 @@ mod context;
 mod kernel;
 mod kernels;
 mod layout;
-#[cfg(feature = "wgpu")]
-pub mod model;
 mod params;
 mod program;
 mod shader;

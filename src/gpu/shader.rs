@@ -92,18 +92,6 @@ impl PipelineKey {
     /// The pipeline's WGSL: the shared constants, this key's constants, the width's
     /// definitions, the shared prelude, the mode's index function and the width's main.
     pub(crate) fn wgsl(&self) -> String {
-        self.wgsl_with(false)
-    }
-
-    /// The memory model's trace variant of the same pipeline ([`super::model`]): `TRACE`
-    /// true and a fourth binding that records every access. Never built by `PadKernel`.
-    #[cfg_attr(target_arch = "wasm32", allow(dead_code))] // the trace blocks: native only
-    #[cfg_attr(not(feature = "wgpu"), allow(dead_code))] // used by the wgpu half
-    pub(crate) fn wgsl_traced(&self) -> String {
-        self.wgsl_with(true)
-    }
-
-    fn wgsl_with(&self, trace: bool) -> String {
         let mode_src = match self.mode {
             Mode::Constant => include_str!("../../shaders/constant.wgsl"),
             Mode::Reflect => include_str!("../../shaders/reflect.wgsl"),
@@ -131,13 +119,8 @@ impl PipelineKey {
         if self.variant.read_only_input() {
             common = common.replace(SRC_BINDING, "var<storage, read> src").into();
         }
-        let constants = declare(&self.constants(trace));
-        format!(
-            "{}{}{constants}{defs}\n{}\n{common}\n{mode_src}\n{main}",
-            AxisParams::WGSL,
-            Params::WGSL,
-            trace_prelude(trace),
-        )
+        let constants = declare(&self.constants());
+        format!("{}{}{constants}{defs}\n{common}\n{mode_src}\n{main}", AxisParams::WGSL, Params::WGSL)
     }
 
     /// The flat grid's words a lane, if this pipeline runs on it: the key's own for wide
@@ -152,8 +135,8 @@ impl PipelineKey {
     /// Every WGSL constant the host gives a pipeline, in one table (the shaders use them and
     /// never define them; their own local constants, such as `NONE`, they define where used):
     /// the shared sizes (params.rs), the row walks' names (narrow.rs), the key's choices, the
-    /// variant's knobs (variant.rs), the word's geometry and the trace switch.
-    pub(crate) fn constants(&self, trace: bool) -> Vec<(String, WgslValue)> {
+    /// variant's knobs (variant.rs) and the word's geometry.
+    pub(crate) fn constants(&self) -> Vec<(String, WgslValue)> {
         use WgslValue::{Bool, U32};
         let mut c: Vec<(String, WgslValue)> = vec![
             ("MAX_RANK".into(), U32(MAX_RANK as u32)),
@@ -184,7 +167,6 @@ impl PipelineKey {
         if let Some(words) = self.flat_words() {
             c.push(("FLAT_WORDS".into(), U32(words)));
         }
-        c.extend(trace_constants(trace));
         c
     }
 
@@ -212,34 +194,6 @@ const FLAT: &str = include_str!("../../shaders/flat.wgsl");
 const FLAT_NARROW: &str = include_str!("../../shaders/flat_narrow.wgsl");
 /// The input's declaration in common.wgsl, which the read-only variants replace.
 const SRC_BINDING: &str = "var<storage, read_write> src";
-
-/// The trace prelude: with `trace`, a fourth binding (`trace_buf`) where each invocation of
-/// a traced workgroup appends its accesses, in program order (the layout is
-/// [`super::model`]'s); without, empty functions every compiler removes.
-pub(crate) fn trace_prelude(trace: bool) -> &'static str {
-    if trace {
-        TRACE_ON
-    } else {
-        TRACE_OFF
-    }
-}
-
-const TRACE_OFF: &str = concat!(
-    "fn trace_begin(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) {}\n",
-    "fn trace_access(site: u32, kind: u32, address: u32) {}\n",
-);
-
-const TRACE_ON: &str = include_str!("../../shaders/trace.wgsl");
-
-/// The trace switch and the access kinds its records name (the memory model's, model.rs).
-pub(crate) fn trace_constants(trace: bool) -> [(String, WgslValue); 4] {
-    [
-        ("TRACE_INPUT_LOAD".into(), WgslValue::U32(0)),
-        ("TRACE_OUTPUT_STORE".into(), WgslValue::U32(1)),
-        ("TRACE_OUTPUT_LOAD".into(), WgslValue::U32(2)),
-        ("TRACE".into(), WgslValue::Bool(trace)),
-    ]
-}
 
 /// The constants as WGSL declarations, one a line.
 pub(crate) fn declare(constants: &[(String, WgslValue)]) -> String {
@@ -341,7 +295,7 @@ mod tests {
                 .into_iter()
                 .flat_map(|k| KernelVariant::ALL.map(|v| k.with_variant(v)))
                 .collect::<std::collections::HashSet<_>>();
-            for (key, src) in keys.into_iter().flat_map(|k| [(k, k.wgsl()), (k, k.wgsl_traced())]) {
+            for (key, src) in keys.into_iter().map(|k| (k, k.wgsl())) {
                 let module = naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| panic!("{key:?}: {e}"));
                 naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
                     .validate(&module)

@@ -1,5 +1,5 @@
 //! Kernel variants kept side by side until a real GPU decides between them (the kernel
-//! issue's rule: lavapipe and the memory model never pick a default). One build runs any of
+//! issue's rule: lavapipe never picks a default). One build runs any of
 //! them, so a single harness binary measures them all in one lease
 //! (`gpu_vs_cpu --kernel-variant`, `benchmarks/device-ab.sh`'s `VARIANTS`).
 //!

@@ -113,7 +113,7 @@ pub(in crate::gpu) fn wgsl_body(words: u32) -> String {
         );
     }
     for u in 0..words {
-        s += &format!("    if (ok{u}) {{\n        store_dst(2u, d{u}, v{u});\n    }}\n");
+        s += &format!("    if (ok{u}) {{\n        store_dst(d{u}, v{u});\n    }}\n");
     }
     s
 }

@@ -2,10 +2,9 @@
 //! invocation owns each output word it writes). Two walks, a pipeline constant each
 //! ([`RowWalk`]): rows on a grid (along axis 0, or axes 0 and 1 where axis 0 is a whole
 //! unpadded run), a lane a word (short rows sharing a workgroup) or up to
-//! [`NARROW_ROW_WORDS`] words of a long row an invocation, a grid width apart; or, where rows
-//! are too short or windows disagree, [`NARROW_WORD_RUN`](crate::gpu::params::NARROW_WORD_RUN) words an invocation a workgroup's
-//! width apart, each finding its row by division. Either way a SIMD group's lanes store
-//! neighbouring words (the memory model, `gpu::model`, checks it).
+//! [`NARROW_ROW_WORDS`] words of a long row an invocation, in pairs; or, where rows are too
+//! short or windows disagree, [`NARROW_WORD_RUN`](crate::gpu::params::NARROW_WORD_RUN) words
+//! an invocation a workgroup's width apart, each finding its row by division.
 //!
 //! The layout asks it three things: whether the output is dense enough ([`check_output`]),
 //! each window's grid ([`grid`]), and the one walk all windows of a pad share

@@ -40,6 +40,7 @@ const ROW_WORDS_NONE: u32 = 0u;
 const WIDE_ELEMS: u32 = 16u;
 const NARROW_WORD_RUN: u32 = 16u;
 const NARROW_PAIRS: bool = true;
+const PAIRS_LOADS_FIRST: bool = false;
 const ROWS_PER_WORD: u32 = 0u;
 const ROWS_AXIS0: u32 = 1u;
 const ROWS_AXES01: u32 = 2u;

@@ -40,6 +40,7 @@ const ROW_WORDS_NONE: u32 = 0u;
 const WIDE_ELEMS: u32 = 16u;
 const NARROW_WORD_RUN: u32 = 16u;
 const NARROW_PAIRS: bool = true;
+const PAIRS_LOADS_FIRST: bool = false;
 const ROWS_PER_WORD: u32 = 0u;
 const ROWS_AXIS0: u32 = 1u;
 const ROWS_AXES01: u32 = 2u;
@@ -199,6 +200,19 @@ fn constant_word() -> u32 {
 // The word that starts `shift` bits into input word `lo` and runs on into `hi`.
 fn shifted(lo: u32, hi: u32, shift: u32) -> u32 {
     return select((lo >> shift) | (hi << ((32u - shift) & 31u)), lo, shift == 0u);
+}
+
+// The two kept words of a pair starting at input word i (`third` the input word after the
+// pair's two, i + 1 where the row is aligned), or the constant where the row is outside.
+fn pair_words(i: u32, shift: u32, third: u32, inside: bool) -> vec2<u32> {
+    var p = vec2<u32>(constant_word(), constant_word());
+    if (inside) {
+        let a = load_src(i);
+        let b = load_src(i + 1u);
+        let c = load_src(i + third);
+        p = vec2<u32>(shifted(a, b, shift), shifted(b, c, shift));
+    }
+    return p;
 }
 
 // Rows of the window: a row owns the words that start in it (row 0 also the word the window
@@ -512,10 +526,50 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
     // (shift 0) reads one input word a word: the next may be past the input.
     let kept_end = select(f1, f0 + ((f1 - f0) & ~1u), NARROW_PAIRS);
     let step = P.row_lanes;
-    if (NARROW_PAIRS) {
-        // A shifted pair reads three input words where two single words read four; an
-        // aligned pair two (the next may be past the input).
-        let third = select(1u, 2u, shift != 0u);
+    // A shifted pair reads three input words where two single words read four; an aligned
+    // pair two (the next may be past the input).
+    let third = select(1u, 2u, shift != 0u);
+    if (NARROW_PAIRS && PAIRS_LOADS_FIRST) {
+        // The narrow-loads-first variant (variant.rs): four pairs at a time, all their loads
+        // before their stores, so that up to twelve loads are in flight a lane.
+        let pairs = 2u * step;
+        for (var n = 0u; n < NARROW_ROW_WORDS / 2u; n += 4u) {
+            let w0 = f0 + 2u * (lane + n * step);
+            if (w0 >= kept_end) {
+                break;
+            }
+            let w1 = w0 + pairs;
+            let w2 = w1 + pairs;
+            let w3 = w2 + pairs;
+            let p0 = pair_words(i0 + w0, shift, third, r.inside);
+            var p1 = p0;
+            var p2 = p0;
+            var p3 = p0;
+            if (w1 < kept_end) {
+                p1 = pair_words(i0 + w1, shift, third, r.inside);
+            }
+            if (w2 < kept_end) {
+                p2 = pair_words(i0 + w2, shift, third, r.inside);
+            }
+            if (w3 < kept_end) {
+                p3 = pair_words(i0 + w3, shift, third, r.inside);
+            }
+            store_dst(w0, p0.x);
+            store_dst(w0 + 1u, p0.y);
+            if (w1 < kept_end) {
+                store_dst(w1, p1.x);
+                store_dst(w1 + 1u, p1.y);
+            }
+            if (w2 < kept_end) {
+                store_dst(w2, p2.x);
+                store_dst(w2 + 1u, p2.y);
+            }
+            if (w3 < kept_end) {
+                store_dst(w3, p3.x);
+                store_dst(w3 + 1u, p3.y);
+            }
+        }
+    } else if (NARROW_PAIRS) {
         for (var n = 0u; n < NARROW_ROW_WORDS / 2u; n++) {
             let w = f0 + 2u * (lane + n * step);
             if (w >= kept_end) {

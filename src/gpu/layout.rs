@@ -559,6 +559,8 @@ pub(super) mod tests {
             let l = lay_variant(&u8_image, &LIMITS, v);
             assert_eq!(l.key.variant, v, "{v:?}");
             assert_eq!(l.key.wgsl().contains("var<storage, read> src"), v.read_only_input(), "{v:?}");
+            let loads_first = l.key.wgsl().contains("const PAIRS_LOADS_FIRST: bool = true;");
+            assert_eq!(loads_first, v == NarrowLoadsFirst, "{v:?}");
             let d = &l.dispatches[0];
             // Rows of 3084 bytes, 772 words: 25 lanes of pairs, or a workgroup, or per word.
             let flat = v.flat_words().is_some();

@@ -147,6 +147,7 @@ impl PipelineKey {
             ("WIDE_ELEMS".into(), U32(self.variant.wide_elems())),
             ("NARROW_WORD_RUN".into(), U32(self.variant.word_run())),
             ("NARROW_PAIRS".into(), Bool(self.variant.pairs())),
+            ("PAIRS_LOADS_FIRST".into(), Bool(self.variant.pairs_loads_first())),
         ];
         c.extend(RowWalk::ALL.iter().map(|w| (format!("ROWS_{}", w.wgsl_name()), U32(*w as u32))));
         c.extend([

@@ -40,11 +40,15 @@ pub enum KernelVariant {
     /// [`FlatU4`](KernelVariant::FlatU4) with the input read-only, as in
     /// [`ReadOnlyInput`](KernelVariant::ReadOnlyInput): the roofline copy's shape and binding.
     FlatU4ReadOnly = 7,
+    /// Long 8- and 16-bit rows in pairs as by default, four pairs at a time with all their
+    /// loads before their stores (the wide row grid's shape, which won there), where the
+    /// default keeps one pair's loads in flight.
+    NarrowLoadsFirst = 8,
 }
 
 impl KernelVariant {
     /// Every variant, the default first.
-    pub const ALL: [KernelVariant; 7] = [
+    pub const ALL: [KernelVariant; 8] = [
         KernelVariant::Default,
         KernelVariant::Reference,
         KernelVariant::NarrowSpread,
@@ -52,6 +56,7 @@ impl KernelVariant {
         KernelVariant::FlatU8,
         KernelVariant::ReadOnlyInput,
         KernelVariant::FlatU4ReadOnly,
+        KernelVariant::NarrowLoadsFirst,
     ];
 
     /// The variant's name on the command line and in reports.
@@ -64,6 +69,7 @@ impl KernelVariant {
             KernelVariant::FlatU8 => "flat-u8",
             KernelVariant::ReadOnlyInput => "read-only-input",
             KernelVariant::FlatU4ReadOnly => "flat-u4-read-only",
+            KernelVariant::NarrowLoadsFirst => "narrow-loads-first",
         }
     }
 
@@ -137,6 +143,11 @@ impl KernelVariant {
         self != KernelVariant::NarrowSpread
     }
 
+    /// Narrow kernel: four pairs at a time, loads first.
+    pub(crate) fn pairs_loads_first(self) -> bool {
+        self == KernelVariant::NarrowLoadsFirst
+    }
+
     /// The variant a pipeline of `word_bytes`-byte words walking rows so really runs: one
     /// that changes nothing there is the default, so that it shares the default's pipeline.
     pub(crate) fn for_key(self, word_bytes: u8, walks_rows: bool) -> KernelVariant {
@@ -145,7 +156,9 @@ impl KernelVariant {
             // Wide words: the flat grid is the key's own (`PipelineKey::flat_words`).
             KernelVariant::FlatU4 | KernelVariant::FlatU8 if !narrow => KernelVariant::Default,
             KernelVariant::FlatU4ReadOnly if !narrow => KernelVariant::ReadOnlyInput,
-            KernelVariant::NarrowSpread if !narrow || !walks_rows => KernelVariant::Default,
+            KernelVariant::NarrowSpread | KernelVariant::NarrowLoadsFirst if !narrow || !walks_rows => {
+                KernelVariant::Default
+            }
             v => v,
         }
     }
@@ -170,6 +183,9 @@ mod tests {
         assert_eq!(NarrowSpread.for_key(16, false), Default);
         assert_eq!(NarrowSpread.for_key(1, false), Default);
         assert_eq!(NarrowSpread.for_key(1, true), NarrowSpread);
+        assert_eq!(NarrowLoadsFirst.for_key(4, false), Default);
+        assert_eq!(NarrowLoadsFirst.for_key(2, false), Default);
+        assert_eq!(NarrowLoadsFirst.for_key(2, true), NarrowLoadsFirst);
         assert_eq!(Reference.for_key(1, false), Reference);
         assert_eq!(Reference.for_key(8, false), Reference);
         assert_eq!(FlatU4.for_key(2, false), FlatU4);

@@ -9,11 +9,11 @@ use crate::error::{GpuLimit, PadError, Result, Side};
 use crate::mode::Mode;
 use crate::plan::{AxisMap, PadPlan};
 
-use super::kernels::narrow::{self, RowWalk};
+use super::kernels::narrow;
 use super::kernels::Kernel;
 use super::params::{magic_divisor, AxisParams, Params, INDEX_LIMIT, MAX_RANK};
 use super::program::{BufferView, DeviceLimits, Dispatch, Program};
-use super::shader::PipelineKey;
+use super::shader::{PipelineKey, RowWalk};
 use super::variant::KernelVariant;
 use super::view::{check_no_self_overlap, invalid, view_strides, View};
 use super::window::{Axis, WindowShape};
@@ -129,7 +129,9 @@ fn lay_out(
     check_bindings_inside(&program.dispatches, input, output)?;
     let row_walk = match kernel {
         Kernel::Narrow => {
-            narrow::settle_row_walk(&mut program.dispatches, &mid_words, word, limits.max_groups as u64, variant)
+            let mut windows: Vec<_> =
+                program.dispatches.iter_mut().map(|d| (&mut d.params, &mut d.workgroups)).collect();
+            narrow::settle_row_walk(&mut windows, &mid_words, word, limits.max_groups as u64, variant)
         }
         Kernel::Rows | Kernel::Flat { .. } => RowWalk::PerWord,
     };

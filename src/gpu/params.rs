@@ -184,12 +184,8 @@ mod tests {
     #[test]
     fn layout_matches_the_wgsl_struct() {
         use std::mem::size_of;
-        let key = super::super::shader::PipelineKey::new(
-            crate::Mode::Wrap,
-            1,
-            true,
-            super::super::kernels::narrow::RowWalk::PerWord,
-        );
+        let key =
+            super::super::shader::PipelineKey::new(crate::Mode::Wrap, 1, true, super::super::shader::RowWalk::PerWord);
         let module = naga::front::wgsl::parse_str(&key.wgsl()).expect("the shader parses");
         let members = |name: &str| {
             let (_, ty) = module.types.iter().find(|(_, t)| t.name.as_deref() == Some(name)).expect(name);

@@ -11,7 +11,6 @@
 
 use crate::mode::Mode;
 
-use super::kernels::narrow::RowWalk;
 use super::params::{AxisParams, Params, MAGIC_DIVIDE_BY_ONE, MAX_RANK, NARROW_ROW_WORDS, ROW_WORDS_NONE, WORKGROUP};
 use super::variant::KernelVariant;
 
@@ -187,6 +186,56 @@ impl PipelineKey {
                 v => format!(" ({})", v.name()),
             }
         )
+    }
+}
+
+/// How the narrow kernel (8- and 16-bit words) walks its output: a pipeline constant
+/// (`ROW_WALK` in narrow.wgsl, compared with the `ROWS_` names shader.rs's constants table gives).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub(crate) enum RowWalk {
+    /// One invocation per run of output words, its row found by division (rows too short
+    /// to walk, or windows whose rows differ); also what wide words always take.
+    PerWord = 0,
+    /// Rows of whole words along axis 0.
+    Axis0 = 1,
+    /// Rows of whole words along axes 0 and 1 (axis 0 an unpadded run of channels).
+    Axes01 = 2,
+    /// Rows along either that end mid-word (odd image widths, RGB rows): each row owns the
+    /// words that start in it; the axes come from the uniform's `row_first`.
+    MidWord = 3,
+}
+
+impl RowWalk {
+    /// Every variant.
+    pub const ALL: [RowWalk; 4] = [RowWalk::PerWord, RowWalk::Axis0, RowWalk::Axes01, RowWalk::MidWord];
+
+    /// The axes a row of whole words spans (its `first`: 1 or 2; the shader's `ROW_AXES`), a
+    /// count of its own rather than the variant's number; 0 where rows are not whole words.
+    pub fn axes(self) -> u32 {
+        match self {
+            RowWalk::Axis0 => 1,
+            RowWalk::Axes01 => 2,
+            RowWalk::PerWord | RowWalk::MidWord => 0,
+        }
+    }
+
+    /// Rows of whole words along the axes below `first` (1 or 2).
+    pub fn whole_words(first: u32) -> RowWalk {
+        match first {
+            1 => RowWalk::Axis0,
+            2 => RowWalk::Axes01,
+            _ => unreachable!("rows span one or two axes, not {first}"),
+        }
+    }
+
+    pub(in crate::gpu) fn wgsl_name(self) -> &'static str {
+        match self {
+            RowWalk::PerWord => "PER_WORD",
+            RowWalk::Axis0 => "AXIS0",
+            RowWalk::Axes01 => "AXES01",
+            RowWalk::MidWord => "MID_WORD",
+        }
     }
 }
 

@@ -5,7 +5,7 @@
 //! - `flat`: wide words on the flat grid, the roofline copy's shape (`shaders/flat.wgsl`), and
 //!   a measured variant's narrow form (`shaders/flat_narrow.wgsl`);
 //! - `narrow`: 8- and 16-bit elements in u32 words, by rows (`shaders/narrow.wgsl`), and the
-//!   [`RowWalk`](narrow::RowWalk) its pipelines are specialised for.
+//!   [`RowWalk`](super::shader::RowWalk) its pipelines are specialised for.
 //!
 //! Each has its `fits` (whether a window's grid fits the device), its `grid` (the workgroups
 //! and the uniform's kernel fields) and its tests; the layout (`layout.rs`) calls them only

@@ -12,61 +12,11 @@
 
 use crate::error::{Result, Side};
 use crate::gpu::params::{magic_divisor, Params, INDEX_LIMIT, NARROW_ROW_WORDS, ROW_WORDS_NONE, WORKGROUP};
-use crate::gpu::program::Dispatch;
+use crate::gpu::shader::RowWalk;
 use crate::gpu::variant::KernelVariant;
 use crate::gpu::view::{dense_strides, invalid};
 use crate::gpu::window::WindowShape;
 use crate::plan::PadPlan;
-
-/// How the narrow kernel (8- and 16-bit words) walks its output: a pipeline constant
-/// (`ROW_WALK` in narrow.wgsl, compared with the `ROWS_` names shader.rs's constants table gives).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u32)]
-pub(crate) enum RowWalk {
-    /// One invocation per run of output words, its row found by division (rows too short
-    /// to walk, or windows whose rows differ); also what wide words always take.
-    PerWord = 0,
-    /// Rows of whole words along axis 0.
-    Axis0 = 1,
-    /// Rows of whole words along axes 0 and 1 (axis 0 an unpadded run of channels).
-    Axes01 = 2,
-    /// Rows along either that end mid-word (odd image widths, RGB rows): each row owns the
-    /// words that start in it; the axes come from the uniform's `row_first`.
-    MidWord = 3,
-}
-
-impl RowWalk {
-    /// Every variant.
-    pub const ALL: [RowWalk; 4] = [RowWalk::PerWord, RowWalk::Axis0, RowWalk::Axes01, RowWalk::MidWord];
-
-    /// The axes a row of whole words spans (its `first`: 1 or 2; the shader's `ROW_AXES`), a
-    /// count of its own rather than the variant's number; 0 where rows are not whole words.
-    pub fn axes(self) -> u32 {
-        match self {
-            RowWalk::Axis0 => 1,
-            RowWalk::Axes01 => 2,
-            RowWalk::PerWord | RowWalk::MidWord => 0,
-        }
-    }
-
-    /// Rows of whole words along the axes below `first` (1 or 2).
-    pub fn whole_words(first: u32) -> RowWalk {
-        match first {
-            1 => RowWalk::Axis0,
-            2 => RowWalk::Axes01,
-            _ => unreachable!("rows span one or two axes, not {first}"),
-        }
-    }
-
-    pub(in crate::gpu) fn wgsl_name(self) -> &'static str {
-        match self {
-            RowWalk::PerWord => "PER_WORD",
-            RowWalk::Axis0 => "AXIS0",
-            RowWalk::Axes01 => "AXES01",
-            RowWalk::MidWord => "MID_WORD",
-        }
-    }
-}
 
 /// Invocations a row owning `row_words` words takes. Up to a workgroup's words, one a word,
 /// so that a SIMD group's lanes store neighbouring words, running on into the next row (rows
@@ -141,17 +91,18 @@ pub(in crate::gpu) fn grid(
 /// The pad's walk, one pipeline for all its windows ([`row_walk`]), from each window and
 /// whether its rows end mid-word (`mid_words`, in the same order); where windows disagree on
 /// their rows, every window with rows goes per word instead.
+/// Each window is its parameters and workgroup counts.
 pub(in crate::gpu) fn settle_row_walk(
-    dispatches: &mut [Dispatch],
+    windows: &mut [(&mut Params, &mut [u32; 3])],
     mid_words: &[bool],
     word: u64,
     max_groups: u64,
     variant: KernelVariant,
 ) -> RowWalk {
-    let walk = row_walk(dispatches.iter().zip(mid_words).map(|(d, &mid)| (d.params.row_first, mid)));
+    let walk = row_walk(windows.iter().zip(mid_words).map(|((p, _), &mid)| (p.row_first, mid)));
     if walk == RowWalk::PerWord {
-        for d in dispatches.iter_mut().filter(|d| d.params.row_first != 0) {
-            d.workgroups = per_word(&mut d.params, word, max_groups, variant.word_run());
+        for (params, workgroups) in windows.iter_mut().filter(|(p, _)| p.row_first != 0) {
+            **workgroups = per_word(params, word, max_groups, variant.word_run());
         }
     }
     walk

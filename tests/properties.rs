@@ -256,7 +256,9 @@ fn check(path: common::PadPath, cases: impl Strategy<Value = Case>, count: u32, 
     let (refused, defaults) = (refused.into_inner(), defaults.into_inner());
     let (empty_axis, past_length) = (empty_axis.into_inner(), past_length.into_inner());
     eprintln!("{ran} of {count} cases padded, {nonempty} with non-empty outputs, {refused} refused ({empty_axis} an empty axis extended, {past_length} cropped past its length), {defaults} with the default constant");
-    assert!(defaults > 0, "no case took the default constant");
+    // One case in eight asks for the default constant: 64 cases or more miss it once in
+    // 5,000 runs or less; the variants' runs of 48 (0.16 % each, 14 a test) are not held to it.
+    assert!(defaults > 0 || count < 64, "no case took the default constant");
     if refusals_required {
         assert!(past_length > 0, "no case cropped an axis past its length");
         assert!(empty_axis > 0, "no case extended an empty axis in a mode that needs its elements");

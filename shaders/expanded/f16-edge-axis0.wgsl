@@ -183,7 +183,7 @@ fn source_coord(o: u32, d: u32) -> u32 {
 // invocations write one word. Rows run on a row grid (narrow_rows) where they are whole words
 // or, ending mid-word, at least two words long; otherwise each invocation takes
 // NARROW_WORD_RUN words a workgroup apart. Either way a SIMD group's lanes store neighbouring
-// words (docs/ARCHITECTURE.md; the memory model, src/gpu/model.rs, measures it). The window
+// words (docs/ARCHITECTURE.md). The window
 // is one contiguous run of a dense output starting at element P.first of the binding; a word
 // only partly in it keeps its other bytes. The input may have any strides.
 
@@ -197,30 +197,109 @@ fn shifted(lo: u32, hi: u32, shift: u32) -> u32 {
     return select((lo >> shift) | (hi << ((32u - shift) & 31u)), lo, shift == 0u);
 }
 
-// The two kept words of a pair starting at input word i (`third` the input word after the
-// pair's two, i + 1 where the row is aligned), or the constant where the row is outside.
-fn pair_words(i: u32, shift: u32, third: u32, inside: bool) -> vec2<u32> {
-    var p = vec2<u32>(constant_word(), constant_word());
-    if (inside) {
-        let a = load_src(i);
-        let b = load_src(i + 1u);
-        let c = load_src(i + third);
-        p = vec2<u32>(shifted(a, b, shift), shifted(b, c, shift));
-    }
-    return p;
+// The input element at offset idx (in elements) of the input binding.
+fn input_element(idx: u32) -> u32 {
+    return (load_src(idx >> EPW_LOG2) >> ((idx & (EPW - 1u)) * BITS)) & MASK;
 }
+
+@compute @workgroup_size(WORKGROUP)
+fn main(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    // ROW_WALK is a pipeline constant: llvmpipe runs both sides of a runtime branch. Rows
+    // ending mid-word (ROWS_MID_WORD) are rare enough to share one pipeline for both row
+    // shapes: their `first` is the uniform's, read through the invocation so that lavapipe
+    // cannot inline it and recompile the shader at every dispatch (harmless elsewhere: one
+    // comparison with a value no invocation has).
+    if (ROW_WALK != ROWS_PER_WORD) {
+        narrow_rows(gid, nwg, select(ROW_AXES, select(P.row_first, 1u, gid.x == NONE), MID_WORD));
+        return;
+    }
+    // NARROW_WORD_RUN words an invocation, a workgroup's width apart: a workgroup covers
+    // WORKGROUP * NARROW_WORD_RUN consecutive words, and a SIMD group's lanes store
+    // neighbouring words. Each word finds its row by division (arithmetic a GPU has to spare
+    // in a memory-bound kernel; lanes a run apart stored 64 bytes apart, 16 times the
+    // sectors), then follows it element by element.
+    let block = (gid.x - lid + gid.y * nwg.x * WORKGROUP) * NARROW_WORD_RUN;
+    let inner = P.axes[0];
+    for (var n = 0u; n < NARROW_WORD_RUN; n++) {
+        let i = block + lid + n * WORKGROUP;
+        if (i >= P.count) {
+            break;
+        }
+        // The word's first element in the window (the window may start mid-word).
+        let first_e = select(0u, i * EPW - P.first % EPW, i > 0u);
+        var row = divide(first_e, inner.len_magic, inner.len_shift);
+        var x = first_e - row * inner.len;
+        var r = row_offsets(row);
+        let w = P.first / EPW + i;
+        // Byte k of the word is window element e0 + k (wrapping below the window's start);
+        // (row, x) is element e0 + k0's.
+        let e0 = w * EPW - P.first;
+        let k0 = select(0u, P.first - w * EPW, w * EPW < P.first);
+        var word = 0u;
+        var mask = 0u;
+        // A whole word of kept elements of one dense row needs no mode function: it is at most
+        // two input words, shifted. Rows of any length come here, odd image widths say
+        // (lavapipe, u8 [1,3,1023,1023] padded by 1: kernel 36-54 ms element by element, 18-33
+        // ms so).
+        let j = x + inner.start - inner.pad_before; // wraps past kept when in the pad before
+        let fast = k0 == 0u && e0 + EPW <= P.elems && x + EPW <= inner.len && r.inside && inner.in_stride == 1u
+            && j < inner.kept && j + EPW - 1u < inner.kept;
+        if (fast) {
+            let idx = r.src + inner.crop_start + j;
+            let shift = (idx & (EPW - 1u)) * BITS;
+            let lo = load_src(idx >> EPW_LOG2);
+            // An aligned word reads one input word only (the next may be past the input).
+            let hi = load_src((idx >> EPW_LOG2) + select(0u, 1u, shift != 0u));
+            word = shifted(lo, hi, shift);
+            mask = 0xffffffffu;
+            x += EPW;
+            if (x == inner.len) {
+                x = 0u;
+                row += 1u;
+                r = row_offsets(row);
+            }
+        }
+        // The other words element by element; for a SIMD group of fast words this loop runs
+        // no iteration (see narrow_rows).
+        for (var k = select(k0, EPW, fast); k < EPW; k++) {
+            if (e0 + k >= P.elems) {
+                break;
+            }
+            let s = source_coord(x + inner.start, 0u);
+            var v = P.constant.x & MASK;
+            if (s != NONE && r.inside) {
+                v = input_element(r.src + (inner.crop_start + s) * inner.in_stride);
+            }
+            word |= v << (k * BITS);
+            mask |= MASK << (k * BITS);
+            x += 1u;
+            if (x == inner.len) {
+                x = 0u;
+                row += 1u;
+                r = row_offsets(row);
+            }
+        }
+        if (mask == 0xffffffffu) {
+            store_dst(w, word);
+        } else {
+            store_dst(w, (load_dst(w) & ~mask) | word);
+        }
+    }
+}
+
+// The row walk of 8- and 16-bit elements (narrow.wgsl's main calls narrow_rows where the
+// pipeline's ROW_WALK is not per word); appended to narrow.wgsl.
 
 // Rows of the window: a row owns the words that start in it (row 0 also the word the window
 // starts in), so each word has one owner even where rows end mid-word (such rows follow each
 // other in the output, so a word runs on into the next row). A row has P.row_lanes
 // invocations: a row of up to a workgroup's words one a word, P.pack rows sharing a workgroup;
-// a longer row whole workgroups (the grid width), each invocation up to NARROW_ROW_WORDS of
-// its words a grid width apart. y and z (linear) count workgroups of rows.
-
-// The input element at offset idx (in elements) of the input binding.
-fn input_element(idx: u32) -> u32 {
-    return (load_src(idx >> EPW_LOG2) >> ((idx & (EPW - 1u)) * BITS)) & MASK;
-}
+// a longer row up to NARROW_ROW_WORDS words an invocation (narrow.rs's `lanes`: pairs by
+// default). y and z (linear) count workgroups of rows.
 
 // The input element (its offset in the input binding) at window-local position x of row
 // `rr`, or NONE where it is the constant: rows along axis 0 (first 1) or along axes 0 and 1
@@ -243,6 +322,20 @@ fn row_source(rr: Row, x: u32, first: u32) -> u32 {
     return select(NONE, idx, s != NONE && rr.inside);
 }
 
+// A row of the row walk as the helpers of its words take it (narrow_rows sets it up): its
+// first element in the binding (base) and its length; its offsets; its coordinate y on axis
+// `first`, of y_len; the offsets over the axes above it, and the next block's (above_next)
+// where its last word runs on into that.
+struct RowContext {
+    base: u32,
+    len: u32,
+    r: Row,
+    y: u32,
+    y_len: u32,
+    above: Row,
+    above_next: Row,
+}
+
 // The offsets of window-local position z over the axes above `first` (row_at without its
 // step along `first`).
 fn row_above(first: u32, z: u32) -> Row {
@@ -261,8 +354,8 @@ fn row_above(first: u32, z: u32) -> Row {
 // (a pad's sources and a kept run are at most two runs: wrap reads the row's other end); a
 // source in none of them is read on its own (a strided input). The sources are found twice
 // rather than kept in an array, which GPUs put in slow local memory.
-fn other_word(w: u32, base: u32, len: u32, r: Row, first: u32, y: u32, y_len: u32, above: Row, above_next: Row) -> vec2<u32> {
-    let s = other_sources(w, base, len, r, first, y, y_len, above, above_next);
+fn other_word(w: u32, ctx: RowContext, first: u32) -> vec2<u32> {
+    let s = other_sources(w, ctx, first);
     let w_lo = s.x >> EPW_LOG2;
     let w_hi = s.y >> EPW_LOG2;
     var a = 0u;
@@ -274,17 +367,17 @@ fn other_word(w: u32, base: u32, len: u32, r: Row, first: u32, y: u32, y_len: u3
             d = load_src(w_hi);
         }
     }
-    return other_assembled(w, base, len, r, first, y, y_len, above, above_next, s, a, d);
+    return other_assembled(w, ctx, first, s, a, d);
 }
 
 // other_word's first pass: (lowest source, highest source, mask of the bytes the word
 // writes); the lowest is NONE where every element is the constant or outside the window.
-fn other_sources(w: u32, base: u32, len: u32, r: Row, first: u32, y: u32, y_len: u32, above: Row, above_next: Row) -> vec3<u32> {
+fn other_sources(w: u32, ctx: RowContext, first: u32) -> vec3<u32> {
     var lo = NONE;
     var hi = 0u;
     var mask = 0u;
     for (var k = 0u; k < EPW; k++) {
-        let idx = word_source(w, k, base, len, r, first, y, y_len, above, above_next);
+        let idx = word_source(w, k, ctx, first);
         if (idx != SKIP) {
             mask |= MASK << (k * BITS);
         }
@@ -299,7 +392,7 @@ fn other_sources(w: u32, base: u32, len: u32, r: Row, first: u32, y: u32, y_len:
 // other_word's second pass, given its sources `s` and the input words a (the lowest
 // source's) and d (the highest source's): loads b and c where an 8-bit word's sources lie
 // between them, and assembles the word.
-fn other_assembled(w: u32, base: u32, len: u32, r: Row, first: u32, y: u32, y_len: u32, above: Row, above_next: Row, s: vec3<u32>, a: u32, d: u32) -> vec2<u32> {
+fn other_assembled(w: u32, ctx: RowContext, first: u32, s: vec3<u32>, a: u32, d: u32) -> vec2<u32> {
     let w_lo = s.x >> EPW_LOG2;
     let w_hi = s.y >> EPW_LOG2;
     var b = 0u;
@@ -315,7 +408,7 @@ fn other_assembled(w: u32, base: u32, len: u32, r: Row, first: u32, y: u32, y_le
     }
     var word = 0u;
     for (var k = 0u; k < EPW; k++) {
-        let idx = word_source(w, k, base, len, r, first, y, y_len, above, above_next);
+        let idx = word_source(w, k, ctx, first);
         let wi = idx >> EPW_LOG2;
         let at = (idx & (EPW - 1u)) * BITS;
         var v = P.constant.x & MASK;
@@ -343,21 +436,21 @@ const SKIP: u32 = 0xfffffffeu;
 // constant, SKIP outside the window. x is the element's position in this row, and in the
 // next from len on (rows are at least a word long, so the next row is as far as a word
 // reaches); it wraps below zero where the word starts in the row before.
-fn word_source(w: u32, k: u32, base: u32, len: u32, r: Row, first: u32, y: u32, y_len: u32, above: Row, above_next: Row) -> u32 {
+fn word_source(w: u32, k: u32, ctx: RowContext, first: u32) -> u32 {
     if (MID_WORD && w * EPW + k - P.first >= P.elems) {
         return SKIP;
     }
-    let x = w * EPW + k - base;
-    if (!MID_WORD || x < len) {
-        return row_source(r, x, first);
+    let x = w * EPW + k - ctx.base;
+    if (!MID_WORD || x < ctx.len) {
+        return row_source(ctx.r, x, first);
     }
-    var next = above_next;
+    var next = ctx.above_next;
     var next_y = 0u;
-    if (y + 1u < y_len) {
-        next = above;
-        next_y = y + 1u;
+    if (ctx.y + 1u < ctx.y_len) {
+        next = ctx.above;
+        next_y = ctx.y + 1u;
     }
-    return row_source(step(next, first, next_y), x - len, first);
+    return row_source(step(next, first, next_y), x - ctx.len, first);
 }
 
 // Rows that end mid-word, or a window that starts mid-word: words run on into the next row,
@@ -410,6 +503,7 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
     if (first == 2u) {
         base += a1.start * a1.out_stride;
     }
+    let ctx = RowContext(base, len, r, y, af.len, above, above_next);
     var wa = (base + EPW - 1u) / EPW;
     if (row == 0u) {
         wa = base / EPW;
@@ -479,7 +573,7 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
             var last = at + select(0u, 1u, shift != 0u);
             var reads = r.inside;
             if (!kept) {
-                s = other_sources(w, base, len, r, first, y, af.len, above, above_next);
+                s = other_sources(w, ctx, first);
                 at = s.x >> EPW_LOG2;
                 last = s.y >> EPW_LOG2;
                 reads = s.x != NONE;
@@ -501,7 +595,7 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
                     word = shifted(a, d, shift);
                 }
             } else {
-                let o = other_assembled(w, base, len, r, first, y, af.len, above, above_next, s, a, d);
+                let o = other_assembled(w, ctx, first, s, a, d);
                 word = o.x;
                 mask = o.y;
             }
@@ -620,7 +714,7 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
     let kept_words = kept_end - f0;
     for (var j = lane; wa + j + kept_words < wb; j += P.row_lanes) {
         let w = select(wa + j + kept_words, wa + j, wa + j < f0);
-        let o = other_word(w, base, len, r, first, y, af.len, above, above_next);
+        let o = other_word(w, ctx, first);
         if (!MID_WORD || o.y == 0xffffffffu) {
             store_dst(w, o.x);
         } else {
@@ -629,91 +723,22 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
     }
 }
 
-@compute @workgroup_size(WORKGROUP)
-fn main(
-    @builtin(global_invocation_id) gid: vec3<u32>,
-    @builtin(num_workgroups) nwg: vec3<u32>,
-    @builtin(local_invocation_index) lid: u32,
-) {
-    // ROW_WALK is a pipeline constant: llvmpipe runs both sides of a runtime branch. Rows
-    // ending mid-word (ROWS_MID_WORD) are rare enough to share one pipeline for both row
-    // shapes: their `first` is the uniform's, read through the invocation so that lavapipe
-    // cannot inline it and recompile the shader at every dispatch (harmless elsewhere: one
-    // comparison with a value no invocation has).
-    if (ROW_WALK != ROWS_PER_WORD) {
-        narrow_rows(gid, nwg, select(ROW_AXES, select(P.row_first, 1u, gid.x == NONE), MID_WORD));
-        return;
+// The two kept words of a pair starting at input word i (its third input word at i + third:
+// i + 2, or i + 1 again where the row is aligned), or the constant where the row is outside.
+fn pair_words(i: u32, shift: u32, third: u32, inside: bool) -> vec2<u32> {
+    var p = vec2<u32>(constant_word(), constant_word());
+    if (inside) {
+        let a = load_src(i);
+        let b = load_src(i + 1u);
+        let c = load_src(i + third);
+        p = vec2<u32>(shifted(a, b, shift), shifted(b, c, shift));
     }
-    // NARROW_WORD_RUN words an invocation, a workgroup's width apart: a workgroup covers
-    // WORKGROUP * NARROW_WORD_RUN consecutive words, and a SIMD group's lanes store
-    // neighbouring words. Each word finds its row by division (arithmetic a GPU has to spare
-    // in a memory-bound kernel; lanes a run apart stored 64 bytes apart, 16 times the
-    // sectors), then follows it element by element.
-    let block = (gid.x - lid + gid.y * nwg.x * WORKGROUP) * NARROW_WORD_RUN;
-    let inner = P.axes[0];
-    for (var n = 0u; n < NARROW_WORD_RUN; n++) {
-        let i = block + lid + n * WORKGROUP;
-        if (i >= P.count) {
-            break;
-        }
-        // The word's first element in the window (the window may start mid-word).
-        let first_e = select(0u, i * EPW - P.first % EPW, i > 0u);
-        var row = divide(first_e, inner.len_magic, inner.len_shift);
-        var x = first_e - row * inner.len;
-        var r = row_offsets(row);
-        let w = P.first / EPW + i;
-        // Byte k of the word is window element e0 + k (wrapping below the window's start);
-        // (row, x) is element e0 + k0's.
-        let e0 = w * EPW - P.first;
-        let k0 = select(0u, P.first - w * EPW, w * EPW < P.first);
-        var word = 0u;
-        var mask = 0u;
-        // A whole word of kept elements of one dense row needs no mode function: it is at most
-        // two input words, shifted. Rows of any length come here, odd image widths say
-        // (lavapipe, u8 [1,3,1023,1023] padded by 1: kernel 36-54 ms element by element, 18-33
-        // ms so).
-        let j = x + inner.start - inner.pad_before; // wraps past kept when in the pad before
-        let fast = k0 == 0u && e0 + EPW <= P.elems && x + EPW <= inner.len && r.inside && inner.in_stride == 1u
-            && j < inner.kept && j + EPW - 1u < inner.kept;
-        if (fast) {
-            let idx = r.src + inner.crop_start + j;
-            let shift = (idx & (EPW - 1u)) * BITS;
-            let lo = load_src(idx >> EPW_LOG2);
-            // An aligned word reads one input word only (the next may be past the input).
-            let hi = load_src((idx >> EPW_LOG2) + select(0u, 1u, shift != 0u));
-            word = shifted(lo, hi, shift);
-            mask = 0xffffffffu;
-            x += EPW;
-            if (x == inner.len) {
-                x = 0u;
-                row += 1u;
-                r = row_offsets(row);
-            }
-        }
-        // The other words element by element; for a SIMD group of fast words this loop runs
-        // no iteration (see narrow_rows).
-        for (var k = select(k0, EPW, fast); k < EPW; k++) {
-            if (e0 + k >= P.elems) {
-                break;
-            }
-            let s = source_coord(x + inner.start, 0u);
-            var v = P.constant.x & MASK;
-            if (s != NONE && r.inside) {
-                v = input_element(r.src + (inner.crop_start + s) * inner.in_stride);
-            }
-            word |= v << (k * BITS);
-            mask |= MASK << (k * BITS);
-            x += 1u;
-            if (x == inner.len) {
-                x = 0u;
-                row += 1u;
-                r = row_offsets(row);
-            }
-        }
-        if (mask == 0xffffffffu) {
-            store_dst(w, word);
-        } else {
-            store_dst(w, (load_dst(w) & ~mask) | word);
-        }
-    }
+    return p;
 }
+
+// Rows of the window: a row owns the words that start in it (row 0 also the word the window
+// starts in), so each word has one owner even where rows end mid-word (such rows follow each
+// other in the output, so a word runs on into the next row). A row has P.row_lanes
+// invocations: a row of up to a workgroup's words one a word, P.pack rows sharing a workgroup;
+// a longer row up to NARROW_ROW_WORDS words an invocation (narrow.rs's `lanes`: pairs by
+// default). y and z (linear) count workgroups of rows.

@@ -99,7 +99,7 @@ impl PipelineKey {
             Mode::Symmetric => include_str!("../../shaders/symmetric.wgsl"),
         };
         let (defs, main) = match self.word_bytes {
-            1 | 2 => ("alias WORD = u32;\n", include_str!("../../shaders/narrow.wgsl")),
+            1 | 2 => ("alias WORD = u32;\n", NARROW),
             4 => ("alias WORD = u32;\nfn constant_word() -> WORD { return P.constant.x; }\n", WIDE),
             8 => ("alias WORD = vec2<u32>;\nfn constant_word() -> WORD { return P.constant.xy; }\n", WIDE),
             _ => ("alias WORD = vec4<u32>;\nfn constant_word() -> WORD { return P.constant; }\n", WIDE),
@@ -240,6 +240,9 @@ impl RowWalk {
 }
 
 const WIDE: &str = include_str!("../../shaders/wide.wgsl");
+/// The narrow kernel: its entry point and per-word walk, then its row walk.
+const NARROW: &str =
+    concat!(include_str!("../../shaders/narrow.wgsl"), "\n", include_str!("../../shaders/narrow_rows.wgsl"));
 const FLAT: &str = include_str!("../../shaders/flat.wgsl");
 const FLAT_NARROW: &str = include_str!("../../shaders/flat_narrow.wgsl");
 /// The input's declaration in common.wgsl, which the read-only variants replace.

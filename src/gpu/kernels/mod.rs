@@ -4,7 +4,7 @@
 //! - `wide`: 32-, 64- and 128-bit words on the row grid (`shaders/wide.wgsl`);
 //! - `flat`: wide words on the flat grid, the roofline copy's shape (`shaders/flat.wgsl`), and
 //!   a measured variant's narrow form (`shaders/flat_narrow.wgsl`);
-//! - `narrow`: 8- and 16-bit elements in u32 words, by rows (`shaders/narrow.wgsl`), and the
+//! - `narrow`: 8- and 16-bit elements in u32 words, by rows (`shaders/narrow_rows.wgsl`) or per word (`shaders/narrow.wgsl`), and the
 //!   [`RowWalk`](super::shader::RowWalk) its pipelines are specialised for.
 //!
 //! Each has its `fits` (whether a window's grid fits the device), its `grid` (the workgroups

@@ -1,4 +1,4 @@
-//! The host half of `shaders/narrow.wgsl` (8- and 16-bit elements in u32 words; one
+//! The host half of `shaders/narrow.wgsl` and `narrow_rows.wgsl` (8- and 16-bit elements in u32 words; one
 //! invocation owns each output word it writes). Two walks, a pipeline constant each
 //! ([`RowWalk`]): rows on a grid (along axis 0, or axes 0 and 1 where axis 0 is a whole
 //! unpadded run), a lane a word (short rows sharing a workgroup) or up to
@@ -203,7 +203,7 @@ mod tests {
     use crate::gpu::variant::KernelVariant;
     use crate::{DataType, Mode};
 
-    /// narrow.wgsl's row grid, run on the host: every word the window touches is written
+    /// narrow_rows.wgsl's row grid, run on the host: every word the window touches is written
     /// exactly once and no other, rows of whole words and rows ending mid-word (each row owns
     /// the words that start in it, the first row also the word the window starts in), short
     /// rows packed several to a workgroup, long rows over several workgroups, on grids past

@@ -28,7 +28,7 @@
 # Knobs: ROUNDS (1), REPS (7), SUITES ("default engine"; "dram" adds outputs past 256 MiB),
 # BUILDS (every executable in .devbin, in name order; the first is the baseline), VARIANTS
 # (every variant, those the next decision needs first: "default narrow-loads-first
-# read-only-input narrow-spread flat-u4 flat-u8 flat-u4-read-only reference"; a build without
+# read-only-input device-grid device-grid-256 narrow-spread flat-u4 flat-u8 reference"; a build without
 # --kernel-variant runs the default only), CASE_LIMIT (seconds one run's suite may take, 200),
 # TORCH (1; 0 skips torch).
 # Time, measured on an H100 (2026-11-27, REPS=5): a run of the default suite 45 s, of the
@@ -63,7 +63,7 @@ if (( ${#builds[@]} == 0 )); then
     exit 1
 fi
 # The runs: each build in each variant it has (an older build has no --kernel-variant).
-read -r -a variants <<< "${VARIANTS:-default narrow-loads-first read-only-input narrow-spread flat-u4 flat-u8 flat-u4-read-only reference}"
+read -r -a variants <<< "${VARIANTS:-default narrow-loads-first read-only-input device-grid device-grid-256 narrow-spread flat-u4 flat-u8 reference}"
 runs=()
 for build in "${builds[@]}"; do
     help=$("./.devbin/$build" --help 2>/dev/null || true)

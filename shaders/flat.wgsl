@@ -1,8 +1,9 @@
-// Wide words on a flat grid (the flat-u4 and flat-u8 kernel variants; src/gpu/kernels/flat.rs): the
-// roofline copy's shape. Workgroup b takes the window's elements [b * WORKGROUP * FLAT_WORDS,
-// (b + 1) * WORKGROUP * FLAT_WORDS), rows running on into the next; lane l the FLAT_WORDS of
-// them at l + u * WORKGROUP, all loads before the stores (the body is generated unrolled:
-// flat.rs's wgsl_body). Any strides on either side.
+// Wide words on a flat grid (src/gpu/kernels/flat.rs): the roofline copy's shape. Workgroup b
+// takes the window's elements [b * WORKGROUP * FLAT_WORDS, (b + 1) * WORKGROUP * FLAT_WORDS),
+// rows running on into the next; lane l the FLAT_WORDS of them at l + u * WORKGROUP, all
+// loads before the stores (the body is generated unrolled: flat.rs's wgsl_body). On the
+// device grid (DEVICE_GRID), a lane's elements are the whole grid's lanes apart, FLAT_WORDS
+// a round. Any strides on either side.
 
 // A lane's position: flat index i, its row and x in the row, and the row's offsets (walked
 // for row `walked`).
@@ -14,11 +15,11 @@ struct FlatCursor {
     r: Row,
 }
 
-// The cursor WORKGROUP elements on: drow whole rows and dx more (one carry at most, dx < len).
-fn flat_next(c: FlatCursor, dx: u32, drow: u32) -> FlatCursor {
+// The cursor step elements on: drow whole rows and dx more (one carry at most, dx < len).
+fn flat_next(c: FlatCursor, step: u32, dx: u32, drow: u32) -> FlatCursor {
     let len = P.axes[0].len;
     var n = c;
-    n.i += WORKGROUP;
+    n.i += step;
     n.x += dx;
     n.row += drow;
     if (n.x >= len) {
@@ -57,9 +58,11 @@ fn main(
 ) {
     let inner = P.axes[0];
     let total = P.count * inner.len;
-    let drow = divide(WORKGROUP, inner.len_magic, inner.len_shift);
-    let dx = WORKGROUP - drow * inner.len;
-    let i = (wid.x + wid.y * nwg.x) * (WORKGROUP * FLAT_WORDS) + lid;
+    // A lane's elements: a workgroup's width apart, or the whole grid's on the device grid.
+    let step = select(WORKGROUP, nwg.x * nwg.y * WORKGROUP, DEVICE_GRID);
+    let drow = divide(step, inner.len_magic, inner.len_shift);
+    let dx = step - drow * inner.len;
+    let i = (wid.x + wid.y * nwg.x) * select(WORKGROUP * FLAT_WORDS, WORKGROUP, DEVICE_GRID) + lid;
     let row = divide(i, inner.len_magic, inner.len_shift);
     var c = FlatCursor(i, i - row * inner.len, row, row, row_of(row));
 //FLAT_BODY

@@ -421,23 +421,50 @@ fn a_selected_kernel_variant_is_the_one_prepared() {
     kernel.select_variant_for_measurement(KernelVariant::Default);
     prepare();
     assert_eq!(kernel.compile_count(), 2);
-    // The flat grid and the read-only input are pipelines of their own too.
-    for (n, variant) in [KernelVariant::FlatU4, KernelVariant::ReadOnlyInput].into_iter().enumerate() {
+    // The flat grids and the read-only input are pipelines of their own too.
+    let own =
+        [KernelVariant::FlatU4, KernelVariant::ReadOnlyInput, KernelVariant::DeviceGrid, KernelVariant::DeviceGrid256];
+    for (n, variant) in own.into_iter().enumerate() {
         kernel.select_variant_for_measurement(variant);
         prepare();
         assert_eq!(kernel.compile_count(), 3 + n, "{variant:?} prepared another variant's pipeline");
     }
     // Input and output in one buffer: wgpu refuses it bound read-only and writable at once,
-    // so the read-only variants read it writable (the default's pipeline, FlatU4's).
+    // so the read-only variant reads it writable (the default's pipeline).
     let shared = storage(ctx, &vec![0; (i_b + 256 + o_b) as usize]);
-    for variant in [KernelVariant::ReadOnlyInput, KernelVariant::FlatU4ReadOnly] {
-        kernel.select_variant_for_measurement(variant);
-        kernel
-            .prepare(&p, BufferRange::new(&shared, 0, i_b), BufferRange::at(&shared, i_b.next_multiple_of(256)))
-            .unwrap();
-        assert_eq!(kernel.compile_count(), 4, "{variant:?} compiled a read-only pipeline for one buffer");
-    }
+    kernel.select_variant_for_measurement(KernelVariant::ReadOnlyInput);
+    kernel.prepare(&p, BufferRange::new(&shared, 0, i_b), BufferRange::at(&shared, i_b.next_multiple_of(256))).unwrap();
+    assert_eq!(kernel.compile_count(), 6, "the read-only variant compiled a read-only pipeline for one buffer");
     common::assert_no_gpu_errors();
+}
+
+/// The variants' tests skip a case only where the variant's program is the default's: a
+/// variant is not skipped where it changes the pipeline or the grid, the default never.
+#[test]
+fn a_variant_runs_the_default_only_where_its_program_is_the_defaults() {
+    use wgpu_pad::gpu::KernelVariant::*;
+    let Some(ctx) = common::gpu() else { return };
+    let kernel = PadKernel::new(ctx.device()).unwrap();
+    let f32_rows = plan(DataType::Float32, &[4, 300], &[0, 1, 0, 2], Mode::Reflect);
+    let u8_rows = plan(DataType::Uint8, &[2, 9000], &[0, 3, 0, 5], Mode::Wrap); // long rows: pairs
+    let u8_short = plan(DataType::Uint8, &[7, 9], &[0, 1, 0, 2], Mode::Wrap);
+    let cases = [
+        (Default, &f32_rows, false),
+        (Default, &u8_rows, false),
+        (NarrowSpread, &f32_rows, true),
+        (NarrowSpread, &u8_rows, false),
+        (NarrowLoadsFirst, &f32_rows, true),
+        (NarrowLoadsFirst, &u8_rows, false),
+        (DeviceGrid, &f32_rows, false),
+        (DeviceGrid256, &u8_rows, true),
+        (FlatU8, &f32_rows, false), // the flat grid: another grid, the same variant in the key
+        (ReadOnlyInput, &u8_short, false),
+        (Reference, &f32_rows, false),
+    ];
+    for (variant, p, runs_default) in cases {
+        kernel.select_variant_for_measurement(variant);
+        assert_eq!(kernel.variant_runs_the_default(p), runs_default, "{variant:?} on {:?}", p.out_shape());
+    }
 }
 
 #[test]

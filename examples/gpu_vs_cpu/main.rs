@@ -132,7 +132,7 @@ struct Args {
     fail_on_regression: Option<f64>,
     /// The kernel variant the GPU pads run: `default`, or one a real GPU is to decide for
     /// (`reference`, `narrow-spread`, `narrow-loads-first`, `flat-u4`, `flat-u8`,
-    /// `read-only-input`, `flat-u4-read-only`; src/gpu/variant.rs). For measurement.
+    /// `read-only-input`, `device-grid`, `device-grid-256`; src/gpu/variant.rs). For measurement.
     #[arg(long, default_value = "default")]
     kernel_variant: String,
 }

@@ -50,6 +50,7 @@ const ROW_WALK: u32 = ROWS_PER_WORD;
 const ROW_AXES: u32 = 0u;
 const WORD_BYTES: u32 = 4u;
 const FLAT_WORDS: u32 = 8u;
+const DEVICE_GRID: bool = false;
 alias WORD = u32;
 fn constant_word() -> WORD { return P.constant.x; }
 
@@ -184,11 +185,12 @@ fn source_coord(o: u32, d: u32) -> u32 {
     return select(select(a.period - k, k, k < a.kept), j, j < a.kept);
 }
 
-// Wide words on a flat grid (the flat-u4 and flat-u8 kernel variants; src/gpu/kernels/flat.rs): the
-// roofline copy's shape. Workgroup b takes the window's elements [b * WORKGROUP * FLAT_WORDS,
-// (b + 1) * WORKGROUP * FLAT_WORDS), rows running on into the next; lane l the FLAT_WORDS of
-// them at l + u * WORKGROUP, all loads before the stores (the body is generated unrolled:
-// flat.rs's wgsl_body). Any strides on either side.
+// Wide words on a flat grid (src/gpu/kernels/flat.rs): the roofline copy's shape. Workgroup b
+// takes the window's elements [b * WORKGROUP * FLAT_WORDS, (b + 1) * WORKGROUP * FLAT_WORDS),
+// rows running on into the next; lane l the FLAT_WORDS of them at l + u * WORKGROUP, all
+// loads before the stores (the body is generated unrolled: flat.rs's wgsl_body). On the
+// device grid (DEVICE_GRID), a lane's elements are the whole grid's lanes apart, FLAT_WORDS
+// a round. Any strides on either side.
 
 // A lane's position: flat index i, its row and x in the row, and the row's offsets (walked
 // for row `walked`).
@@ -200,11 +202,11 @@ struct FlatCursor {
     r: Row,
 }
 
-// The cursor WORKGROUP elements on: drow whole rows and dx more (one carry at most, dx < len).
-fn flat_next(c: FlatCursor, dx: u32, drow: u32) -> FlatCursor {
+// The cursor step elements on: drow whole rows and dx more (one carry at most, dx < len).
+fn flat_next(c: FlatCursor, step: u32, dx: u32, drow: u32) -> FlatCursor {
     let len = P.axes[0].len;
     var n = c;
-    n.i += WORKGROUP;
+    n.i += step;
     n.x += dx;
     n.row += drow;
     if (n.x >= len) {
@@ -243,39 +245,41 @@ fn main(
 ) {
     let inner = P.axes[0];
     let total = P.count * inner.len;
-    let drow = divide(WORKGROUP, inner.len_magic, inner.len_shift);
-    let dx = WORKGROUP - drow * inner.len;
-    let i = (wid.x + wid.y * nwg.x) * (WORKGROUP * FLAT_WORDS) + lid;
+    // A lane's elements: a workgroup's width apart, or the whole grid's on the device grid.
+    let step = select(WORKGROUP, nwg.x * nwg.y * WORKGROUP, DEVICE_GRID);
+    let drow = divide(step, inner.len_magic, inner.len_shift);
+    let dx = step - drow * inner.len;
+    let i = (wid.x + wid.y * nwg.x) * select(WORKGROUP * FLAT_WORDS, WORKGROUP, DEVICE_GRID) + lid;
     let row = divide(i, inner.len_magic, inner.len_shift);
     var c = FlatCursor(i, i - row * inner.len, row, row, row_of(row));
     let ok0 = c.i < total;
     let d0 = flat_dst(c);
     let v0 = flat_load(ok0, c);
-    c = flat_next(c, dx, drow);
+    c = flat_next(c, step, dx, drow);
     let ok1 = c.i < total;
     let d1 = flat_dst(c);
     let v1 = flat_load(ok1, c);
-    c = flat_next(c, dx, drow);
+    c = flat_next(c, step, dx, drow);
     let ok2 = c.i < total;
     let d2 = flat_dst(c);
     let v2 = flat_load(ok2, c);
-    c = flat_next(c, dx, drow);
+    c = flat_next(c, step, dx, drow);
     let ok3 = c.i < total;
     let d3 = flat_dst(c);
     let v3 = flat_load(ok3, c);
-    c = flat_next(c, dx, drow);
+    c = flat_next(c, step, dx, drow);
     let ok4 = c.i < total;
     let d4 = flat_dst(c);
     let v4 = flat_load(ok4, c);
-    c = flat_next(c, dx, drow);
+    c = flat_next(c, step, dx, drow);
     let ok5 = c.i < total;
     let d5 = flat_dst(c);
     let v5 = flat_load(ok5, c);
-    c = flat_next(c, dx, drow);
+    c = flat_next(c, step, dx, drow);
     let ok6 = c.i < total;
     let d6 = flat_dst(c);
     let v6 = flat_load(ok6, c);
-    c = flat_next(c, dx, drow);
+    c = flat_next(c, step, dx, drow);
     let ok7 = c.i < total;
     let d7 = flat_dst(c);
     let v7 = flat_load(ok7, c);

@@ -133,7 +133,7 @@ fn lay_out(
                 program.dispatches.iter_mut().map(|d| (&mut d.params, &mut d.workgroups)).collect();
             narrow::settle_row_walk(&mut windows, &mid_words, word, limits.max_groups as u64, variant)
         }
-        Kernel::Rows | Kernel::Flat { .. } => RowWalk::PerWord,
+        Kernel::Rows | Kernel::Flat(_) => RowWalk::PerWord,
     };
     program.key =
         PipelineKey::new(mode, word as u8, multi_period, row_walk).with_variant(variant).with_flat(kernel.flat_words());
@@ -534,8 +534,7 @@ pub(super) mod tests {
         for v in KernelVariant::ALL {
             let l = lay_variant(&f32_image, &LIMITS, v);
             let want = match v {
-                Reference => v,
-                ReadOnlyInput | FlatU4ReadOnly => ReadOnlyInput,
+                Reference | ReadOnlyInput | DeviceGrid | DeviceGrid256 => v,
                 _ => Default,
             };
             assert_eq!(l.key.variant, want, "{v:?}");
@@ -543,15 +542,22 @@ pub(super) mod tests {
             // says otherwise.
             let flat = match v {
                 Reference => 0,
-                FlatU4 | FlatU4ReadOnly => 4,
+                FlatU4 | DeviceGrid | DeviceGrid256 => 4,
                 _ => 8,
             };
             assert_eq!(l.key.flat_words, flat, "{v:?}");
             assert_eq!(l.key.wgsl().contains("fn flat_next("), flat > 0, "{v:?}");
+            let wgsl = l.key.wgsl();
+            let device = matches!(v, DeviceGrid | DeviceGrid256);
+            assert_eq!(wgsl.contains("const DEVICE_GRID: bool = true;"), device, "{v:?}");
+            assert_eq!(wgsl.contains("const WORKGROUP: u32 = 256u;"), v == DeviceGrid256, "{v:?}");
             // Rows of 514: one workgroup a row, 16 elements a lane, or 9 workgroups, one each;
-            // flat, 514 * 514 * 64 elements in blocks of 256 or 512 (past 65535: a second row).
+            // flat, 514 * 514 * 64 elements in blocks of 256 or 512 (past 65535: a second row);
+            // the device grid, its 2^17 lanes.
             let want = match (v, flat) {
                 (Reference, _) => [9, 514, 64],
+                (DeviceGrid, _) => [2048, 1, 1],
+                (DeviceGrid256, _) => [512, 1, 1],
                 (_, 4) => [65535, 2, 1],
                 (_, 8) => [33025, 1, 1],
                 _ => [1, 514, 64],
@@ -559,7 +565,8 @@ pub(super) mod tests {
             assert_eq!(l.dispatches[0].workgroups, want, "{v:?}");
 
             let l = lay_variant(&u8_image, &LIMITS, v);
-            assert_eq!(l.key.variant, v, "{v:?}");
+            // The device grid is for wide words: 8-bit ones run the default.
+            assert_eq!(l.key.variant, if device { Default } else { v }, "{v:?}");
             assert_eq!(l.key.wgsl().contains("var<storage, read> src"), v.read_only_input(), "{v:?}");
             let loads_first = l.key.wgsl().contains("const PAIRS_LOADS_FIRST: bool = true;");
             assert_eq!(loads_first, v == NarrowLoadsFirst, "{v:?}");

@@ -96,7 +96,8 @@ impl Program {
     /// wgpu requires of any binding of that pipeline.
     pub const EMPTY_INPUT_BYTES: u64 = 16;
 
-    /// Invocations per workgroup, as the WGSL declares (`@workgroup_size`).
+    /// Invocations per workgroup, as the WGSL declares (`@workgroup_size`; a measurement
+    /// variant, `device-grid-256`, declares 256).
     pub const WORKGROUP_SIZE: u32 = WORKGROUP;
 
     /// The pipeline's WGSL (entry point `main`).

@@ -11,6 +11,7 @@
 
 use crate::mode::Mode;
 
+use super::kernels::flat::FlatGrid;
 use super::params::{AxisParams, Params, MAGIC_DIVIDE_BY_ONE, MAX_RANK, NARROW_ROW_WORDS, ROW_WORDS_NONE, WORKGROUP};
 use super::variant::KernelVariant;
 
@@ -105,12 +106,12 @@ impl PipelineKey {
             _ => ("alias WORD = vec4<u32>;\nfn constant_word() -> WORD { return P.constant; }\n", WIDE),
         };
         // The flat grid: the key's own for wide words, a measured variant's for narrow ones.
-        let main = match self.flat_words() {
-            Some(words) if self.word_bytes >= 4 => {
-                std::borrow::Cow::Owned(FLAT.replace("//FLAT_BODY\n", &super::kernels::flat::wgsl_body(words)))
+        let main = match self.flat_grid() {
+            Some(grid) if self.word_bytes >= 4 => {
+                std::borrow::Cow::Owned(FLAT.replace("//FLAT_BODY\n", &super::kernels::flat::wgsl_body(grid)))
             }
-            Some(words) => std::borrow::Cow::Owned(
-                FLAT_NARROW.replace("//FLAT_BODY\n", &super::kernels::flat::wgsl_body_narrow(words)),
+            Some(grid) => std::borrow::Cow::Owned(
+                FLAT_NARROW.replace("//FLAT_BODY\n", &super::kernels::flat::wgsl_body_narrow(grid.words)),
             ),
             None => std::borrow::Cow::Borrowed(main),
         };
@@ -122,12 +123,12 @@ impl PipelineKey {
         format!("{}{}{constants}{defs}\n{common}\n{mode_src}\n{main}", AxisParams::WGSL, Params::WGSL)
     }
 
-    /// The flat grid's words a lane, if this pipeline runs on it: the key's own for wide
-    /// words, a measured variant's for narrow ones.
-    fn flat_words(&self) -> Option<u32> {
+    /// The flat grid, if this pipeline runs on it: the key's own for wide words (its
+    /// variant's shape), a measured variant's for narrow ones.
+    pub(crate) fn flat_grid(&self) -> Option<FlatGrid> {
         match self.word_bytes {
-            4.. => Some(self.flat_words as u32).filter(|&w| w > 0),
-            _ => self.variant.flat_words(),
+            4.. => Some(self.flat_words as u32).filter(|&w| w > 0).and_then(|w| self.variant.wide_flat_grid(Some(w))),
+            _ => self.variant.flat_words().map(|words| FlatGrid { words, workgroup: WORKGROUP, device: false }),
         }
     }
 
@@ -139,7 +140,7 @@ impl PipelineKey {
         use WgslValue::{Bool, U32};
         let mut c: Vec<(String, WgslValue)> = vec![
             ("MAX_RANK".into(), U32(MAX_RANK as u32)),
-            ("WORKGROUP".into(), U32(WORKGROUP)),
+            ("WORKGROUP".into(), U32(self.flat_grid().map_or(WORKGROUP, |g| g.workgroup))),
             ("NARROW_ROW_WORDS".into(), U32(NARROW_ROW_WORDS)),
             ("MAGIC_DIVIDE_BY_ONE".into(), U32(MAGIC_DIVIDE_BY_ONE)),
             ("ROW_WORDS_NONE".into(), U32(ROW_WORDS_NONE)),
@@ -164,8 +165,11 @@ impl PipelineKey {
                 ("MASK".into(), WgslValue::Hex(((1u64 << bits) - 1) as u32)),
             ]);
         }
-        if let Some(words) = self.flat_words() {
-            c.push(("FLAT_WORDS".into(), U32(words)));
+        if let Some(grid) = self.flat_grid() {
+            c.push(("FLAT_WORDS".into(), U32(grid.words)));
+            if self.word_bytes >= 4 {
+                c.push(("DEVICE_GRID".into(), Bool(grid.device)));
+            }
         }
         c
     }

@@ -6,6 +6,9 @@
 //! Not a public knob: [`KernelVariant`] is hidden from the documentation and the public API
 //! list, and a variant that loses on the GPU is deleted, not kept as an option.
 
+use super::kernels::flat::FlatGrid;
+use super::params::WORKGROUP;
+
 /// Which kernel shape a [`PadKernel`](super::PadKernel) records. Unstable: for measurement
 /// only ([`PadKernel::select_variant_for_measurement`](super::PadKernel::select_variant_for_measurement)).
 #[doc(hidden)]
@@ -37,26 +40,33 @@ pub enum KernelVariant {
     /// bind group layout stays read-write, so input and output may still share a buffer
     /// (their ranges never overlap: `PadKernel::prepare` refuses that).
     ReadOnlyInput = 6,
-    /// [`FlatU4`](KernelVariant::FlatU4) with the input read-only, as in
-    /// [`ReadOnlyInput`](KernelVariant::ReadOnlyInput): the roofline copy's shape and binding.
-    FlatU4ReadOnly = 7,
+    /// Wide words on the flat grid sized to the device, not to the output: at most
+    /// [`DEVICE_LANES`](super::kernels::flat::DEVICE_LANES) lanes, each taking the elements
+    /// a whole grid apart (a grid-stride loop, its round count from the uniform), four at a
+    /// time with their loads first; small outputs get a lane an element. 8- and 16-bit
+    /// types run the default.
+    DeviceGrid = 7,
     /// Long 8- and 16-bit rows in pairs as by default, four pairs at a time with all their
     /// loads before their stores (the wide row grid's shape, which won there), where the
     /// default keeps one pair's loads in flight.
     NarrowLoadsFirst = 8,
+    /// [`DeviceGrid`](KernelVariant::DeviceGrid) in workgroups of 256 lanes (the roofline
+    /// copy's), not 64.
+    DeviceGrid256 = 9,
 }
 
 impl KernelVariant {
     /// Every variant, the default first.
-    pub const ALL: [KernelVariant; 8] = [
+    pub const ALL: [KernelVariant; 9] = [
         KernelVariant::Default,
         KernelVariant::Reference,
         KernelVariant::NarrowSpread,
         KernelVariant::FlatU4,
         KernelVariant::FlatU8,
         KernelVariant::ReadOnlyInput,
-        KernelVariant::FlatU4ReadOnly,
         KernelVariant::NarrowLoadsFirst,
+        KernelVariant::DeviceGrid,
+        KernelVariant::DeviceGrid256,
     ];
 
     /// The variant's name on the command line and in reports.
@@ -68,8 +78,9 @@ impl KernelVariant {
             KernelVariant::FlatU4 => "flat-u4",
             KernelVariant::FlatU8 => "flat-u8",
             KernelVariant::ReadOnlyInput => "read-only-input",
-            KernelVariant::FlatU4ReadOnly => "flat-u4-read-only",
             KernelVariant::NarrowLoadsFirst => "narrow-loads-first",
+            KernelVariant::DeviceGrid => "device-grid",
+            KernelVariant::DeviceGrid256 => "device-grid-256",
         }
     }
 
@@ -91,28 +102,32 @@ impl KernelVariant {
         }
     }
 
-    /// Wide words on the flat grid: elements a lane (`None`: the row grid of `wide.rs`).
+    /// The flat grid's elements a lane where this variant forces the flat grid of a fixed
+    /// size, for wide words and (flat_narrow.wgsl) narrow ones; `None` otherwise.
     pub(crate) fn flat_words(self) -> Option<u32> {
         match self {
-            KernelVariant::FlatU4 | KernelVariant::FlatU4ReadOnly => Some(4),
+            KernelVariant::FlatU4 => Some(4),
             KernelVariant::FlatU8 => Some(8),
             _ => None,
         }
     }
 
-    /// Wide words: the flat grid's elements a lane (`None`: the row grid), given the default
-    /// kernels' choice for the pad (`flat::default_words`): the flat variants force theirs,
-    /// the reference keeps the row grid, the rest follow the default.
-    pub(crate) fn wide_flat_words(self, default: Option<u32>) -> Option<u32> {
+    /// Wide words: the flat grid this variant runs (`None`: the row grid), given the default
+    /// kernels' elements a lane for the pad (`flat::default_words`): the flat variants force
+    /// theirs, the reference keeps the row grid, the rest follow the default.
+    pub(in crate::gpu) fn wide_flat_grid(self, default: Option<u32>) -> Option<FlatGrid> {
+        let fixed = |words| FlatGrid { words, workgroup: WORKGROUP, device: false };
         match self {
             KernelVariant::Reference => None,
-            v => v.flat_words().or(default),
+            KernelVariant::DeviceGrid => Some(FlatGrid { words: 4, workgroup: WORKGROUP, device: true }),
+            KernelVariant::DeviceGrid256 => Some(FlatGrid { words: 4, workgroup: 256, device: true }),
+            v => v.flat_words().or(default).map(fixed),
         }
     }
 
     /// Whether the shader declares its input read-only.
     pub(crate) fn read_only_input(self) -> bool {
-        matches!(self, KernelVariant::ReadOnlyInput | KernelVariant::FlatU4ReadOnly)
+        self == KernelVariant::ReadOnlyInput
     }
 
     /// The same variant with the input writable (for input and output in one buffer).
@@ -120,7 +135,6 @@ impl KernelVariant {
     pub(crate) fn with_writable_input(self) -> KernelVariant {
         match self {
             KernelVariant::ReadOnlyInput => KernelVariant::Default,
-            KernelVariant::FlatU4ReadOnly => KernelVariant::FlatU4,
             v => v,
         }
     }
@@ -155,7 +169,7 @@ impl KernelVariant {
         match self {
             // Wide words: the flat grid is the key's own (`PipelineKey::flat_words`).
             KernelVariant::FlatU4 | KernelVariant::FlatU8 if !narrow => KernelVariant::Default,
-            KernelVariant::FlatU4ReadOnly if !narrow => KernelVariant::ReadOnlyInput,
+            KernelVariant::DeviceGrid | KernelVariant::DeviceGrid256 if narrow => KernelVariant::Default,
             KernelVariant::NarrowSpread | KernelVariant::NarrowLoadsFirst if !narrow || !walks_rows => {
                 KernelVariant::Default
             }
@@ -192,8 +206,10 @@ mod tests {
         assert_eq!(FlatU8.for_key(1, false), FlatU8);
         assert_eq!(FlatU4.for_key(4, false), Default);
         assert_eq!(FlatU8.for_key(16, false), Default);
-        assert_eq!(FlatU4ReadOnly.for_key(8, false), ReadOnlyInput);
-        assert_eq!(FlatU4ReadOnly.for_key(2, false), FlatU4ReadOnly);
+        assert_eq!(DeviceGrid.for_key(4, false), DeviceGrid);
+        assert_eq!(DeviceGrid256.for_key(16, false), DeviceGrid256);
+        assert_eq!(DeviceGrid.for_key(2, true), Default);
+        assert_eq!(DeviceGrid256.for_key(1, false), Default);
         assert_eq!(ReadOnlyInput.for_key(1, true), ReadOnlyInput);
         assert_eq!(ReadOnlyInput.for_key(4, false), ReadOnlyInput);
     }

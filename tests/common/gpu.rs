@@ -125,6 +125,13 @@ pub fn gpu_variants() -> &'static [(wgpu_pad::gpu::KernelVariant, wgpu_pad::gpu:
     })
 }
 
+/// Whether a variant's context would run `plan` exactly as the default does (the same
+/// program: `PadKernel::variant_runs_the_default`), so that its tests skip it: the default's
+/// own run covers it. Never for the default's contexts.
+pub fn runs_the_default(ctx: &wgpu_pad::gpu::GpuContext, plan: &wgpu_pad::PadPlan) -> bool {
+    ctx.kernel().variant_runs_the_default(plan)
+}
+
 /// The adapter a context's device came from, found again by its info (to make other
 /// devices on it).
 pub fn adapter_of(ctx: &wgpu_pad::gpu::GpuContext) -> wgpu::Adapter {

@@ -1,15 +1,36 @@
-//! The host half of `shaders/flat.wgsl`, the flat-grid kernel variants for wide words
-//! (`KernelVariant::FlatU4`, `FlatU8`): the roofline copy's shape. The window's elements
-//! (rows along axis 0, the axes above linear) are one flat range; workgroup `b` takes
-//! elements `[b * WORKGROUP * U, (b + 1) * WORKGROUP * U)`, lane `l` the `U` of them at
+//! The host half of `shaders/flat.wgsl`, the flat grid for wide words (the default for
+//! large outputs and single rows, `default_words`; forced by the `flat-u4`, `flat-u8` and
+//! `device-grid` variants): the roofline copy's shape. The window's elements (rows along
+//! axis 0, the axes above linear) are one flat range; workgroup `b` takes elements
+//! `[b * WORKGROUP * U, (b + 1) * WORKGROUP * U)`, lane `l` the `U` of them at
 //! `l + u * WORKGROUP`, so each load or store instruction of a SIMD group touches neighbouring
 //! elements, and every lane issues its `U` loads before its stores. A lane divides once to
-//! find its first element's row and then steps (`WORKGROUP` elements: a whole-row step and a
-//! remainder, one compare), walking the row's offsets again only where the row changes.
-//! The grid is linear, split over x and y past `max_groups`.
+//! find its first element's row and then steps (a whole-row step and a remainder, one
+//! compare), walking the row's offsets again only where the row changes. The grid is linear,
+//! split over x and y past `max_groups`.
+//!
+//! On the device grid ([`FlatGrid::device`]) the grid is sized to the device instead: at
+//! most [`DEVICE_LANES`] lanes, lane `l` of workgroup `b` taking elements
+//! `b * WORKGROUP + l + k * G` (`G` the grid's lanes), `U` at a time, loads first, for as
+//! many rounds as the output needs.
 
 use crate::gpu::params::{Params, INDEX_LIMIT, ROW_WORDS_NONE, WORKGROUP};
 use crate::gpu::window::WindowShape;
+
+/// A flat grid's shape: what its pipeline's constants and its grid are made from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct FlatGrid {
+    /// Elements a lane takes at a time (`FLAT_WORDS`), all loads before the stores.
+    pub words: u32,
+    /// Lanes a workgroup (`WORKGROUP`).
+    pub workgroup: u32,
+    /// Sized to the device (`DEVICE_GRID`), a lane's elements a whole grid apart, not to the output.
+    pub device: bool,
+}
+
+/// The device grid's lanes at most: an NVIDIA H100's 132 SMs at half their 2,048 resident
+/// lanes (a guess the next lease measures; a larger GPU runs it with some SMs idle).
+pub(in crate::gpu) const DEVICE_LANES: u64 = 1 << 17;
 
 /// Wide words: the flat grid's elements a lane where the default kernels take it, from the
 /// output's merged axes' lengths (innermost last) and its moved word's bytes, else `None`
@@ -36,27 +57,46 @@ pub(in crate::gpu) const FLAT_MIN_WORDS: u64 = 1 << 20;
 /// the largest measured to win flat (64.5 MiB) and the smallest measured at 257 MiB.
 pub(in crate::gpu) const FLAT_MAX_BYTES: u64 = 128 << 20;
 
-/// The elements one workgroup takes, `words` a lane.
+/// The elements one workgroup takes, `words` a lane (the fixed grid of [`WORKGROUP`] lanes).
 fn block(words: u32) -> u64 {
     (WORKGROUP * words) as u64
 }
 
-/// Whether a window of this shape fits the flat grid, `words` elements a lane: its
-/// elements and the last block's reach within the range the shader divides.
-pub(in crate::gpu) fn fits(s: &WindowShape, words: u32) -> bool {
+/// The workgroups for `total` elements: a block each, or on the device grid an element a
+/// lane up to [`DEVICE_LANES`] (and the grid's `max_groups` squared: it takes rounds).
+fn groups(total: u64, g: FlatGrid, max_groups: u64) -> u64 {
+    match g.device {
+        false => total.div_ceil((g.workgroup * g.words) as u64),
+        true => total.div_ceil(g.workgroup as u64).min(DEVICE_LANES / g.workgroup as u64).min(max_groups * max_groups),
+    }
+}
+
+/// The grid's x and y for `groups` workgroups: x first, y when x is full.
+fn split(groups: u64, max_groups: u64) -> [u32; 3] {
+    let x = groups.min(max_groups).max(1);
+    [x as u32, groups.div_ceil(x) as u32, 1]
+}
+
+/// Whether a window of this shape fits the flat grid `g`: its elements and the last
+/// round's reach within the range the shader divides, its workgroups within the grid.
+pub(in crate::gpu) fn fits(s: &WindowShape, g: FlatGrid) -> bool {
     let total = s.above(0) * s.len(0);
-    let groups = total.div_ceil(block(words));
-    total + block(words) <= INDEX_LIMIT && groups <= s.max_groups * s.max_groups
+    let groups = groups(total, g, s.max_groups);
+    // The furthest a lane's cursor steps past the last element: a block, or a round of the
+    // whole grid (its x rounded up to whole rows of y).
+    let reach = match g.device {
+        false => block(g.words),
+        true => (g.words as u64 + 1) * (groups + s.max_groups) * g.workgroup as u64,
+    };
+    total + reach <= INDEX_LIMIT && groups <= s.max_groups * s.max_groups
 }
 
 /// Sets the grid's parameters (`count` rows of `axes[0].len`) and returns its workgroup
-/// counts: the blocks, x first, y when x is full.
-pub(in crate::gpu) fn grid(s: &WindowShape, params: &mut Params, words: u32) -> [u32; 3] {
+/// counts.
+pub(in crate::gpu) fn grid(s: &WindowShape, params: &mut Params, g: FlatGrid) -> [u32; 3] {
     params.count = s.above(0) as u32;
     params.pack = 1;
-    let groups = (s.above(0) * s.len(0)).div_ceil(block(words));
-    let x = groups.min(s.max_groups);
-    [x as u32, groups.div_ceil(x) as u32, 1]
+    split(groups(s.above(0) * s.len(0), g, s.max_groups), s.max_groups)
 }
 
 /// Narrow words (8- and 16-bit elements, `word` bytes, in u32 words): whether the window's
@@ -100,20 +140,28 @@ pub(in crate::gpu) fn wgsl_body_narrow(words: u32) -> String {
     s
 }
 
-/// The shader's body for `words` elements a lane, unrolled (no loop for a compiler to keep):
-/// every lane's loads, then its stores.
-pub(in crate::gpu) fn wgsl_body(words: u32) -> String {
+/// The shader's body for grid `g`, unrolled (no loop for a compiler to keep): every lane's
+/// `g.words` loads, then its stores; on the device grid, as many rounds of those as the
+/// output needs (one division a lane).
+pub(in crate::gpu) fn wgsl_body(g: FlatGrid) -> String {
     let mut s = String::new();
-    for u in 0..words {
+    for u in 0..g.words {
         if u > 0 {
-            s += "    c = flat_next(c, dx, drow);\n";
+            s += "    c = flat_next(c, step, dx, drow);\n";
         }
         s += &format!(
             "    let ok{u} = c.i < total;\n    let d{u} = flat_dst(c);\n    let v{u} = flat_load(ok{u}, c);\n"
         );
     }
-    for u in 0..words {
+    for u in 0..g.words {
         s += &format!("    if (ok{u}) {{\n        store_dst(d{u}, v{u});\n    }}\n");
+    }
+    if g.device {
+        let round = s.lines().map(|l| format!("    {l}\n")).collect::<String>();
+        s = format!(
+            "    let rounds = (total + (FLAT_WORDS * step - 1u)) / (FLAT_WORDS * step);\n    \
+             for (var r = 0u; r < rounds; r++) {{\n{round}        c = flat_next(c, step, dx, drow);\n    }}\n"
+        );
     }
     s
 }
@@ -128,39 +176,55 @@ mod tests {
 
     /// flat.wgsl's grid and stepping, run on the host: every (row, element) of each window
     /// is written exactly once, on grids past `max_groups` and with rows shorter and longer
-    /// than a workgroup.
+    /// than a workgroup, on the fixed grids and the device grid (its rounds run as the
+    /// shader counts them, its cursor stepped a whole grid at a time).
     #[test]
     fn the_flat_grid_covers_every_element_once() {
         let few_groups = DeviceLimits { max_groups: 7, ..LIMITS };
-        let cases: [(&[usize], &[i64]); 6] = [
+        let cases: [(&[usize], &[i64]); 7] = [
             (&[50, 7], &[0, 1, 0, 1]),          // rows of 9
             (&[4, 5, 30], &[0, 0, 1, 0, 0, 1]), // rows of 32
             (&[3, 40], &[1, 0, 1, 1]),          // rows of 41
             (&[2, 3000], &[0, 5, 0, 2]),        // long rows
             (&[21], &[2, 3]),                   // rank 1
             (&[9, 64], &[0, 0, 0, 0]),          // rows of exactly a workgroup
+            (&[600, 999], &[0, 1, 0, 0]),       // past the device grid's lanes: rounds
         ];
+        let variants = [
+            (&LIMITS, KernelVariant::FlatU4),
+            (&few_groups, KernelVariant::FlatU8),
+            (&LIMITS, KernelVariant::DeviceGrid),
+            (&few_groups, KernelVariant::DeviceGrid256),
+        ];
+        let mut rounds_seen = 0;
         for (shape, pads) in cases {
-            for (limits, variant) in [(&LIMITS, KernelVariant::FlatU4), (&few_groups, KernelVariant::FlatU8)] {
+            for (limits, variant) in variants {
                 let l = lay_variant(&plan(DataType::Float32, shape, pads, Mode::Edge), limits, variant);
-                assert_eq!(l.key.flat_words as u32, variant.flat_words().unwrap(), "{shape:?}");
-                let words = variant.flat_words().unwrap() as u64;
-                let wg = WORKGROUP as u64;
+                let g = variant.wide_flat_grid(None).unwrap();
+                assert_eq!(l.key.flat_words as u32, g.words, "{shape:?}");
+                assert_eq!(l.key.flat_grid(), Some(g), "{shape:?}");
+                let (words, wg) = (g.words as u64, g.workgroup as u64);
                 for w in &l.dispatches {
                     let (len, rows) = (w.params.axes[0].len as u64, w.params.count as u64);
                     let total = rows * len;
                     let [gx, gy, gz] = w.workgroups.map(u64::from);
                     assert!(gx.max(gy).max(gz) <= limits.max_groups as u64, "{shape:?}: {:?}", w.workgroups);
-                    let (drow, dx) = (wg / len, wg % len);
+                    // The shader's step, first element and rounds.
+                    let lanes = gx * gy * gz * wg;
+                    let step = if g.device { lanes } else { wg };
+                    let rounds = if g.device { total.div_ceil(words * step) } else { 1 };
+                    assert!(!g.device || lanes <= DEVICE_LANES + limits.max_groups as u64 * wg, "{lanes} lanes");
+                    rounds_seen += (rounds > 1) as usize;
+                    let (drow, dx) = (step / len, step % len);
                     let mut seen = vec![0u8; total as usize];
                     for b in 0..gx * gy * gz {
                         for lane in 0..wg {
                             // The shader's cursor: one division, then steps.
-                            let mut i = b * wg * words + lane;
+                            let mut i = b * if g.device { wg } else { wg * words } + lane;
                             let (mut row, mut x) = (i / len, i % len);
-                            for u in 0..words {
+                            for u in 0..words * rounds {
                                 if u > 0 {
-                                    i += wg;
+                                    i += step;
                                     x += dx;
                                     row += drow;
                                     if x >= len {
@@ -183,6 +247,7 @@ mod tests {
                 }
             }
         }
+        assert!(rounds_seen > 0, "no window ran the device grid's rounds");
     }
 
     /// flat_narrow.wgsl's grid and cursor, run on the host: each output word of every window
@@ -281,14 +346,16 @@ mod tests {
 
     #[test]
     fn the_body_issues_every_load_before_any_store() {
-        for words in [4, 8] {
-            let body = wgsl_body(words);
+        for (words, device) in [(4, false), (8, false), (4, true)] {
+            let body = wgsl_body(FlatGrid { words, workgroup: WORKGROUP, device });
             let last_load = body.rfind("flat_load(").unwrap();
             let first_store = body.find("store_dst(").unwrap();
             assert!(last_load < first_store, "{body}");
             assert_eq!(body.matches("flat_load(").count(), words as usize);
             assert_eq!(body.matches("store_dst(").count(), words as usize);
-            assert_eq!(body.matches("flat_next(").count(), words as usize - 1);
+            // Between the loads; on the device grid once more, to the next round.
+            assert_eq!(body.matches("flat_next(").count(), words as usize - 1 + device as usize);
+            assert_eq!(body.contains("for (var r = 0u; r < rounds; r++)"), device, "{body}");
             let body = wgsl_body_narrow(words);
             assert!(body.rfind("flat_word(").unwrap() < body.find("flat_store(").unwrap(), "{body}");
             assert_eq!(body.matches("flat_word(").count(), words as usize);

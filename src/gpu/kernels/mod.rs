@@ -24,8 +24,8 @@ use super::window::WindowShape;
 pub(super) enum Kernel {
     /// Wide words, a row's elements a lane, a grid width apart (`wide`).
     Rows,
-    /// Wide words on the flat grid, `words` a lane (`flat`).
-    Flat { words: u32 },
+    /// Wide words on the flat grid (`flat`).
+    Flat(flat::FlatGrid),
     /// 8- and 16-bit elements in u32 words (`narrow`; a narrow flat variant inside it).
     Narrow,
 }
@@ -38,8 +38,8 @@ impl Kernel {
         if word < 4 {
             return Kernel::Narrow;
         }
-        match variant.wide_flat_words(flat::default_words(out_lens, word)) {
-            Some(words) => Kernel::Flat { words },
+        match variant.wide_flat_grid(flat::default_words(out_lens, word)) {
+            Some(grid) => Kernel::Flat(grid),
             None => Kernel::Rows,
         }
     }
@@ -47,7 +47,7 @@ impl Kernel {
     /// The flat grid's words a lane, for the pipeline key (wide words only).
     pub(super) fn flat_words(self) -> Option<u32> {
         match self {
-            Kernel::Flat { words } => Some(words),
+            Kernel::Flat(grid) => Some(grid.words),
             _ => None,
         }
     }
@@ -56,7 +56,7 @@ impl Kernel {
     pub(super) fn fits(self, shape: &WindowShape, word: u64, variant: KernelVariant) -> bool {
         match self {
             Kernel::Rows => wide::fits(shape, variant.wide_elems()),
-            Kernel::Flat { words } => flat::fits(shape, words),
+            Kernel::Flat(grid) => flat::fits(shape, grid),
             Kernel::Narrow => narrow::fits(shape, word, variant),
         }
     }
@@ -73,7 +73,7 @@ impl Kernel {
     ) -> ([u32; 3], bool) {
         match self {
             Kernel::Rows => (wide::grid(shape, params, variant.wide_elems()), false),
-            Kernel::Flat { words } => (flat::grid(shape, params, words), false),
+            Kernel::Flat(grid) => (flat::grid(shape, params, grid), false),
             Kernel::Narrow => narrow::grid(shape, params, word, first, variant),
         }
     }

@@ -108,32 +108,23 @@ fn lay_out(
     let (word, in_off, out_off) = widen_inner_axis(mode, &mut axes, elem, input.offset / elem, output.offset / elem);
     let out_lens: Vec<usize> = axes.iter().map(|a| a.map.out_len).collect();
     let kernel = Kernel::choose(word, &out_lens, variant);
-    if kernel == Kernel::Narrow {
+    if let Kernel::Narrow(_) = kernel {
         narrow::check_output(plan, &out_strides, elem)?;
     }
     let multi_period = check_index_range(mode, &axes)?;
-    let splitter = Splitter {
-        mode,
-        axes: &axes,
-        word,
-        in_off,
-        out_off,
-        limits,
-        kernel,
-        variant,
-        constant: constant_word(plan, word),
-    };
+    let splitter =
+        Splitter { mode, axes: &axes, word, in_off, out_off, limits, kernel, constant: constant_word(plan, word) };
     // Each window with whether its narrow rows end mid-word (the row walk's business only).
     let (dispatches, mid_words): (Vec<Dispatch>, Vec<bool>) = splitter.windows()?.into_iter().unzip();
     program.dispatches = dispatches;
     check_bindings_inside(&program.dispatches, input, output)?;
     let row_walk = match kernel {
-        Kernel::Narrow => {
+        Kernel::Narrow(v) => {
             let mut windows: Vec<_> =
                 program.dispatches.iter_mut().map(|d| (&mut d.params, &mut d.workgroups)).collect();
-            narrow::settle_row_walk(&mut windows, &mid_words, word, limits.max_groups as u64, variant)
+            narrow::settle_row_walk(&mut windows, &mid_words, word, limits.max_groups as u64, v)
         }
-        Kernel::Rows | Kernel::Flat(_) => RowWalk::PerWord,
+        Kernel::Rows(_) | Kernel::Flat(_) => RowWalk::PerWord,
     };
     program.key =
         PipelineKey::new(mode, word as u8, multi_period, row_walk).with_variant(variant).with_flat(kernel.flat_words());
@@ -317,7 +308,6 @@ struct Splitter<'a> {
     out_off: u64,
     limits: &'a DeviceLimits,
     kernel: Kernel,
-    variant: KernelVariant,
     constant: [u32; 4],
 }
 
@@ -367,7 +357,7 @@ impl Splitter<'_> {
     /// narrow rows end mid-word, or `None` if it must be split.
     fn window(&self, b: &[(usize, usize)]) -> Result<Option<(Dispatch, bool)>> {
         let shape = WindowShape { b, axes: self.axes, max_groups: self.limits.max_groups as u64 };
-        if !self.kernel.fits(&shape, self.word, self.variant) {
+        if !self.kernel.fits(&shape, self.word) {
             return Ok(None);
         }
         let (mut out_lo, mut out_hi) = (self.out_off, self.out_off);
@@ -417,7 +407,7 @@ impl Splitter<'_> {
             };
         }
         let first = out_lo - output.0 / self.word;
-        let (workgroups, mid_word) = self.kernel.grid(&shape, &mut params, self.word, first, self.variant);
+        let (workgroups, mid_word) = self.kernel.grid(&shape, &mut params, self.word, first);
         Ok(Some((Dispatch { params, workgroups, input, output }, mid_word)))
     }
 }

@@ -128,7 +128,9 @@ impl PipelineKey {
     pub(crate) fn flat_grid(&self) -> Option<FlatGrid> {
         match self.word_bytes {
             4.. => Some(self.flat_words as u32).filter(|&w| w > 0).and_then(|w| self.variant.wide_flat_grid(Some(w))),
-            _ => self.variant.flat_words().map(|words| FlatGrid { words, workgroup: WORKGROUP, device: false }),
+            _ => {
+                self.variant.narrow().flat_words().map(|words| FlatGrid { words, workgroup: WORKGROUP, device: false })
+            }
         }
     }
 
@@ -144,11 +146,9 @@ impl PipelineKey {
             ("NARROW_ROW_WORDS".into(), U32(NARROW_ROW_WORDS)),
             ("MAGIC_DIVIDE_BY_ONE".into(), U32(MAGIC_DIVIDE_BY_ONE)),
             ("ROW_WORDS_NONE".into(), U32(ROW_WORDS_NONE)),
-            ("WIDE_ELEMS".into(), U32(self.variant.wide_elems())),
-            ("NARROW_WORD_RUN".into(), U32(self.variant.word_run())),
-            ("NARROW_PAIRS".into(), Bool(self.variant.pairs())),
-            ("PAIRS_LOADS_FIRST".into(), Bool(self.variant.pairs_loads_first())),
+            ("WIDE_ELEMS".into(), U32(self.variant.wide().elems())),
         ];
+        c.extend(self.variant.narrow().constants().map(|(name, value)| (name.to_string(), value)));
         c.extend(RowWalk::ALL.iter().map(|w| (format!("ROWS_{}", w.wgsl_name()), U32(*w as u32))));
         c.extend([
             ("MULTI_PERIOD".into(), Bool(self.multi_period)),

@@ -3,10 +3,17 @@
 //! them, so a single harness binary measures them all in one lease
 //! (`gpu_vs_cpu --kernel-variant`, `benchmarks/device-ab.sh`'s `VARIANTS`).
 //!
+//! A variant is a name: what it changes lives in the kernel it changes, as that kernel's own
+//! enum (`kernels/wide.rs`'s `WideVariant`, `flat.rs`'s `FlatGrid`, `narrow.rs`'s
+//! `NarrowVariant`), which [`KernelVariant::wide`], [`KernelVariant::wide_flat_grid`] and
+//! [`KernelVariant::narrow`] map it to.
+//!
 //! Not a public knob: [`KernelVariant`] is hidden from the documentation and the public API
 //! list, and a variant that loses on the GPU is deleted, not kept as an option.
 
 use super::kernels::flat::FlatGrid;
+use super::kernels::narrow::NarrowVariant;
+use super::kernels::wide::WideVariant;
 use super::params::WORKGROUP;
 
 /// Which kernel shape a [`PadKernel`](super::PadKernel) records. Unstable: for measurement
@@ -94,11 +101,21 @@ impl KernelVariant {
         KernelVariant::ALL.into_iter().find(|&k| k as u8 == v).unwrap_or_default()
     }
 
-    /// Wide kernel: elements of a row one invocation writes, a grid width apart.
-    pub(crate) fn wide_elems(self) -> u32 {
+    /// The wide row grid's shape under this variant.
+    pub(crate) fn wide(self) -> WideVariant {
         match self {
-            KernelVariant::Reference => 1,
-            _ => super::params::WIDE_ELEMS,
+            KernelVariant::Reference => WideVariant::Reference,
+            _ => WideVariant::Default,
+        }
+    }
+
+    /// The narrow kernel's shape under this variant.
+    pub(crate) fn narrow(self) -> NarrowVariant {
+        match self {
+            KernelVariant::Reference => NarrowVariant::Reference,
+            KernelVariant::NarrowSpread => NarrowVariant::Spread,
+            KernelVariant::NarrowLoadsFirst => NarrowVariant::PairsLoadsFirst,
+            v => v.flat_words().map_or(NarrowVariant::Pairs, NarrowVariant::Flat),
         }
     }
 
@@ -137,29 +154,6 @@ impl KernelVariant {
             KernelVariant::ReadOnlyInput => KernelVariant::Default,
             v => v,
         }
-    }
-
-    /// Narrow kernel, per-word walk: words one invocation writes, a workgroup apart.
-    pub(crate) fn word_run(self) -> u32 {
-        match self {
-            KernelVariant::Reference => 1,
-            _ => super::params::NARROW_WORD_RUN,
-        }
-    }
-
-    /// Narrow kernel: whether windows may walk rows (else every window goes per word).
-    pub(crate) fn row_grids(self) -> bool {
-        self != KernelVariant::Reference
-    }
-
-    /// Narrow kernel: long rows' kept words in pairs (else spread over whole workgroups).
-    pub(crate) fn pairs(self) -> bool {
-        self != KernelVariant::NarrowSpread
-    }
-
-    /// Narrow kernel: four pairs at a time, loads first.
-    pub(crate) fn pairs_loads_first(self) -> bool {
-        self == KernelVariant::NarrowLoadsFirst
     }
 
     /// The variant a pipeline of `word_bytes`-byte words walking rows so really runs: one

@@ -19,15 +19,16 @@ use super::params::Params;
 use super::variant::KernelVariant;
 use super::window::WindowShape;
 
-/// The kernel a pad's windows run on.
+/// The kernel a pad's windows run on, in the shape its variant asks for (each kernel's own
+/// variant enum: the measured alternatives stay inside the kernel they change).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Kernel {
     /// Wide words, a row's elements a lane, a grid width apart (`wide`).
-    Rows,
+    Rows(wide::WideVariant),
     /// Wide words on the flat grid (`flat`).
     Flat(flat::FlatGrid),
     /// 8- and 16-bit elements in u32 words (`narrow`; a narrow flat variant inside it).
-    Narrow,
+    Narrow(narrow::NarrowVariant),
 }
 
 impl Kernel {
@@ -36,11 +37,11 @@ impl Kernel {
     /// `flat::default_words` takes it (or the variant forces it), the row grid otherwise.
     pub(super) fn choose(word: u64, out_lens: &[usize], variant: KernelVariant) -> Kernel {
         if word < 4 {
-            return Kernel::Narrow;
+            return Kernel::Narrow(variant.narrow());
         }
         match variant.wide_flat_grid(flat::default_words(out_lens, word)) {
             Some(grid) => Kernel::Flat(grid),
-            None => Kernel::Rows,
+            None => Kernel::Rows(variant.wide()),
         }
     }
 
@@ -53,28 +54,21 @@ impl Kernel {
     }
 
     /// Whether a window of `shape` fits this kernel's grid on the device.
-    pub(super) fn fits(self, shape: &WindowShape, word: u64, variant: KernelVariant) -> bool {
+    pub(super) fn fits(self, shape: &WindowShape, word: u64) -> bool {
         match self {
-            Kernel::Rows => wide::fits(shape, variant.wide_elems()),
+            Kernel::Rows(v) => wide::fits(shape, v.elems()),
             Kernel::Flat(grid) => flat::fits(shape, grid),
-            Kernel::Narrow => narrow::fits(shape, word, variant),
+            Kernel::Narrow(v) => narrow::fits(shape, word, v),
         }
     }
 
     /// A window's workgroups, its kernel fields filled in `params`, and whether its narrow
     /// rows end mid-word (`first`: the window's first output word within its binding).
-    pub(super) fn grid(
-        self,
-        shape: &WindowShape,
-        params: &mut Params,
-        word: u64,
-        first: u64,
-        variant: KernelVariant,
-    ) -> ([u32; 3], bool) {
+    pub(super) fn grid(self, shape: &WindowShape, params: &mut Params, word: u64, first: u64) -> ([u32; 3], bool) {
         match self {
-            Kernel::Rows => (wide::grid(shape, params, variant.wide_elems()), false),
+            Kernel::Rows(v) => (wide::grid(shape, params, v.elems()), false),
             Kernel::Flat(grid) => (flat::grid(shape, params, grid), false),
-            Kernel::Narrow => narrow::grid(shape, params, word, first, variant),
+            Kernel::Narrow(v) => narrow::grid(shape, params, word, first, v),
         }
     }
 }

@@ -11,12 +11,66 @@
 //! ([`settle_row_walk`]).
 
 use crate::error::{Result, Side};
-use crate::gpu::params::{magic_divisor, Params, INDEX_LIMIT, NARROW_ROW_WORDS, ROW_WORDS_NONE, WORKGROUP};
-use crate::gpu::shader::RowWalk;
-use crate::gpu::variant::KernelVariant;
+use crate::gpu::params::{
+    magic_divisor, Params, INDEX_LIMIT, NARROW_ROW_WORDS, NARROW_WORD_RUN, ROW_WORDS_NONE, WORKGROUP,
+};
+use crate::gpu::shader::{RowWalk, WgslValue};
 use crate::gpu::view::{dense_strides, invalid};
 use crate::gpu::window::WindowShape;
 use crate::plan::PadPlan;
+
+/// The narrow kernel's shapes (`KernelVariant::narrow`): its knobs and their WGSL constants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NarrowVariant {
+    /// Rows where a window has them, long rows' kept words in pairs, one pair's loads in
+    /// flight (the default).
+    Pairs,
+    /// The same, four pairs at a time with all their loads first.
+    PairsLoadsFirst,
+    /// Long rows spread over whole workgroups, a lane a word, two an iteration.
+    Spread,
+    /// The design card: every window per word, a word an invocation.
+    Reference,
+    /// No rows: the flat grid's narrow form (`shaders/flat_narrow.wgsl`), this many words a lane.
+    Flat(u32),
+}
+
+impl NarrowVariant {
+    /// Words of the per-word walk an invocation writes, a workgroup apart.
+    pub(crate) fn word_run(self) -> u32 {
+        match self {
+            NarrowVariant::Reference => 1,
+            _ => NARROW_WORD_RUN,
+        }
+    }
+
+    /// Whether windows may walk rows (else every window goes per word).
+    pub(crate) fn row_grids(self) -> bool {
+        self != NarrowVariant::Reference
+    }
+
+    /// Long rows' kept words in pairs (else spread over whole workgroups).
+    pub(crate) fn pairs(self) -> bool {
+        self != NarrowVariant::Spread
+    }
+
+    /// The flat grid's words a lane, for the flat form.
+    pub(crate) fn flat_words(self) -> Option<u32> {
+        match self {
+            NarrowVariant::Flat(words) => Some(words),
+            _ => None,
+        }
+    }
+
+    /// The knobs as the narrow shaders read them.
+    pub(crate) fn constants(self) -> [(&'static str, WgslValue); 3] {
+        [
+            ("NARROW_WORD_RUN", WgslValue::U32(self.word_run())),
+            ("NARROW_PAIRS", WgslValue::Bool(self.pairs())),
+            ("PAIRS_LOADS_FIRST", WgslValue::Bool(self == NarrowVariant::PairsLoadsFirst)),
+        ]
+    }
+}
 
 /// Invocations a row owning `row_words` words takes. Up to a workgroup's words, one a word,
 /// so that a SIMD group's lanes store neighbouring words, running on into the next row (rows
@@ -43,7 +97,7 @@ pub(in crate::gpu) fn pack(row_words: u64, pairs: bool) -> u64 {
 }
 
 /// Whether a window of this shape fits the per-word grid (which every window can fall back on).
-pub(in crate::gpu) fn fits(s: &WindowShape, word: u64, variant: KernelVariant) -> bool {
+pub(in crate::gpu) fn fits(s: &WindowShape, word: u64, variant: NarrowVariant) -> bool {
     if let Some(words) = variant.flat_words() {
         return super::flat::fits_narrow(s, word, words);
     }
@@ -77,7 +131,7 @@ pub(in crate::gpu) fn grid(
     params: &mut Params,
     word: u64,
     first: u64,
-    variant: KernelVariant,
+    variant: NarrowVariant,
 ) -> ([u32; 3], bool) {
     params.first = first as u32;
     params.elems = s.elems() as u32;
@@ -97,7 +151,7 @@ pub(in crate::gpu) fn settle_row_walk(
     mid_words: &[bool],
     word: u64,
     max_groups: u64,
-    variant: KernelVariant,
+    variant: NarrowVariant,
 ) -> RowWalk {
     let walk = row_walk(windows.iter().zip(mid_words).map(|((p, _), &mid)| (p.row_first, mid)));
     if walk == RowWalk::PerWord {

@@ -4,8 +4,27 @@
 //! width apart ([`WIDE_ELEMS`](crate::gpu::params::WIDE_ELEMS) by default, 1 in the reference
 //! variant); shorter rows share a workgroup, one element an invocation.
 
-use crate::gpu::params::{Params, INDEX_LIMIT, WORKGROUP};
+use crate::gpu::params::{Params, INDEX_LIMIT, WIDE_ELEMS, WORKGROUP};
 use crate::gpu::window::WindowShape;
+
+/// The wide row grid's shapes (`KernelVariant::wide`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WideVariant {
+    /// [`WIDE_ELEMS`] elements an invocation, four at a time with their loads first.
+    Default,
+    /// The design card: an element an invocation.
+    Reference,
+}
+
+impl WideVariant {
+    /// Elements of a row one invocation writes, a grid width apart (`WIDE_ELEMS` in WGSL).
+    pub(crate) fn elems(self) -> u32 {
+        match self {
+            WideVariant::Default => WIDE_ELEMS,
+            WideVariant::Reference => 1,
+        }
+    }
+}
 
 /// Rows of `row_len` elements one workgroup takes (`Params::pack`): as many as fit, so that
 /// short rows do not leave most of a workgroup idle (a 7 x 7 feature map padded by 1 has
@@ -72,7 +91,7 @@ mod tests {
                 if l.key.flat_words != 0 {
                     continue; // a single row on the default kernels: the flat grid (flat.rs)
                 }
-                let elems = l.key.variant.wide_elems();
+                let elems = l.key.variant.wide().elems();
                 for w in &l.dispatches {
                     let (len, rows) = (w.params.axes[0].len as u64, w.params.count as u64);
                     let pack = w.params.pack as u64;

@@ -561,12 +561,15 @@ pub(super) mod tests {
             let loads_first = l.key.wgsl().contains("const PAIRS_LOADS_FIRST: bool = true;");
             assert_eq!(loads_first, v == NarrowLoadsFirst, "{v:?}");
             let d = &l.dispatches[0];
-            // Rows of 3084 bytes, 772 words: 25 lanes of pairs, or a workgroup, or per word.
+            // Rows of 3084 bytes, 772 words: 25 lanes of pairs, or a workgroup, or per word;
+            // sized to the device, 8 words a lane (1028 rows of 772 words over 2^17 lanes),
+            // 97 lanes in two workgroups.
             let flat = v.flat_words().is_some();
             let want_lanes = match v {
                 Reference => 0,
                 _ if flat => 0,
                 NarrowSpread => 64,
+                DeviceGrid => 128,
                 _ => 25,
             };
             assert_eq!(d.params.row_lanes, want_lanes, "{v:?}");

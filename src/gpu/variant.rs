@@ -47,18 +47,19 @@ pub enum KernelVariant {
     /// bind group layout stays read-write, so input and output may still share a buffer
     /// (their ranges never overlap: `PadKernel::prepare` refuses that).
     ReadOnlyInput = 6,
-    /// Wide words on the flat grid sized to the device, not to the output: at most
-    /// [`DEVICE_LANES`](super::kernels::flat::DEVICE_LANES) lanes, each taking the elements
-    /// a whole grid apart (a grid-stride loop, its round count from the uniform), four at a
-    /// time with their loads first; small outputs get a lane an element. 8- and 16-bit
-    /// types run the default.
+    /// Grids sized to the device, not to the output, filling at most
+    /// [`DEVICE_LANES`](super::kernels::DEVICE_LANES) lanes. Wide words on the flat grid,
+    /// each lane taking the elements a whole grid apart (a grid-stride loop, its round count
+    /// from the uniform), four at a time with their loads first; small outputs get a lane an
+    /// element. 8- and 16-bit long rows in pairs as by default, over as many lanes as fill
+    /// the device (2 to 32 words a lane, where the default always takes 32).
     DeviceGrid = 7,
     /// Long 8- and 16-bit rows in pairs as by default, four pairs at a time with all their
     /// loads before their stores (the wide row grid's shape, which won there), where the
     /// default keeps one pair's loads in flight.
     NarrowLoadsFirst = 8,
-    /// [`DeviceGrid`](KernelVariant::DeviceGrid) in workgroups of 256 lanes (the roofline
-    /// copy's), not 64.
+    /// [`DeviceGrid`](KernelVariant::DeviceGrid)'s wide words in workgroups of 256 lanes
+    /// (the roofline copy's), not 64; 8- and 16-bit types run the default.
     DeviceGrid256 = 9,
 }
 
@@ -115,6 +116,7 @@ impl KernelVariant {
             KernelVariant::Reference => NarrowVariant::Reference,
             KernelVariant::NarrowSpread => NarrowVariant::Spread,
             KernelVariant::NarrowLoadsFirst => NarrowVariant::PairsLoadsFirst,
+            KernelVariant::DeviceGrid => NarrowVariant::DevicePairs,
             v => v.flat_words().map_or(NarrowVariant::Pairs, NarrowVariant::Flat),
         }
     }
@@ -163,6 +165,7 @@ impl KernelVariant {
         match self {
             // Wide words: the flat grid is the key's own (`PipelineKey::flat_words`).
             KernelVariant::FlatU4 | KernelVariant::FlatU8 if !narrow => KernelVariant::Default,
+            // Narrow words: the device grid is the default's pipeline on another grid.
             KernelVariant::DeviceGrid | KernelVariant::DeviceGrid256 if narrow => KernelVariant::Default,
             KernelVariant::NarrowSpread | KernelVariant::NarrowLoadsFirst if !narrow || !walks_rows => {
                 KernelVariant::Default

@@ -10,10 +10,11 @@
 //! split over x and y past `max_groups`.
 //!
 //! On the device grid ([`FlatGrid::device`]) the grid is sized to the device instead: at
-//! most [`DEVICE_LANES`] lanes, lane `l` of workgroup `b` taking elements
+//! most [`DEVICE_LANES`](super::DEVICE_LANES) lanes, lane `l` of workgroup `b` taking elements
 //! `b * WORKGROUP + l + k * G` (`G` the grid's lanes), `U` at a time, loads first, for as
 //! many rounds as the output needs.
 
+use super::DEVICE_LANES;
 use crate::gpu::params::{Params, INDEX_LIMIT, ROW_WORDS_NONE, WORKGROUP};
 use crate::gpu::window::WindowShape;
 
@@ -27,10 +28,6 @@ pub(crate) struct FlatGrid {
     /// Sized to the device (`DEVICE_GRID`), a lane's elements a whole grid apart, not to the output.
     pub device: bool,
 }
-
-/// The device grid's lanes at most: an NVIDIA H100's 132 SMs at half their 2,048 resident
-/// lanes (a guess the next lease measures; a larger GPU runs it with some SMs idle).
-pub(in crate::gpu) const DEVICE_LANES: u64 = 1 << 17;
 
 /// Wide words: the flat grid's elements a lane where the default kernels take it, from the
 /// output's merged axes' lengths (innermost last) and its moved word's bytes, else `None`

@@ -19,6 +19,11 @@ use super::params::Params;
 use super::variant::KernelVariant;
 use super::window::WindowShape;
 
+/// The lanes a grid sized to the device fills (the `device-grid` variants): an NVIDIA H100's
+/// 132 SMs at half their 2,048 resident lanes (a guess the next lease measures; a larger GPU
+/// runs it with some SMs idle).
+pub(super) const DEVICE_LANES: u64 = 1 << 17;
+
 /// The kernel a pad's windows run on, in the shape its variant asks for (each kernel's own
 /// variant enum: the measured alternatives stay inside the kernel they change).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

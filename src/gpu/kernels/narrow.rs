@@ -31,6 +31,10 @@ pub(crate) enum NarrowVariant {
     Spread,
     /// The design card: every window per word, a word an invocation.
     Reference,
+    /// Pairs as by default, long rows over enough lanes to fill the device
+    /// ([`DEVICE_LANES`](super::DEVICE_LANES)): 2 to [`NARROW_ROW_WORDS`] words a lane, not
+    /// always the most (the same pipeline as the default's; only the grid differs).
+    DevicePairs,
     /// No rows: the flat grid's narrow form (`shaders/flat_narrow.wgsl`), this many words a lane.
     Flat(u32),
 }
@@ -54,6 +58,19 @@ impl NarrowVariant {
         self != NarrowVariant::Spread
     }
 
+    /// How a window's rows longer than a workgroup's words take their lanes, its rows owning
+    /// `total_words` words in all.
+    pub(in crate::gpu) fn long_rows(self, total_words: u64) -> LongRows {
+        match self {
+            NarrowVariant::Spread => LongRows::Spread,
+            NarrowVariant::DevicePairs => {
+                let words = total_words.div_ceil(super::DEVICE_LANES).next_multiple_of(2);
+                LongRows::Pairs { words: words.clamp(2, NARROW_ROW_WORDS as u64) }
+            }
+            _ => LongRows::Pairs { words: NARROW_ROW_WORDS as u64 },
+        }
+    }
+
     /// The flat grid's words a lane, for the flat form.
     pub(crate) fn flat_words(self) -> Option<u32> {
         match self {
@@ -72,28 +89,35 @@ impl NarrowVariant {
     }
 }
 
+/// How rows longer than a workgroup's words take their lanes ([`lanes`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(in crate::gpu) enum LongRows {
+    /// A lane its kept words two neighbouring ones at a time, `words` (even, at most
+    /// [`NARROW_ROW_WORDS`], the shader's loop bound) a lane.
+    Pairs { words: u64 },
+    /// Whole workgroups, a lane a word, two an iteration a grid width apart.
+    Spread,
+}
+
 /// Invocations a row owning `row_words` words takes. Up to a workgroup's words, one a word,
 /// so that a SIMD group's lanes store neighbouring words, running on into the next row (rows
-/// of a window follow each other in the output; such rows share a workgroup). Longer rows,
-/// with `pairs` (the default), one invocation per [`NARROW_ROW_WORDS`] words, each its kept
-/// words two neighbouring ones at a time, rows of up to half a workgroup's lanes sharing one.
-/// Without (the narrow-spread variant), whole workgroups (the grid width), enough that each
-/// invocation takes at most [`NARROW_ROW_WORDS`] of the row's words, a grid width apart. The
-/// shader tells short rows from long by `row_lanes >= row_words`.
-pub(in crate::gpu) fn lanes(row_words: u64, pairs: bool) -> u64 {
+/// of a window follow each other in the output; such rows share a workgroup). Longer rows in
+/// pairs (the default), one invocation per `words` words (rows of up to half a workgroup's
+/// lanes sharing one); spread (the narrow-spread variant), whole workgroups (the grid width),
+/// enough that each invocation takes at most [`NARROW_ROW_WORDS`] of the row's words, a grid
+/// width apart. The shader tells short rows from long by `row_lanes >= row_words`.
+pub(in crate::gpu) fn lanes(row_words: u64, long: LongRows) -> u64 {
     let group = WORKGROUP as u64;
-    if row_words <= group {
-        row_words.max(1)
-    } else if pairs {
-        row_words.div_ceil(NARROW_ROW_WORDS as u64)
-    } else {
-        row_words.div_ceil(group * NARROW_ROW_WORDS as u64) * group
+    match long {
+        _ if row_words <= group => row_words.max(1),
+        LongRows::Pairs { words } => row_words.div_ceil(words),
+        LongRows::Spread => row_words.div_ceil(group * NARROW_ROW_WORDS as u64) * group,
     }
 }
 
 /// Rows owning `row_words` words one workgroup takes: as many as fit, else 1.
-pub(in crate::gpu) fn pack(row_words: u64, pairs: bool) -> u64 {
-    (WORKGROUP as u64 / lanes(row_words, pairs)).max(1)
+pub(in crate::gpu) fn pack(row_words: u64, long: LongRows) -> u64 {
+    (WORKGROUP as u64 / lanes(row_words, long)).max(1)
 }
 
 /// Whether a window of this shape fits the per-word grid (which every window can fall back on).
@@ -138,7 +162,7 @@ pub(in crate::gpu) fn grid(
     if let Some(words) = variant.flat_words() {
         return (super::flat::grid_narrow(params, word, s.max_groups, words), false);
     }
-    let rows = if variant.row_grids() { row_grid(s, params, word, variant.pairs()) } else { None };
+    let rows = if variant.row_grids() { row_grid(s, params, word, variant) } else { None };
     rows.unwrap_or_else(|| (per_word(params, word, s.max_groups, variant.word_run()), false))
 }
 
@@ -168,8 +192,8 @@ pub(in crate::gpu) fn settle_row_walk(
 /// the output and be two words long at least, so that a word runs on into the next row at
 /// most. Sets the grid's parameters and returns its workgroup counts and whether rows end
 /// mid-word; `None` where no row grid fits (the per-word path then). `params.first` is set.
-/// `pairs`: how long rows take their lanes ([`lanes`]).
-fn row_grid(s: &WindowShape, params: &mut Params, word: u64, pairs: bool) -> Option<([u32; 3], bool)> {
+/// `variant`: how long rows take their lanes ([`NarrowVariant::long_rows`]).
+fn row_grid(s: &WindowShape, params: &mut Params, word: u64, variant: NarrowVariant) -> Option<([u32; 3], bool)> {
     let (epw, maxg, rank) = (4 / word, s.max_groups, s.rank());
     let first = params.first as u64;
     let rows_from = |f: usize, mid_word: bool| {
@@ -185,14 +209,15 @@ fn row_grid(s: &WindowShape, params: &mut Params, word: u64, pairs: bool) -> Opt
         // Words a row owns at most (the first row also the word the window starts in).
         let words = if aligned { row / epw } else { row.div_ceil(epw) + 1 };
         let rows = s.len(f) * s.above(f);
-        let grid = words.div_ceil((WORKGROUP * NARROW_ROW_WORDS) as u64) <= maxg
+        let long = variant.long_rows(rows * words);
+        let grid = lanes(words, long).div_ceil(WORKGROUP as u64) <= maxg
             && rows <= INDEX_LIMIT
-            && rows.div_ceil(pack(words, pairs)) <= maxg * maxg;
-        (fits && grid).then_some((f as u32, words, rows, mid_word))
+            && rows.div_ceil(pack(words, long)) <= maxg * maxg;
+        (fits && grid).then_some((f as u32, words, rows, mid_word, long))
     };
     let whole_run = s.inner_is_whole_run();
     // Rows of whole words first; else rows ending mid-word, the longest first.
-    let (f, words, rows, mid_word) = rows_from(1, false)
+    let (f, words, rows, mid_word, long) = rows_from(1, false)
         .or_else(|| if whole_run { rows_from(2, false) } else { None })
         .or_else(|| if whole_run { rows_from(2, true) } else { None })
         .or_else(|| rows_from(1, true))?;
@@ -202,7 +227,7 @@ fn row_grid(s: &WindowShape, params: &mut Params, word: u64, pairs: bool) -> Opt
     // Rows of up to half a workgroup's words share a workgroup, a lane a word; a row of up to
     // a workgroup's words takes one; a longer row x workgroups, each invocation up to
     // NARROW_ROW_WORDS of its words, a grid width apart.
-    let (lanes, pack) = (lanes(words, pairs), pack(words, pairs));
+    let (lanes, pack) = (lanes(words, long), pack(words, long));
     params.pack = pack as u32;
     let x = lanes.div_ceil(WORKGROUP as u64);
     params.row_lanes = if pack > 1 { lanes } else { x * WORKGROUP as u64 } as u32;
@@ -256,6 +281,20 @@ mod tests {
     use crate::gpu::program::DeviceLimits;
     use crate::gpu::variant::KernelVariant;
     use crate::{DataType, Mode};
+
+    /// Sized to the device, long rows take as few words a lane as fill it, even (pairs) and
+    /// within the shader's loop bound; the others the most.
+    #[test]
+    fn device_pairs_fill_the_device_within_the_loop_bound() {
+        let lanes = super::super::DEVICE_LANES;
+        for total in [1, 1000, lanes * 2, lanes * 3 + 1, lanes * 7, lanes * 40, 1 << 31] {
+            let LongRows::Pairs { words } = NarrowVariant::DevicePairs.long_rows(total) else { panic!() };
+            assert!(words % 2 == 0 && (2..=NARROW_ROW_WORDS as u64).contains(&words), "{total}: {words}");
+            assert!(words == NARROW_ROW_WORDS as u64 || total.div_ceil(words) <= lanes, "{total}: {words} too few");
+            assert!(words == 2 || total.div_ceil(words - 2) > lanes, "{total}: {words} too many");
+            assert_eq!(NarrowVariant::Pairs.long_rows(total), LongRows::Pairs { words: NARROW_ROW_WORDS as u64 });
+        }
+    }
 
     /// narrow_rows.wgsl's row grid, run on the host: every word the window touches is written
     /// exactly once and no other, rows of whole words and rows ending mid-word (each row owns
@@ -326,10 +365,11 @@ mod tests {
             (DataType::Uint8, &[3, 300, 301], &[0, 0, 1, 0, 0, 2]),           // 304 bytes, many windows
             (DataType::Uint8, &[3, 1, 5], &[1, 0, 0, 1, 0, 0]),               // 5 bytes, unpadded rows
         ];
-        let (mut packed, mut mid_word) = (0, 0);
+        let (mut packed, mut mid_word, mut device_lanes) = (0, 0, 0);
         for (dtype, shape, pads) in cases {
-            for (limits, pairs) in [&LIMITS, &few_groups, &small].into_iter().flat_map(|l| [(l, false), (l, true)]) {
-                let variant = if pairs { KernelVariant::Default } else { KernelVariant::NarrowSpread };
+            let variants = [KernelVariant::NarrowSpread, KernelVariant::Default, KernelVariant::DeviceGrid];
+            for (limits, variant) in [&LIMITS, &few_groups, &small].into_iter().flat_map(|l| variants.map(|v| (l, v))) {
+                let pairs = variant != KernelVariant::NarrowSpread;
                 let l = lay_variant(&plan(dtype, shape, pads, Mode::Reflect), limits, variant);
                 let row_windows =
                     l.dispatches.iter().filter(|w| w.params.row_words != ROW_WORDS_NONE).collect::<Vec<_>>();
@@ -341,7 +381,10 @@ mod tests {
                     let first = p.row_first as usize;
                     let window_rows = (first..p.rank as usize).map(|d| p.axes[d].len as u64).product::<u64>();
                     assert_eq!(rows, window_rows, "{shape:?}: rows of the window");
-                    assert_eq!(pack, super::pack(p.row_words as u64, pairs));
+                    let long = variant.narrow().long_rows(rows * p.row_words as u64);
+                    assert_eq!(pack, super::pack(p.row_words as u64, long));
+                    device_lanes +=
+                        usize::from(lanes > super::lanes(p.row_words as u64, LongRows::Pairs { words: 32 }));
                     packed += usize::from(pack > 1);
                     let len = (0..first).map(|d| p.axes[d].len).product::<u32>();
                     mid_word += usize::from(!(len as u64).is_multiple_of(epw) || !(p.first as u64).is_multiple_of(epw));
@@ -413,5 +456,6 @@ mod tests {
         }
         assert!(mid_word >= 8, "only {mid_word} windows of rows ending mid-word");
         assert!(packed >= 4, "only {packed} windows packed rows");
+        assert!(device_lanes >= 2, "only {device_lanes} windows gave long rows more lanes than the default");
     }
 }

@@ -8,7 +8,7 @@ mod common;
 
 use common::*;
 
-use wgpu_pad::gpu::{BufferRange, ExecPath};
+use wgpu_pad::gpu::{BufferRange, ExecPath, KernelVariant};
 use wgpu_pad::{cpu, DataType, Mode, PadError, PadPlan, PadRequest, Side, Tensor};
 
 #[test]
@@ -46,22 +46,13 @@ fn windows_that_start_in_a_rows_pads_are_bit_exact() {
 }
 
 fn windows_in_pads_on(ctx: &wgpu_pad::gpu::GpuContext) {
-    for (dtype, shape, pads) in [
+    let cases = [
         (DataType::Uint8, [2, 512], [0, 512, 0, 2560]),
         (DataType::Uint8, [3, 256], [1, 1301, 0, 1500]),
         (DataType::Float16, [2, 1024], [0, 1024, 1, 4096]),
         (DataType::Float16, [3, 256], [0, 1301, 0, 1500]),
-    ] {
-        let x = pattern(dtype, &shape, 9);
-        for mode in Mode::ALL {
-            let p = plan(dtype, &shape, &pads, mode);
-            if runs_the_default(ctx, &p) {
-                continue; // a variant's context: the default's run covers it
-            }
-            let y = ctx.pad_blocking(&p, &x).unwrap().tensor;
-            assert!(y == cpu::pad(&p, &x).unwrap(), "{dtype:?} {shape:?} {pads:?} {mode:?} differs from the CPU path");
-        }
-    }
+    ];
+    rows_bit_exact_on(ctx, &cases, 9);
 }
 
 /// 8- and 16-bit rows long enough to take several workgroups each in the narrow kernel's
@@ -90,22 +81,13 @@ fn every_kernel_variant_runs_long_rows_and_windows_bit_exact() {
 }
 
 fn long_narrow_rows_on(ctx: &wgpu_pad::gpu::GpuContext) {
-    for (dtype, shape, pads) in [
+    let cases = [
         (DataType::Uint8, [2, 9000], [0, 4, 0, 4]),   // 2252 words: 2 workgroups a row
         (DataType::Uint8, [2, 9000], [0, 3, 0, 5]),   // the same, shifted by 3 bytes
         (DataType::Float16, [2, 4500], [0, 1, 0, 3]), // 2252 words, shifted by a half
         (DataType::Uint8, [3, 20_001], [0, 3, 0, 6]), // 20010 bytes: ending mid-word, 3 workgroups
-    ] {
-        let x = pattern(dtype, &shape, 11);
-        for mode in Mode::ALL {
-            let p = plan(dtype, &shape, &pads, mode);
-            if runs_the_default(ctx, &p) {
-                continue; // a variant's context: the default's run covers it
-            }
-            let y = ctx.pad_blocking(&p, &x).unwrap().tensor;
-            assert!(y == cpu::pad(&p, &x).unwrap(), "{dtype:?} {shape:?} {pads:?} {mode:?} differs from the CPU path");
-        }
-    }
+    ];
+    rows_bit_exact_on(ctx, &cases, 11);
 }
 
 /// Output rows of exactly a workgroup's 2048 words (64 lanes x NARROW_ROW_WORDS 32), or
@@ -120,23 +102,36 @@ fn rows_that_need_every_iteration_of_every_lane_are_bit_exact() {
 }
 
 fn full_row_iterations_on(ctx: &wgpu_pad::gpu::GpuContext) {
-    for (dtype, shape, pads) in [
+    let cases = [
         (DataType::Uint8, [2, 8184], [0, 4, 0, 4]), // 8192-byte rows: 2048 words, aligned
         (DataType::Uint8, [2, 8184], [0, 3, 0, 5]), // the same, the input shifted by 3 bytes
         (DataType::Uint8, [2, 16376], [0, 4, 0, 4]), // 4096 words: two workgroups, 32 a lane
         (DataType::Float16, [2, 4092], [0, 2, 0, 2]), // 2048 words of halves, aligned
         (DataType::Float16, [3, 4092], [0, 1, 0, 3]), // shifted by a half, three rows
-    ] {
-        let x = pattern(dtype, &shape, 5);
+    ];
+    rows_bit_exact_on(ctx, &cases, 5);
+}
+
+/// Each case in every mode on `ctx`, bit for bit against the CPU path (the input a pattern
+/// from `seed`); on a variant's context only where it runs another program than the
+/// default's (the default's run covers the rest).
+fn rows_bit_exact_on(ctx: &wgpu_pad::gpu::GpuContext, cases: &[(DataType, [usize; 2], [i64; 4])], seed: u8) {
+    let mut ran = 0;
+    for &(dtype, shape, pads) in cases {
+        let x = pattern(dtype, &shape, seed);
         for mode in Mode::ALL {
             let p = plan(dtype, &shape, &pads, mode);
             if runs_the_default(ctx, &p) {
-                continue; // a variant's context: the default's run covers it
+                continue;
             }
             let y = ctx.pad_blocking(&p, &x).unwrap().tensor;
             assert!(y == cpu::pad(&p, &x).unwrap(), "{dtype:?} {shape:?} {pads:?} {mode:?} differs from the CPU path");
+            ran += 1;
         }
     }
+    let variant = ctx.kernel().variant();
+    assert!(variant != KernelVariant::Default || ran == cases.len() * Mode::ALL.len(), "the default skipped a case");
+    eprintln!("{ran} of {} cases ({})", cases.len() * Mode::ALL.len(), variant.name());
 }
 
 /// Outputs and inputs past lavapipe's (and WebGPU's default) 128 MiB storage-binding limit,

@@ -247,6 +247,47 @@ mod tests {
         assert!(rounds_seen > 0, "no window ran the device grid's rounds");
     }
 
+    /// A window fits the flat grid only while its lanes' furthest step stays within the
+    /// range the shader divides: a block past its end on the fixed grid, a round of the whole
+    /// grid on the device grid (one element more and the window splits in two); the device
+    /// grid never splits for its workgroups (it takes rounds), and takes as many as it may.
+    #[test]
+    fn windows_fit_within_the_lanes_reach_and_the_grid() {
+        let huge = DeviceLimits { max_binding: 1 << 40, ..LIMITS };
+        let windows = |dtype, out: u64, limits: &DeviceLimits, variant| {
+            let p = plan(dtype, &[out as usize - 1], &[0, 1], Mode::Edge);
+            lay_variant(&p, limits, variant).dispatches.len()
+        };
+        let maxg = huge.max_groups as u64;
+        for variant in
+            [KernelVariant::FlatU4, KernelVariant::FlatU8, KernelVariant::DeviceGrid, KernelVariant::DeviceGrid256]
+        {
+            let g = variant.wide_flat_grid(None).unwrap();
+            let wg = g.workgroup as u64;
+            let reach = match g.device {
+                false => wg * g.words as u64,
+                true => (g.words as u64 + 1) * (DEVICE_LANES / wg + maxg) * wg,
+            };
+            let fit = INDEX_LIMIT - reach;
+            assert_eq!(windows(DataType::Float32, fit, &huge, variant), 1, "{variant:?}: {fit} elements");
+            assert_eq!(windows(DataType::Float32, fit + 1, &huge, variant), 2, "{variant:?}: {} elements", fit + 1);
+        }
+        // Narrow words on the flat grid (f16, 2 a word): the slots before the window's first
+        // word and a block past its end; and at most max_groups squared blocks and one.
+        let fit = INDEX_LIMIT - 2 - WORKGROUP as u64 * 4 * 2;
+        assert_eq!(windows(DataType::Float16, fit, &huge, KernelVariant::FlatU4), 1);
+        assert_eq!(windows(DataType::Float16, fit + 1, &huge, KernelVariant::FlatU4), 2);
+        let few = DeviceLimits { max_groups: 7, ..huge };
+        let fit = 48 * WORKGROUP as u64 * 4 * 2;
+        assert_eq!(windows(DataType::Float16, fit, &few, KernelVariant::FlatU4), 1);
+        assert_eq!(windows(DataType::Float16, fit + 1, &few, KernelVariant::FlatU4), 2);
+        // The device grid on 7 x 7 workgroups: one window, all 49 of them, in rounds.
+        let p = plan(DataType::Float32, &[600, 999], &[0, 1, 0, 0], Mode::Edge);
+        let l = lay_variant(&p, &few, KernelVariant::DeviceGrid256);
+        assert_eq!(l.dispatches.len(), 1);
+        assert_eq!(l.dispatches[0].workgroups, [7, 7, 1]);
+    }
+
     /// flat_narrow.wgsl's grid and cursor, run on the host: each output word of every window
     /// has one lane, and the stepped cursor is the element each slot is, on windows starting
     /// mid-word (x below zero in the first word, which starts afresh when it steps).

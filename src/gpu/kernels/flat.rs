@@ -10,7 +10,7 @@
 //! split over x and y past `max_groups`.
 //!
 //! On the device grid ([`FlatGrid::device`]) the grid is sized to the device instead: at
-//! most [`DEVICE_LANES`](super::DEVICE_LANES) lanes, lane `l` of workgroup `b` taking elements
+//! most [`DEVICE_LANES`] lanes, lane `l` of workgroup `b` taking elements
 //! `b * WORKGROUP + l + k * G` (`G` the grid's lanes), `U` at a time, loads first, for as
 //! many rounds as the output needs.
 

@@ -3,7 +3,7 @@
 //! ([`RowWalk`]): rows on a grid (along axis 0, or axes 0 and 1 where axis 0 is a whole
 //! unpadded run), a lane a word (short rows sharing a workgroup) or up to
 //! [`NARROW_ROW_WORDS`] words of a long row an invocation, in pairs; or, where rows are too
-//! short or windows disagree, [`NARROW_WORD_RUN`](crate::gpu::params::NARROW_WORD_RUN) words
+//! short or windows disagree, [`NARROW_WORD_RUN`] words
 //! an invocation a workgroup's width apart, each finding its row by division.
 //!
 //! The layout asks it three things: whether the output is dense enough ([`check_output`]),
@@ -238,7 +238,7 @@ fn row_grid(s: &WindowShape, params: &mut Params, word: u64, variant: NarrowVari
 }
 
 /// Gives a window the per-word path: `run` words an invocation, a workgroup apart
-/// ([`NARROW_WORD_RUN`](crate::gpu::params::NARROW_WORD_RUN) by default, 1 in the reference variant; `row_words` 0, `count` the
+/// ([`NARROW_WORD_RUN`] by default, 1 in the reference variant; `row_words` 0, `count` the
 /// words it covers); returns its workgroup counts.
 fn per_word(p: &mut Params, word: u64, max_groups: u64, run: u32) -> [u32; 3] {
     let epw = 4 / word as u32;

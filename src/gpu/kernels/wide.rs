@@ -1,7 +1,7 @@
 //! The host half of `shaders/wide.wgsl` (32-, 64- and 128-bit words): its grid of rows,
 //! x the position in a row, y and z (linear) the row over the axes above. Rows longer than
 //! half a workgroup take one or more workgroups each, `elems` elements an invocation a grid
-//! width apart ([`WIDE_ELEMS`](crate::gpu::params::WIDE_ELEMS) by default, 1 in the reference
+//! width apart ([`WIDE_ELEMS`] by default, 1 in the reference
 //! variant); shorter rows share a workgroup, one element an invocation.
 
 use crate::gpu::params::{Params, INDEX_LIMIT, WIDE_ELEMS, WORKGROUP};

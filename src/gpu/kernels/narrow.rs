@@ -383,8 +383,13 @@ mod tests {
                     assert_eq!(rows, window_rows, "{shape:?}: rows of the window");
                     let long = variant.narrow().long_rows(rows * p.row_words as u64);
                     assert_eq!(pack, super::pack(p.row_words as u64, long));
-                    device_lanes +=
-                        usize::from(lanes > super::lanes(p.row_words as u64, LongRows::Pairs { words: 32 }));
+                    // The default's lanes for these rows (whole workgroups where a row takes one or more).
+                    let default = LongRows::Pairs { words: NARROW_ROW_WORDS as u64 };
+                    let (l32, wg) = (super::lanes(p.row_words as u64, default), WORKGROUP as u64);
+                    let one_group = super::pack(p.row_words as u64, default) > 1;
+                    let default_lanes = if one_group { l32 } else { l32.div_ceil(wg) * wg };
+                    device_lanes += usize::from(variant == KernelVariant::DeviceGrid && lanes > default_lanes);
+                    assert!(lanes == default_lanes || variant == KernelVariant::DeviceGrid || !pairs, "{shape:?}");
                     packed += usize::from(pack > 1);
                     let len = (0..first).map(|d| p.axes[d].len).product::<u32>();
                     mid_word += usize::from(!(len as u64).is_multiple_of(epw) || !(p.first as u64).is_multiple_of(epw));

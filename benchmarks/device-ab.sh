@@ -28,7 +28,7 @@
 # Knobs: ROUNDS (1), REPS (7), SUITES ("default engine"; "dram" adds outputs past 256 MiB),
 # BUILDS (every executable in .devbin, in name order; the first is the baseline), VARIANTS
 # (every variant, those the next decision needs first: "default narrow-loads-first
-# read-only-input device-grid device-grid-256 narrow-spread flat-u4 flat-u8 reference"; a build without
+# read-only-input device-grid device-grid-256 narrow-spread flat-u4 reference"; a build without
 # --kernel-variant runs the default only), CASE_LIMIT (seconds one run's suite may take, 200),
 # TORCH (1; 0 skips torch).
 # Time, measured on an H100 (2026-11-27, REPS=5): a run of the default suite 45 s, of the
@@ -37,7 +37,7 @@
 # runs of default and engine with torch (about 520 s), then what is left in a second call on
 # the same warm machine (it stays warm 30 s; carry the same files). What finished comes back
 # even from a call killed at its limit. Two plans in one call keep both archives:
-#   OUT=$OUT/a SUITES=dram VARIANTS="default flat-u8" bash ...; OUT=$OUT/b SUITES=engine bash ...
+#   OUT=$OUT/a SUITES=dram VARIANTS="default flat-u4" bash ...; OUT=$OUT/b SUITES=engine bash ...
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-target/device-ab}
@@ -63,7 +63,7 @@ if (( ${#builds[@]} == 0 )); then
     exit 1
 fi
 # The runs: each build in each variant it has (an older build has no --kernel-variant).
-read -r -a variants <<< "${VARIANTS:-default narrow-loads-first read-only-input device-grid device-grid-256 narrow-spread flat-u4 flat-u8 reference}"
+read -r -a variants <<< "${VARIANTS:-default narrow-loads-first read-only-input device-grid device-grid-256 narrow-spread flat-u4 reference}"
 runs=()
 for build in "${builds[@]}"; do
     help=$("./.devbin/$build" --help 2>/dev/null || true)

@@ -457,7 +457,8 @@ fn a_variant_runs_the_default_only_where_its_program_is_the_defaults() {
         (NarrowLoadsFirst, &u8_rows, false),
         (DeviceGrid, &f32_rows, false),
         (DeviceGrid256, &u8_rows, true),
-        (FlatU8, &f32_rows, false), // the flat grid: another grid, the same variant in the key
+        (FlatU4, &f32_rows, false), // the flat grid: another grid, the same variant in the key
+        (FlatU4, &u8_rows, true),   // for wide words only
         (ReadOnlyInput, &u8_short, false),
         (Reference, &f32_rows, false),
     ];

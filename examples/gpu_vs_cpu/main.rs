@@ -131,7 +131,7 @@ struct Args {
     #[arg(long)]
     fail_on_regression: Option<f64>,
     /// The kernel variant the GPU pads run: `default`, or one a real GPU is to decide for
-    /// (`reference`, `narrow-spread`, `narrow-loads-first`, `flat-u4`, `flat-u8`,
+    /// (`reference`, `narrow-spread`, `narrow-loads-first`, `flat-u4`,
     /// `read-only-input`, `device-grid`, `device-grid-256`; src/gpu/variant.rs). For measurement.
     #[arg(long, default_value = "default")]
     kernel_variant: String,
@@ -707,9 +707,9 @@ mod tests {
         if !gpu_or_skip() {
             return;
         }
-        let (ctx, unpooled) = contexts(KernelVariant::FlatU8).ok().unwrap();
-        assert_eq!(ctx.kernel().variant(), KernelVariant::FlatU8);
-        assert_eq!(unpooled.kernel().variant(), KernelVariant::FlatU8);
+        let (ctx, unpooled) = contexts(KernelVariant::FlatU4).ok().unwrap();
+        assert_eq!(ctx.kernel().variant(), KernelVariant::FlatU4);
+        assert_eq!(unpooled.kernel().variant(), KernelVariant::FlatU4);
     }
 
     /// Round six: `--baseline` compares the saved run as the old and this run as the new: a

@@ -105,14 +105,11 @@ impl PipelineKey {
             8 => ("alias WORD = vec2<u32>;\nfn constant_word() -> WORD { return P.constant.xy; }\n", WIDE),
             _ => ("alias WORD = vec4<u32>;\nfn constant_word() -> WORD { return P.constant; }\n", WIDE),
         };
-        // The flat grid: the key's own for wide words, a measured variant's for narrow ones.
+        // The flat grid (wide words).
         let main = match self.flat_grid() {
-            Some(grid) if self.word_bytes >= 4 => {
+            Some(grid) => {
                 std::borrow::Cow::Owned(FLAT.replace("//FLAT_BODY\n", &super::kernels::flat::wgsl_body(grid)))
             }
-            Some(grid) => std::borrow::Cow::Owned(
-                FLAT_NARROW.replace("//FLAT_BODY\n", &super::kernels::flat::wgsl_body_narrow(grid.words)),
-            ),
             None => std::borrow::Cow::Borrowed(main),
         };
         let mut common = std::borrow::Cow::Borrowed(include_str!("../../shaders/common.wgsl"));
@@ -123,15 +120,9 @@ impl PipelineKey {
         format!("{}{}{constants}{defs}\n{common}\n{mode_src}\n{main}", AxisParams::WGSL, Params::WGSL)
     }
 
-    /// The flat grid, if this pipeline runs on it: the key's own for wide words (its
-    /// variant's shape), a measured variant's for narrow ones.
+    /// The flat grid, if this pipeline runs on it (wide words; its variant's shape).
     pub(crate) fn flat_grid(&self) -> Option<FlatGrid> {
-        match self.word_bytes {
-            4.. => Some(self.flat_words as u32).filter(|&w| w > 0).and_then(|w| self.variant.wide_flat_grid(Some(w))),
-            _ => {
-                self.variant.narrow().flat_words().map(|words| FlatGrid { words, workgroup: WORKGROUP, device: false })
-            }
-        }
+        Some(self.flat_words as u32).filter(|&w| w > 0).and_then(|w| self.variant.wide_flat_grid(Some(w)))
     }
 
     /// Every WGSL constant the host gives a pipeline, in one table (the shaders use them and
@@ -167,9 +158,7 @@ impl PipelineKey {
         }
         if let Some(grid) = self.flat_grid() {
             c.push(("FLAT_WORDS".into(), U32(grid.words)));
-            if self.word_bytes >= 4 {
-                c.push(("DEVICE_GRID".into(), Bool(grid.device)));
-            }
+            c.push(("DEVICE_GRID".into(), Bool(grid.device)));
         }
         c
     }
@@ -248,7 +237,6 @@ const WIDE: &str = include_str!("../../shaders/wide.wgsl");
 const NARROW: &str =
     concat!(include_str!("../../shaders/narrow.wgsl"), "\n", include_str!("../../shaders/narrow_rows.wgsl"));
 const FLAT: &str = include_str!("../../shaders/flat.wgsl");
-const FLAT_NARROW: &str = include_str!("../../shaders/flat_narrow.wgsl");
 /// The input's declaration in common.wgsl, which the read-only variants replace.
 const SRC_BINDING: &str = "var<storage, read_write> src";
 

@@ -34,14 +34,12 @@ pub enum KernelVariant {
     /// lane two neighbouring kept words). Its H100 figures against the default:
     /// ARCHITECTURE.md, "Decisions worth keeping".
     NarrowSpread = 3,
-    /// Wide words on a flat grid, the roofline copy's shape: each workgroup takes a block of
-    /// the window's consecutive elements (rows run on into the next), each lane 4 of them a
-    /// workgroup's width apart, all their loads before their stores. Its row is found by one
-    /// division and then stepped, its offsets walked only where the row changes
-    /// (`src/gpu/kernels/flat.rs`).
+    /// Wide words on the flat grid everywhere, the roofline copy's shape: each workgroup
+    /// takes a block of the window's consecutive elements (rows run on into the next), each
+    /// lane 4 of them a workgroup's width apart, all their loads before their stores (the
+    /// default takes 8 a lane, and only for large outputs and single rows;
+    /// `src/gpu/kernels/flat.rs`). 8- and 16-bit types run the default.
     FlatU4 = 4,
-    /// As [`FlatU4`](KernelVariant::FlatU4), 8 elements a lane.
-    FlatU8 = 5,
     /// Today's kernels with the input declared read-only in the shader (the roofline copy's
     /// binding; SPIR-V's NonWritable, which lets a driver use its read-only load path). The
     /// bind group layout stays read-write, so input and output may still share a buffer
@@ -65,12 +63,11 @@ pub enum KernelVariant {
 
 impl KernelVariant {
     /// Every variant, the default first.
-    pub const ALL: [KernelVariant; 9] = [
+    pub const ALL: [KernelVariant; 8] = [
         KernelVariant::Default,
         KernelVariant::Reference,
         KernelVariant::NarrowSpread,
         KernelVariant::FlatU4,
-        KernelVariant::FlatU8,
         KernelVariant::ReadOnlyInput,
         KernelVariant::NarrowLoadsFirst,
         KernelVariant::DeviceGrid,
@@ -84,7 +81,6 @@ impl KernelVariant {
             KernelVariant::Reference => "reference",
             KernelVariant::NarrowSpread => "narrow-spread",
             KernelVariant::FlatU4 => "flat-u4",
-            KernelVariant::FlatU8 => "flat-u8",
             KernelVariant::ReadOnlyInput => "read-only-input",
             KernelVariant::NarrowLoadsFirst => "narrow-loads-first",
             KernelVariant::DeviceGrid => "device-grid",
@@ -117,17 +113,7 @@ impl KernelVariant {
             KernelVariant::NarrowSpread => NarrowVariant::Spread,
             KernelVariant::NarrowLoadsFirst => NarrowVariant::PairsLoadsFirst,
             KernelVariant::DeviceGrid => NarrowVariant::DevicePairs,
-            v => v.flat_words().map_or(NarrowVariant::Pairs, NarrowVariant::Flat),
-        }
-    }
-
-    /// The flat grid's elements a lane where this variant forces the flat grid of a fixed
-    /// size, for wide words and (flat_narrow.wgsl) narrow ones; `None` otherwise.
-    pub(crate) fn flat_words(self) -> Option<u32> {
-        match self {
-            KernelVariant::FlatU4 => Some(4),
-            KernelVariant::FlatU8 => Some(8),
-            _ => None,
+            _ => NarrowVariant::Pairs,
         }
     }
 
@@ -140,7 +126,8 @@ impl KernelVariant {
             KernelVariant::Reference => None,
             KernelVariant::DeviceGrid => Some(FlatGrid { words: 4, workgroup: WORKGROUP, device: true }),
             KernelVariant::DeviceGrid256 => Some(FlatGrid { words: 4, workgroup: 256, device: true }),
-            v => v.flat_words().or(default).map(fixed),
+            KernelVariant::FlatU4 => Some(fixed(4)),
+            _ => default.map(fixed),
         }
     }
 
@@ -164,9 +151,12 @@ impl KernelVariant {
         let narrow = word_bytes < 4;
         match self {
             // Wide words: the flat grid is the key's own (`PipelineKey::flat_words`).
-            KernelVariant::FlatU4 | KernelVariant::FlatU8 if !narrow => KernelVariant::Default,
-            // Narrow words: the device grid is the default's pipeline on another grid.
-            KernelVariant::DeviceGrid | KernelVariant::DeviceGrid256 if narrow => KernelVariant::Default,
+            KernelVariant::FlatU4 if !narrow => KernelVariant::Default,
+            // Narrow words: the device grid is the default's pipeline on another grid; the
+            // flat grid is for wide words only.
+            KernelVariant::DeviceGrid | KernelVariant::DeviceGrid256 | KernelVariant::FlatU4 if narrow => {
+                KernelVariant::Default
+            }
             KernelVariant::NarrowSpread | KernelVariant::NarrowLoadsFirst if !narrow || !walks_rows => {
                 KernelVariant::Default
             }
@@ -199,10 +189,8 @@ mod tests {
         assert_eq!(NarrowLoadsFirst.for_key(2, true), NarrowLoadsFirst);
         assert_eq!(Reference.for_key(1, false), Reference);
         assert_eq!(Reference.for_key(8, false), Reference);
-        assert_eq!(FlatU4.for_key(2, false), FlatU4);
-        assert_eq!(FlatU8.for_key(1, false), FlatU8);
+        assert_eq!(FlatU4.for_key(2, false), Default);
         assert_eq!(FlatU4.for_key(4, false), Default);
-        assert_eq!(FlatU8.for_key(16, false), Default);
         assert_eq!(DeviceGrid.for_key(4, false), DeviceGrid);
         assert_eq!(DeviceGrid256.for_key(16, false), DeviceGrid256);
         assert_eq!(DeviceGrid.for_key(2, true), Default);

@@ -1,5 +1,5 @@
 //! The host half of `shaders/flat.wgsl`, the flat grid for wide words (the default for
-//! large outputs and single rows, `default_words`; forced by the `flat-u4`, `flat-u8` and
+//! large outputs and single rows, `default_words`; forced by the `flat-u4` and
 //! `device-grid` variants): the roofline copy's shape. The window's elements (rows along
 //! axis 0, the axes above linear) are one flat range; workgroup `b` takes elements
 //! `[b * WORKGROUP * U, (b + 1) * WORKGROUP * U)`, lane `l` the `U` of them at
@@ -15,7 +15,7 @@
 //! many rounds as the output needs.
 
 use super::DEVICE_LANES;
-use crate::gpu::params::{Params, INDEX_LIMIT, ROW_WORDS_NONE, WORKGROUP};
+use crate::gpu::params::{Params, INDEX_LIMIT, WORKGROUP};
 use crate::gpu::window::WindowShape;
 
 /// A flat grid's shape: what its pipeline's constants and its grid are made from.
@@ -96,47 +96,6 @@ pub(in crate::gpu) fn grid(s: &WindowShape, params: &mut Params, g: FlatGrid) ->
     split(groups(s.above(0) * s.len(0), g, s.max_groups), s.max_groups)
 }
 
-/// Narrow words (8- and 16-bit elements, `word` bytes, in u32 words): whether the window's
-/// elements, the first word's slots before it and the last block's reach stay within the
-/// range the shader divides, and its blocks within the grid.
-pub(in crate::gpu) fn fits_narrow(s: &WindowShape, word: u64, words: u32) -> bool {
-    let epw = 4 / word;
-    let slots = s.elems() + epw + block(words) * epw;
-    let groups = s.elems().div_ceil(epw).div_ceil(block(words)) + 1;
-    slots <= INDEX_LIMIT && groups <= s.max_groups * s.max_groups
-}
-
-/// Narrow words: sets `count` to the window's output words (from element `params.first` of
-/// the binding, `params.elems` elements) and returns the grid's workgroup counts.
-pub(in crate::gpu) fn grid_narrow(params: &mut Params, word: u64, max_groups: u64, words: u32) -> [u32; 3] {
-    let epw = 4 / word as u32;
-    params.row_first = 0; // no rows: the per-word walk's key
-    params.row_words = ROW_WORDS_NONE;
-    params.pack = 1;
-    params.count = (params.first % epw + params.elems).div_ceil(epw);
-    let groups = (params.count as u64).div_ceil(block(words));
-    let x = groups.min(max_groups);
-    [x as u32, groups.div_ceil(x) as u32, 1]
-}
-
-/// The narrow shader's body for `words` words a lane, unrolled: every lane's words
-/// assembled (their loads), then stored.
-pub(in crate::gpu) fn wgsl_body_narrow(words: u32) -> String {
-    let mut s = String::new();
-    for u in 0..words {
-        if u > 0 {
-            s += "    c = flat_step(c, ds, dx, drow);\n";
-        }
-        let w = if u == 0 { "word".to_string() } else { format!("word + {}u", u * WORKGROUP) };
-        s += &format!("    let ok{u} = {w} < P.count;\n    let v{u} = flat_word(ok{u}, c);\n");
-    }
-    for u in 0..words {
-        let w = if u == 0 { "word".to_string() } else { format!("word + {}u", u * WORKGROUP) };
-        s += &format!("    if (ok{u}) {{\n        flat_store(out0 + {w}, v{u});\n    }}\n");
-    }
-    s
-}
-
 /// The shader's body for grid `g`, unrolled (no loop for a compiler to keep): every lane's
 /// `g.words` loads, then its stores; on the device grid, as many rounds of those as the
 /// output needs (one division a lane).
@@ -178,8 +137,9 @@ mod tests {
     #[test]
     fn the_flat_grid_covers_every_element_once() {
         let few_groups = DeviceLimits { max_groups: 7, ..LIMITS };
-        let cases: [(&[usize], &[i64]); 7] = [
+        let cases: [(&[usize], &[i64]); 8] = [
             (&[50, 7], &[0, 1, 0, 1]),          // rows of 9
+            (&[1, 40000], &[0, 3, 0, 5]),       // one row: the default's 8 a lane
             (&[4, 5, 30], &[0, 0, 1, 0, 0, 1]), // rows of 32
             (&[3, 40], &[1, 0, 1, 1]),          // rows of 41
             (&[2, 3000], &[0, 5, 0, 2]),        // long rows
@@ -189,15 +149,22 @@ mod tests {
         ];
         let variants = [
             (&LIMITS, KernelVariant::FlatU4),
-            (&few_groups, KernelVariant::FlatU8),
+            (&few_groups, KernelVariant::FlatU4),
             (&LIMITS, KernelVariant::DeviceGrid),
             (&few_groups, KernelVariant::DeviceGrid256),
+            (&few_groups, KernelVariant::Default),
         ];
-        let mut rounds_seen = 0;
+        let (mut rounds_seen, mut default_flat) = (0, 0);
         for (shape, pads) in cases {
             for (limits, variant) in variants {
                 let l = lay_variant(&plan(DataType::Float32, shape, pads, Mode::Edge), limits, variant);
-                let g = variant.wide_flat_grid(None).unwrap();
+                // The default takes the flat grid only for large outputs and single rows.
+                let g = match (variant, l.key.flat_grid()) {
+                    (KernelVariant::Default, None) => continue,
+                    (KernelVariant::Default, Some(g)) => g,
+                    (v, _) => v.wide_flat_grid(None).unwrap(),
+                };
+                default_flat += usize::from(variant == KernelVariant::Default);
                 assert_eq!(l.key.flat_words as u32, g.words, "{shape:?}");
                 assert_eq!(l.key.flat_grid(), Some(g), "{shape:?}");
                 let (words, wg) = (g.words as u64, g.workgroup as u64);
@@ -245,6 +212,7 @@ mod tests {
             }
         }
         assert!(rounds_seen > 0, "no window ran the device grid's rounds");
+        assert!(default_flat >= 2, "the default's flat grid ran on {default_flat} cases");
     }
 
     /// A window fits the flat grid only while its lanes' furthest step stays within the
@@ -259,9 +227,7 @@ mod tests {
             lay_variant(&p, limits, variant).dispatches.len()
         };
         let maxg = huge.max_groups as u64;
-        for variant in
-            [KernelVariant::FlatU4, KernelVariant::FlatU8, KernelVariant::DeviceGrid, KernelVariant::DeviceGrid256]
-        {
+        for variant in [KernelVariant::FlatU4, KernelVariant::DeviceGrid, KernelVariant::DeviceGrid256] {
             let g = variant.wide_flat_grid(None).unwrap();
             let wg = g.workgroup as u64;
             let reach = match g.device {
@@ -272,93 +238,12 @@ mod tests {
             assert_eq!(windows(DataType::Float32, fit, &huge, variant), 1, "{variant:?}: {fit} elements");
             assert_eq!(windows(DataType::Float32, fit + 1, &huge, variant), 2, "{variant:?}: {} elements", fit + 1);
         }
-        // Narrow words on the flat grid (f16, 2 a word): the slots before the window's first
-        // word and a block past its end; and at most max_groups squared blocks and one.
-        let fit = INDEX_LIMIT - 2 - WORKGROUP as u64 * 4 * 2;
-        assert_eq!(windows(DataType::Float16, fit, &huge, KernelVariant::FlatU4), 1);
-        assert_eq!(windows(DataType::Float16, fit + 1, &huge, KernelVariant::FlatU4), 2);
         let few = DeviceLimits { max_groups: 7, ..huge };
-        let fit = 48 * WORKGROUP as u64 * 4 * 2;
-        assert_eq!(windows(DataType::Float16, fit, &few, KernelVariant::FlatU4), 1);
-        assert_eq!(windows(DataType::Float16, fit + 1, &few, KernelVariant::FlatU4), 2);
         // The device grid on 7 x 7 workgroups: one window, all 49 of them, in rounds.
         let p = plan(DataType::Float32, &[600, 999], &[0, 1, 0, 0], Mode::Edge);
         let l = lay_variant(&p, &few, KernelVariant::DeviceGrid256);
         assert_eq!(l.dispatches.len(), 1);
         assert_eq!(l.dispatches[0].workgroups, [7, 7, 1]);
-    }
-
-    /// flat_narrow.wgsl's grid and cursor, run on the host: each output word of every window
-    /// has one lane, and the stepped cursor is the element each slot is, on windows starting
-    /// mid-word (x below zero in the first word, which starts afresh when it steps).
-    #[test]
-    fn the_narrow_flat_grid_covers_every_word_once() {
-        let small = DeviceLimits { max_binding: 1 << 10, max_groups: 7, ..LIMITS };
-        let cases: [(DataType, &[usize], &[i64]); 5] = [
-            (DataType::Uint8, &[50, 7], &[0, 1, 0, 1]),
-            (DataType::Float16, &[3, 301], &[1, 2, 0, 3]),
-            (DataType::Uint8, &[9, 3001], &[0, 1, 1, 1]), // windows of rows of 3003 bytes
-            (DataType::Bool, &[3], &[1, 1]),
-            (DataType::Uint8, &[1000, 1], &[0, 0, 0, 2]), // rows of 3
-        ];
-        let (mut mid_word_starts, mut restarts) = (0, 0);
-        for (dtype, shape, pads) in cases {
-            for (limits, variant) in [(&LIMITS, KernelVariant::FlatU4), (&small, KernelVariant::FlatU8)] {
-                let l = lay_variant(&plan(dtype, shape, pads, Mode::Wrap), limits, variant);
-                assert_eq!(l.key.variant, variant, "{shape:?}");
-                let epw = 4 / l.key.word_bytes as u64;
-                let words = variant.flat_words().unwrap() as u64;
-                let wg = WORKGROUP as u64;
-                for w in &l.dispatches {
-                    let p = &w.params;
-                    let (len, f0, elems) = (p.axes[0].len as u64, p.first as u64 % epw, p.elems as u64);
-                    assert_eq!(p.count as u64, (f0 + elems).div_ceil(epw));
-                    let [gx, gy, gz] = w.workgroups.map(u64::from);
-                    assert!(gx.max(gy).max(gz) <= limits.max_groups as u64, "{:?}", w.workgroups);
-                    let below = |slot: u64| slot < f0;
-                    let at = |slot: u64| ((slot - f0) / len, (slot - f0) % len);
-                    let (ds, drow, dx) = (wg * epw, wg * epw / len, wg * epw % len);
-                    let mut seen = vec![0u8; p.count as usize];
-                    mid_word_starts += (f0 > 0) as usize;
-                    for b in 0..gx * gy * gz {
-                        for lane in 0..wg {
-                            let word = b * wg * words + lane;
-                            let slot = word * epw;
-                            // flat_start: x below zero (wrapped) before the window.
-                            let (mut row, mut x) =
-                                if below(slot) { (0, (slot as i64 - f0 as i64) as u64) } else { at(slot) };
-                            let mut slot = slot;
-                            for u in 0..words {
-                                if u > 0 && below(slot) {
-                                    // flat_step below the window: afresh.
-                                    slot += ds;
-                                    (row, x) = at(slot);
-                                    restarts += 1;
-                                } else if u > 0 {
-                                    // flat_step: whole rows, the rest, one carry.
-                                    slot += ds;
-                                    x += dx;
-                                    row += drow;
-                                    if x >= len {
-                                        x -= len;
-                                        row += 1;
-                                    }
-                                }
-                                if !below(slot) {
-                                    assert_eq!((row, x), at(slot), "the stepped cursor at slot {slot}");
-                                }
-                                let word = word + u * wg;
-                                if word < p.count as u64 {
-                                    seen[word as usize] += 1;
-                                }
-                            }
-                        }
-                    }
-                    assert!(seen.iter().all(|&n| n == 1), "{shape:?} ({variant:?}): a word not written once");
-                }
-            }
-        }
-        assert!(mid_word_starts > 0 && restarts > 0, "{mid_word_starts} windows start mid-word, {restarts} restarts");
     }
 
     /// The default kernels' choice, on the cases it was measured on (BENCHMARKS.md) and at
@@ -394,10 +279,6 @@ mod tests {
             // Between the loads; on the device grid once more, to the next round.
             assert_eq!(body.matches("flat_next(").count(), words as usize - 1 + device as usize);
             assert_eq!(body.contains("for (var r = 0u; r < rounds; r++)"), device, "{body}");
-            let body = wgsl_body_narrow(words);
-            assert!(body.rfind("flat_word(").unwrap() < body.find("flat_store(").unwrap(), "{body}");
-            assert_eq!(body.matches("flat_word(").count(), words as usize);
-            assert_eq!(body.matches("flat_store(").count(), words as usize);
         }
     }
 }

@@ -2,8 +2,7 @@
 //! kernel is chosen ([`Kernel::choose`]):
 //!
 //! - `wide`: 32-, 64- and 128-bit words on the row grid (`shaders/wide.wgsl`);
-//! - `flat`: wide words on the flat grid, the roofline copy's shape (`shaders/flat.wgsl`), and
-//!   a measured variant's narrow form (`shaders/flat_narrow.wgsl`);
+//! - `flat`: wide words on the flat grid, the roofline copy's shape (`shaders/flat.wgsl`);
 //! - `narrow`: 8- and 16-bit elements in u32 words, by rows (`shaders/narrow_rows.wgsl`) or per word (`shaders/narrow.wgsl`), and the
 //!   [`RowWalk`](super::shader::RowWalk) its pipelines are specialised for.
 //!
@@ -63,7 +62,7 @@ impl Kernel {
         match self {
             Kernel::Rows(v) => wide::fits(shape, v.elems()),
             Kernel::Flat(grid) => flat::fits(shape, grid),
-            Kernel::Narrow(v) => narrow::fits(shape, word, v),
+            Kernel::Narrow(_) => narrow::fits(shape, word),
         }
     }
 

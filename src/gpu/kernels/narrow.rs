@@ -35,8 +35,6 @@ pub(crate) enum NarrowVariant {
     /// ([`DEVICE_LANES`](super::DEVICE_LANES)): 2 to [`NARROW_ROW_WORDS`] words a lane, not
     /// always the most (the same pipeline as the default's; only the grid differs).
     DevicePairs,
-    /// No rows: the flat grid's narrow form (`shaders/flat_narrow.wgsl`), this many words a lane.
-    Flat(u32),
 }
 
 impl NarrowVariant {
@@ -68,14 +66,6 @@ impl NarrowVariant {
                 LongRows::Pairs { words: words.clamp(2, NARROW_ROW_WORDS as u64) }
             }
             _ => LongRows::Pairs { words: NARROW_ROW_WORDS as u64 },
-        }
-    }
-
-    /// The flat grid's words a lane, for the flat form.
-    pub(crate) fn flat_words(self) -> Option<u32> {
-        match self {
-            NarrowVariant::Flat(words) => Some(words),
-            _ => None,
         }
     }
 
@@ -121,10 +111,7 @@ pub(in crate::gpu) fn pack(row_words: u64, long: LongRows) -> u64 {
 }
 
 /// Whether a window of this shape fits the per-word grid (which every window can fall back on).
-pub(in crate::gpu) fn fits(s: &WindowShape, word: u64, variant: NarrowVariant) -> bool {
-    if let Some(words) = variant.flat_words() {
-        return super::flat::fits_narrow(s, word, words);
-    }
+pub(in crate::gpu) fn fits(s: &WindowShape, word: u64) -> bool {
     let elems = s.elems();
     elems <= INDEX_LIMIT && elems.div_ceil(4 / word).div_ceil(WORKGROUP as u64) <= s.max_groups * s.max_groups
 }
@@ -159,9 +146,6 @@ pub(in crate::gpu) fn grid(
 ) -> ([u32; 3], bool) {
     params.first = first as u32;
     params.elems = s.elems() as u32;
-    if let Some(words) = variant.flat_words() {
-        return (super::flat::grid_narrow(params, word, s.max_groups, words), false);
-    }
     let rows = if variant.row_grids() { row_grid(s, params, word, variant) } else { None };
     rows.unwrap_or_else(|| (per_word(params, word, s.max_groups, variant.word_run()), false))
 }

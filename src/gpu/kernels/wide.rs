@@ -82,8 +82,8 @@ mod tests {
             (&[21], &[2, 3]),                   // rank 1
         ];
         for (shape, pads) in cases {
-            // The flat variants have a grid of their own (flat.rs).
-            let row_grids = KernelVariant::ALL.into_iter().filter(|v| v.flat_words().is_none());
+            // The flat grid's variants (and the default's flat grid) are flat.rs's.
+            let row_grids = KernelVariant::ALL.into_iter();
             for (limits, variant) in
                 [&LIMITS, &few_groups].into_iter().flat_map(|l| row_grids.clone().map(move |v| (l, v)))
             {

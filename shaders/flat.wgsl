@@ -1,7 +1,7 @@
 // Wide words on a flat grid (src/gpu/kernels/flat.rs): the roofline copy's shape. Workgroup b
 // takes the window's elements [b * WORKGROUP * FLAT_WORDS, (b + 1) * WORKGROUP * FLAT_WORDS),
 // rows running on into the next; lane l the FLAT_WORDS of them at l + u * WORKGROUP, all
-// loads before the stores (the body is generated unrolled: flat.rs's wgsl_body). On the
+// loads before the stores (`main` is generated, its body unrolled: flat.rs's wgsl_main). On the
 // device grid (DEVICE_GRID), a lane's elements are the whole grid's lanes apart, FLAT_WORDS
 // a round. Any strides on either side.
 
@@ -48,22 +48,4 @@ fn flat_load(ok: bool, c: FlatCursor) -> WORD {
         v = load_src(c.r.src + (inner.crop_start + k) * inner.in_stride);
     }
     return v;
-}
-
-@compute @workgroup_size(WORKGROUP)
-fn main(
-    @builtin(num_workgroups) nwg: vec3<u32>,
-    @builtin(workgroup_id) wid: vec3<u32>,
-    @builtin(local_invocation_index) lid: u32,
-) {
-    let inner = P.axes[0];
-    let total = P.count * inner.len;
-    // A lane's elements: a workgroup's width apart, or the whole grid's on the device grid.
-    let step = select(WORKGROUP, nwg.x * nwg.y * WORKGROUP, DEVICE_GRID);
-    let drow = divide(step, inner.len_magic, inner.len_shift);
-    let dx = step - drow * inner.len;
-    let i = (wid.x + wid.y * nwg.x) * select(WORKGROUP * FLAT_WORDS, WORKGROUP, DEVICE_GRID) + lid;
-    let row = divide(i, inner.len_magic, inner.len_shift);
-    var c = FlatCursor(i, i - row * inner.len, row, row, row_of(row));
-//FLAT_BODY
 }

@@ -33,10 +33,13 @@ fn count_accesses(plan: &PadPlan, variant: KernelVariant) -> (Vec<u32>, u64, u64
     let (iv, ov) = (BufferView::dense(0, in_size), BufferView::dense(0, out_size));
     let program = Program::with_variant(plan, &iv, &ov, &limits, variant).unwrap();
     let wgsl = program.wgsl();
-    let word = wgsl
-        .lines()
-        .find_map(|l| l.strip_prefix("const WORD_BYTES: u32 = ")?.strip_suffix("u;")?.parse::<u64>().ok())
-        .expect("the pipeline declares WORD_BYTES");
+    // The bytes a stored word has: the pipeline's WORD.
+    let word = match wgsl.lines().find_map(|l| l.strip_prefix("alias WORD = ")) {
+        Some("u32;") => 4,
+        Some("vec2<u32>;") => 8,
+        Some("vec4<u32>;") => 16,
+        other => panic!("the pipeline's WORD: {other:?}"),
+    };
     let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
         label: None,
         source: wgpu::ShaderSource::Wgsl(counted(&wgsl).into()),

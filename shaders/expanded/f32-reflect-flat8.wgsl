@@ -34,43 +34,27 @@ struct Params {
 }
 const MAX_RANK: u32 = 16u;
 const WORKGROUP: u32 = 64u;
-const NARROW_ROW_WORDS: u32 = 32u;
 const MAGIC_DIVIDE_BY_ONE: u32 = 0u;
-const ROW_WORDS_NONE: u32 = 0u;
-const WIDE_ELEMS: u32 = 16u;
-const NARROW_WORD_RUN: u32 = 16u;
-const NARROW_PAIRS: bool = true;
-const PAIRS_LOADS_FIRST: bool = false;
-const ROWS_PER_WORD: u32 = 0u;
-const ROWS_AXIS0: u32 = 1u;
-const ROWS_AXES01: u32 = 2u;
-const ROWS_MID_WORD: u32 = 3u;
 const MULTI_PERIOD: bool = false;
-const ROW_WALK: u32 = ROWS_PER_WORD;
-const ROW_AXES: u32 = 0u;
-const WORD_BYTES: u32 = 4u;
 const FLAT_WORDS: u32 = 8u;
 const DEVICE_GRID: bool = false;
 alias WORD = u32;
 fn constant_word() -> WORD { return P.constant.x; }
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read_write> src: array<WORD>;
+@group(0) @binding(2) var<storage, read_write> dst: array<WORD>;
 
-// Shared by every pad shader: parameters, bindings, and the walk from output coordinates to
-// input offsets. The host prepends the uniform's structs, every constant the shaders share
-// with it (one table: PipelineKey::constants in src/gpu/shader.rs, where MAX_RANK, WORKGROUP,
-// the ROWS_* names, NARROW_PAIRS, EPW and the rest are defined) and the width's WORD
-// alias; the mode file supplies `source_coord`.
+// Shared by every pad shader: the walk from output coordinates to input offsets. The host
+// prepends the uniform's structs, every constant the shaders share with it (declared from
+// tables: PipelineKey::constants in src/gpu/shader.rs for MAX_RANK, WORKGROUP and the rest
+// every kernel reads, each kernel's own in its module under src/gpu/kernels/), the width's
+// WORD alias and the bindings (P, src, dst); the mode file supplies `source_coord`.
 
 const NONE: u32 = 0xffffffffu;
 
 // The uniform's structs, AxisParams (one axis; coordinates are global, over the whole
 // output, and this dispatch covers [start, start + len) of each) and Params, are declared
 // once in src/gpu/params.rs (`uniform!`) and prepended with the constants.
-
-@group(0) @binding(0) var<uniform> P: Params;
-// The input is bound read_write, though never written, so that input and output may sit in
-// one pooled buffer: wgpu refuses read-only and writable storage of one buffer in one dispatch.
-@group(0) @binding(1) var<storage, read_write> src: array<WORD>;
-@group(0) @binding(2) var<storage, read_write> dst: array<WORD>;
 
 // Every access to the input and output goes through these (a test counts each word's
 // stores by rewriting store_dst: tests/store_once.rs).
@@ -188,7 +172,7 @@ fn source_coord(o: u32, d: u32) -> u32 {
 // Wide words on a flat grid (src/gpu/kernels/flat.rs): the roofline copy's shape. Workgroup b
 // takes the window's elements [b * WORKGROUP * FLAT_WORDS, (b + 1) * WORKGROUP * FLAT_WORDS),
 // rows running on into the next; lane l the FLAT_WORDS of them at l + u * WORKGROUP, all
-// loads before the stores (the body is generated unrolled: flat.rs's wgsl_body). On the
+// loads before the stores (`main` is generated, its body unrolled: flat.rs's wgsl_main). On the
 // device grid (DEVICE_GRID), a lane's elements are the whole grid's lanes apart, FLAT_WORDS
 // a round. Any strides on either side.
 

@@ -399,11 +399,7 @@ impl PadKernel {
         });
         let pipeline = self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
             label: Some(&label),
-            layout: Some(if key.variant.read_only_input() {
-                &self.read_only_pipeline_layout
-            } else {
-                &self.pipeline_layout
-            }),
+            layout: Some(if key.read_only_input { &self.read_only_pipeline_layout } else { &self.pipeline_layout }),
             module: &module,
             entry_point: Some("main"),
             compilation_options: Default::default(),
@@ -423,8 +419,8 @@ impl PadKernel {
         let before = self.compile_count();
         for &mode in modes {
             for bytes in dtypes.iter().filter_map(|d| d.width().bytes()) {
-                for key in PipelineKey::all_for(mode, bytes as u8) {
-                    self.pipeline(key.with_variant(self.variant()))?;
+                for key in PipelineKey::all_for(mode, bytes as u8, self.variant()) {
+                    self.pipeline(key)?;
                 }
             }
         }
@@ -504,7 +500,7 @@ impl PadKernel {
                 };
                 let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
                     label: Some("wgpu-pad bind group"),
-                    layout: if l.pipeline_key().variant.read_only_input() {
+                    layout: if l.pipeline_key().read_only_input {
                         &self.read_only_bind_layout
                     } else {
                         &self.bind_layout

@@ -9,11 +9,10 @@ use crate::error::{GpuLimit, PadError, Result, Side};
 use crate::mode::Mode;
 use crate::plan::{AxisMap, PadPlan};
 
-use super::kernels::narrow;
-use super::kernels::Kernel;
+use super::kernels::{Kernel, Shader};
 use super::params::{magic_divisor, AxisParams, Params, INDEX_LIMIT, MAX_RANK};
 use super::program::{BufferView, DeviceLimits, Dispatch, Program};
-use super::shader::{PipelineKey, RowWalk};
+use super::shader::PipelineKey;
 use super::variant::KernelVariant;
 use super::view::{check_no_self_overlap, invalid, view_strides, View};
 use super::window::{Axis, WindowShape};
@@ -67,8 +66,13 @@ impl Program {
         limits: &DeviceLimits,
         variant: KernelVariant,
     ) -> Result<Program> {
-        lay_out(plan, &View::new(Side::Input, input), &View::new(Side::Output, output), limits, variant)
+        lay_out(plan, &view(Side::Input, input), &view(Side::Output, output), limits, variant)
     }
+}
+
+/// A buffer view with its side, for the checks' messages.
+fn view<'a>(which: Side, v: &BufferView<'a>) -> View<'a> {
+    View { which, offset: v.offset, strides: v.strides, end: v.end, buffer_size: v.buffer_size }
 }
 
 /// Lays out `plan` reading `input` and writing `output` on a device with `limits`, for the
@@ -94,41 +98,27 @@ fn lay_out(
     if out_span.is_some() {
         check_no_self_overlap(plan.out_shape(), &out_strides)?;
     }
-    let mut program = Program {
-        key: PipelineKey::new(mode, elem as u8, false, RowWalk::PerWord),
-        dispatches: Vec::new(),
-        in_span,
-        out_span,
+    let Some(out_span) = out_span else {
+        // An empty output: nothing to dispatch, and a key no host compiles.
+        let key = PipelineKey::new(mode, elem as u8, false, Shader::all(elem as u8, variant)[0], false);
+        return Ok(Program { key, dispatches: Vec::new(), in_span, out_span: None });
     };
-    if out_span.is_none() {
-        return Ok(program); // an empty output: nothing to dispatch
-    }
 
     let mut axes = merge_axes(plan, &in_strides, &out_strides);
     let (word, in_off, out_off) = widen_inner_axis(mode, &mut axes, elem, input.offset / elem, output.offset / elem);
     let out_lens: Vec<usize> = axes.iter().map(|a| a.map.out_len).collect();
     let kernel = Kernel::choose(word, &out_lens, variant);
-    if let Kernel::Narrow(_) = kernel {
-        narrow::check_output(plan, &out_strides, elem)?;
-    }
+    kernel.check_output(plan, &out_strides, elem)?;
     let multi_period = check_index_range(mode, &axes)?;
     let splitter =
         Splitter { mode, axes: &axes, word, in_off, out_off, limits, kernel, constant: constant_word(plan, word) };
     // Each window with whether its narrow rows end mid-word (the row walk's business only).
-    let (dispatches, mid_words): (Vec<Dispatch>, Vec<bool>) = splitter.windows()?.into_iter().unzip();
-    program.dispatches = dispatches;
-    check_bindings_inside(&program.dispatches, input, output)?;
-    let row_walk = match kernel {
-        Kernel::Narrow(v) => {
-            let mut windows: Vec<_> =
-                program.dispatches.iter_mut().map(|d| (&mut d.params, &mut d.workgroups)).collect();
-            narrow::settle_row_walk(&mut windows, &mid_words, word, limits.max_groups as u64, v)
-        }
-        Kernel::Rows(_) | Kernel::Flat(_) => RowWalk::PerWord,
-    };
-    program.key =
-        PipelineKey::new(mode, word as u8, multi_period, row_walk).with_variant(variant).with_flat(kernel.flat_words());
-    Ok(program)
+    let (mut dispatches, mid_words): (Vec<Dispatch>, Vec<bool>) = splitter.windows()?.into_iter().unzip();
+    check_bindings_inside(&dispatches, input, output)?;
+    let mut windows: Vec<_> = dispatches.iter_mut().map(|d| (&mut d.params, &mut d.workgroups)).collect();
+    let shader = kernel.shader(&mut windows, &mid_words, word, limits.max_groups as u64);
+    let key = PipelineKey::new(mode, word as u8, multi_period, shader, kernel.read_only_input());
+    Ok(Program { key, dispatches, in_span, out_span: Some(out_span) })
 }
 
 /// The device's limits a plan must fit whatever the views: an alignment wgpu can bind at,
@@ -415,6 +405,7 @@ impl Splitter<'_> {
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
+    use crate::gpu::kernels::narrow::RowWalk;
     use crate::{DataType, PadRequest};
 
     pub(crate) const LIMITS: DeviceLimits =
@@ -511,7 +502,10 @@ pub(super) mod tests {
             }
         }
         assert!(keys.len() <= 49, "{} pipelines", keys.len());
-        assert!(keys.iter().any(|k| k.flat_words == 8), "the large outputs take the flat grid");
+        assert!(
+            keys.iter().any(|k| k.flat_grid().is_some_and(|g| g.words == 8)),
+            "the large outputs take the flat grid"
+        );
     }
 
     /// Each kernel variant reaches the pipelines and grids it is measured for, and only
@@ -521,13 +515,11 @@ pub(super) mod tests {
         use KernelVariant::*;
         let f32_image = plan(DataType::Float32, &[1, 64, 512, 512], &[0, 0, 1, 1, 0, 0, 1, 1], Mode::Reflect);
         let u8_image = plan(DataType::Uint8, &[1, 1024, 1024, 3], &[0, 2, 2, 0, 0, 2, 2, 0], Mode::Wrap);
+        let (f32_default, u8_default) = (lay(&f32_image, &LIMITS).key, lay(&u8_image, &LIMITS).key);
         for v in KernelVariant::ALL {
             let l = lay_variant(&f32_image, &LIMITS, v);
-            let want = match v {
-                Reference | ReadOnlyInput | DeviceGrid | DeviceGrid256 => v,
-                _ => Default,
-            };
-            assert_eq!(l.key.variant, want, "{v:?}");
+            let own = matches!(v, Reference | ReadOnlyInput | DeviceGrid | DeviceGrid256 | FlatU4);
+            assert_eq!(l.key != f32_default, own, "{v:?}: a pipeline of its own");
             // 514 * 514 * 64 words: the default's flat grid, 8 a lane, unless a variant
             // says otherwise.
             let flat = match v {
@@ -535,7 +527,7 @@ pub(super) mod tests {
                 FlatU4 | DeviceGrid | DeviceGrid256 => 4,
                 _ => 8,
             };
-            assert_eq!(l.key.flat_words, flat, "{v:?}");
+            assert_eq!(l.key.flat_grid().map_or(0, |g| g.words), flat, "{v:?}");
             assert_eq!(l.key.wgsl().contains("fn flat_next("), flat > 0, "{v:?}");
             let wgsl = l.key.wgsl();
             let device = matches!(v, DeviceGrid | DeviceGrid256);
@@ -555,8 +547,9 @@ pub(super) mod tests {
             assert_eq!(l.dispatches[0].workgroups, want, "{v:?}");
 
             let l = lay_variant(&u8_image, &LIMITS, v);
-            // The device and flat grids are for wide words: 8-bit ones run the default.
-            assert_eq!(l.key.variant, if device || v == FlatU4 { Default } else { v }, "{v:?}");
+            // The device and flat grids are for wide words: 8-bit ones run the default's pipeline.
+            let own = matches!(v, Reference | ReadOnlyInput | NarrowSpread | NarrowLoadsFirst);
+            assert_eq!(l.key != u8_default, own, "{v:?}: a pipeline of its own");
             assert_eq!(l.key.wgsl().contains("var<storage, read> src"), v.read_only_input(), "{v:?}");
             let loads_first = l.key.wgsl().contains("const PAIRS_LOADS_FIRST: bool = true;");
             assert_eq!(loads_first, v == NarrowLoadsFirst, "{v:?}");
@@ -571,7 +564,7 @@ pub(super) mod tests {
                 _ => 25,
             };
             assert_eq!(d.params.row_lanes, want_lanes, "{v:?}");
-            assert_eq!(l.key.row_walk == RowWalk::PerWord, v == Reference, "{v:?}");
+            assert_eq!(l.key.row_walk() == RowWalk::PerWord, v == Reference, "{v:?}");
             if v == Reference {
                 // One word an invocation: a workgroup a 64 words.
                 let words = (1028 * 1028 * 3u64).div_ceil(4);

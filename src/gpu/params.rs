@@ -1,6 +1,7 @@
 //! The uniform parameters of one dispatch, laid out exactly as `shaders/common.wgsl`
-//! declares them, and the constants both sides share (written into the WGSL prelude by
-//! shader.rs's constants table, never repeated as literals in the shaders).
+//! declares them, and the constants both sides share (written into the WGSL prelude as
+//! declarations, [`declare`], by shader.rs and each kernel's constants table, never repeated
+//! as literals in the shaders).
 
 /// Axes a dispatch holds after merging unpadded ones.
 pub const MAX_RANK: usize = 16;
@@ -127,8 +128,37 @@ pub(crate) fn params_stride(uniform_alignment: u32) -> u64 {
 /// The magic multiplier that means "divide by 1": no division (`MAGIC_DIVIDE_BY_ONE` in WGSL).
 pub(crate) const MAGIC_DIVIDE_BY_ONE: u32 = 0;
 
-/// The per-word walk's `row_words` (`Params::row_words`): no rows (`ROW_WORDS_NONE` in WGSL).
+/// The per-word walk's `row_words` (`Params::row_words`): no rows.
 pub(crate) const ROW_WORDS_NONE: u32 = 0;
+
+/// The constants as WGSL declarations, one a line: how every constant the host gives a
+/// pipeline reaches its WGSL (the shaders use them and never define them).
+pub(crate) fn declare(constants: &[(&str, WgslValue)]) -> String {
+    constants.iter().map(|(name, value)| format!("const {name}: {value};\n")).collect()
+}
+
+/// A WGSL constant's value, as a constants table gives it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum WgslValue {
+    U32(u32),
+    /// A u32 written in hex (a mask).
+    Hex(u32),
+    Bool(bool),
+    /// Another constant's name.
+    Name(&'static str),
+}
+
+impl std::fmt::Display for WgslValue {
+    /// The type and value as a WGSL declaration takes them: `u32 = 4u`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WgslValue::U32(v) => write!(f, "u32 = {v}u"),
+            WgslValue::Hex(v) => write!(f, "u32 = {v:#x}u"),
+            WgslValue::Bool(v) => write!(f, "bool = {v}"),
+            WgslValue::Name(n) => write!(f, "u32 = {n}"),
+        }
+    }
+}
 
 /// Magic multiplier and shift so that `n / d == mulhi(n, magic) >> shift` for every
 /// `n < 2^31` (Granlund and Montgomery: `magic = ceil(2^(31+l) / d)`, `l = ceil(log2 d)`).
@@ -184,8 +214,7 @@ mod tests {
     #[test]
     fn layout_matches_the_wgsl_struct() {
         use std::mem::size_of;
-        let key =
-            super::super::shader::PipelineKey::new(crate::Mode::Wrap, 1, true, super::super::shader::RowWalk::PerWord);
+        let key = super::super::shader::PipelineKey::all_for(crate::Mode::Wrap, 1, Default::default())[0];
         let module = naga::front::wgsl::parse_str(&key.wgsl()).expect("the shader parses");
         let members = |name: &str| {
             let (_, ty) = module.types.iter().find(|(_, t)| t.name.as_deref() == Some(name)).expect(name);

@@ -5,6 +5,7 @@
 
 use super::params::{Params, WORKGROUP};
 use super::shader::PipelineKey;
+use super::view::Span;
 
 /// What a program needs to know of a device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,9 +49,6 @@ impl BufferView<'_> {
         BufferView { offset, strides: None, end: buffer_size, buffer_size }
     }
 }
-
-/// A byte range `[start, end)` of a buffer.
-pub(crate) type Span = (u64, u64);
 
 /// The dispatches of one pad, all with one pipeline.
 ///

@@ -1,8 +1,10 @@
 //! The checks of a buffer view, before any layout: strides against the shape, alignment,
 //! bounds, and an output that would write an element twice.
 
-use super::program::{BufferView, Span};
 use crate::error::{PadError, Result, Side};
+
+/// A byte range `[start, end)` of a buffer.
+pub(crate) type Span = (u64, u64);
 
 /// A view with the side it is, for messages.
 #[derive(Debug, Clone)]
@@ -12,12 +14,6 @@ pub(crate) struct View<'a> {
     pub strides: Option<&'a [u64]>,
     pub end: u64,
     pub buffer_size: u64,
-}
-
-impl<'a> View<'a> {
-    pub(crate) fn new(which: Side, v: &BufferView<'a>) -> View<'a> {
-        View { which, offset: v.offset, strides: v.strides, end: v.end, buffer_size: v.buffer_size }
-    }
 }
 
 pub(crate) fn dense_strides(shape: &[usize]) -> Vec<u64> {

@@ -15,11 +15,13 @@
 //! many rounds as the output needs.
 
 use super::DEVICE_LANES;
-use crate::gpu::params::{Params, INDEX_LIMIT, WORKGROUP};
+use crate::gpu::params::{Params, WgslValue, INDEX_LIMIT, WORKGROUP};
+use crate::gpu::variant::KernelVariant;
 use crate::gpu::window::WindowShape;
 
-/// A flat grid's shape: what its pipeline's constants and its grid are made from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A flat grid's shape: what its pipeline (a part of the pipeline key) and its grid are
+/// made from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct FlatGrid {
     /// Elements a lane takes at a time (`FLAT_WORDS`), all loads before the stores.
     pub words: u32,
@@ -27,6 +29,59 @@ pub(crate) struct FlatGrid {
     pub workgroup: u32,
     /// Sized to the device (`DEVICE_GRID`), a lane's elements a whole grid apart, not to the output.
     pub device: bool,
+}
+
+impl FlatGrid {
+    /// The flat grid `variant` runs wide words on (`None`: the row grid), given the default
+    /// kernels' elements a lane for the pad ([`default_words`]): `flat-u4` and the device
+    /// grids force theirs, the reference keeps the row grid, the rest follow the default.
+    pub(crate) fn of(variant: KernelVariant, default: Option<u32>) -> Option<FlatGrid> {
+        let fixed = |words| FlatGrid { words, workgroup: WORKGROUP, device: false };
+        match variant {
+            KernelVariant::Reference => None,
+            KernelVariant::FlatU4 => Some(fixed(4)),
+            KernelVariant::DeviceGrid => Some(FlatGrid { words: 4, workgroup: WORKGROUP, device: true }),
+            KernelVariant::DeviceGrid256 => Some(FlatGrid { words: 4, workgroup: 256, device: true }),
+            _ => default.map(fixed),
+        }
+    }
+
+    /// The pipeline's constants.
+    pub(crate) fn constants(self) -> Vec<(&'static str, WgslValue)> {
+        vec![("FLAT_WORDS", WgslValue::U32(self.words)), ("DEVICE_GRID", WgslValue::Bool(self.device))]
+    }
+
+    /// The kernel's WGSL: the cursor's helpers, then `main` for this grid.
+    pub(crate) fn wgsl(self) -> String {
+        format!("{}\n{}", include_str!("../../../shaders/flat.wgsl"), wgsl_main(self))
+    }
+
+    /// For a pipeline's label.
+    pub(crate) fn label(self) -> String {
+        let device = if self.device { " device" } else { "" };
+        format!(" flat {}{device} x{}", self.words, self.workgroup)
+    }
+}
+
+/// flat.wgsl's entry point for grid `g`: each lane's first element, then [`wgsl_body`].
+fn wgsl_main(g: FlatGrid) -> String {
+    let head = "@compute @workgroup_size(WORKGROUP)
+fn main(
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let inner = P.axes[0];
+    let total = P.count * inner.len;
+    // A lane's elements: a workgroup's width apart, or the whole grid's on the device grid.
+    let step = select(WORKGROUP, nwg.x * nwg.y * WORKGROUP, DEVICE_GRID);
+    let drow = divide(step, inner.len_magic, inner.len_shift);
+    let dx = step - drow * inner.len;
+    let i = (wid.x + wid.y * nwg.x) * select(WORKGROUP * FLAT_WORDS, WORKGROUP, DEVICE_GRID) + lid;
+    let row = divide(i, inner.len_magic, inner.len_shift);
+    var c = FlatCursor(i, i - row * inner.len, row, row, row_of(row));
+";
+    format!("{head}{}}}\n", wgsl_body(g))
 }
 
 /// Wide words: the flat grid's elements a lane where the default kernels take it, from the
@@ -99,7 +154,7 @@ pub(in crate::gpu) fn grid(s: &WindowShape, params: &mut Params, g: FlatGrid) ->
 /// The shader's body for grid `g`, unrolled (no loop for a compiler to keep): every lane's
 /// `g.words` loads, then its stores; on the device grid, as many rounds of those as the
 /// output needs (one division a lane).
-pub(in crate::gpu) fn wgsl_body(g: FlatGrid) -> String {
+fn wgsl_body(g: FlatGrid) -> String {
     let mut s = String::new();
     for u in 0..g.words {
         if u > 0 {
@@ -162,10 +217,9 @@ mod tests {
                 let g = match (variant, l.key.flat_grid()) {
                     (KernelVariant::Default, None) => continue,
                     (KernelVariant::Default, Some(g)) => g,
-                    (v, _) => v.wide_flat_grid(None).unwrap(),
+                    (v, _) => FlatGrid::of(v, None).unwrap(),
                 };
                 default_flat += usize::from(variant == KernelVariant::Default);
-                assert_eq!(l.key.flat_words as u32, g.words, "{shape:?}");
                 assert_eq!(l.key.flat_grid(), Some(g), "{shape:?}");
                 let (words, wg) = (g.words as u64, g.workgroup as u64);
                 for w in &l.dispatches {
@@ -228,7 +282,7 @@ mod tests {
         };
         let maxg = huge.max_groups as u64;
         for variant in [KernelVariant::FlatU4, KernelVariant::DeviceGrid, KernelVariant::DeviceGrid256] {
-            let g = variant.wide_flat_grid(None).unwrap();
+            let g = FlatGrid::of(variant, None).unwrap();
             let wg = g.workgroup as u64;
             let reach = match g.device {
                 false => wg * g.words as u64,
@@ -251,7 +305,8 @@ mod tests {
     #[test]
     fn the_default_takes_the_flat_grid_for_large_outputs_and_single_rows() {
         let flat = |dtype, shape: &[usize], pads: &[i64]| {
-            lay_variant(&plan(dtype, shape, pads, Mode::Reflect), &LIMITS, KernelVariant::Default).key.flat_words
+            let key = lay_variant(&plan(dtype, shape, pads, Mode::Reflect), &LIMITS, KernelVariant::Default).key;
+            key.flat_grid().map_or(0, |g| g.words)
         };
         assert_eq!(flat(DataType::Float32, &[1, 64, 512, 512], &[0, 0, 1, 1, 0, 0, 1, 1]), 8);
         assert_eq!(flat(DataType::Float16, &[8, 4096, 256], &[0, 3, 0, 0, 5, 0]), 8); // 16-byte words

@@ -6,20 +6,21 @@
 //! short or windows disagree, [`NARROW_WORD_RUN`] words
 //! an invocation a workgroup's width apart, each finding its row by division.
 //!
-//! The layout asks it three things: whether the output is dense enough ([`check_output`]),
-//! each window's grid ([`grid`]), and the one walk all windows of a pad share
-//! ([`settle_row_walk`]).
+//! The layout asks it, through `Kernel`, three things: whether the output is dense enough
+//! ([`check_output`]), each window's grid ([`grid`]), and the one walk all windows of a pad
+//! share ([`settle_row_walk`]); shader.rs asks its pipeline's constants and code
+//! ([`NarrowShader`]).
 
 use crate::error::{Result, Side};
 use crate::gpu::params::{
-    magic_divisor, Params, INDEX_LIMIT, NARROW_ROW_WORDS, NARROW_WORD_RUN, ROW_WORDS_NONE, WORKGROUP,
+    magic_divisor, Params, WgslValue, INDEX_LIMIT, NARROW_ROW_WORDS, NARROW_WORD_RUN, ROW_WORDS_NONE, WORKGROUP,
 };
-use crate::gpu::shader::{RowWalk, WgslValue};
+use crate::gpu::variant::KernelVariant;
 use crate::gpu::view::{dense_strides, invalid};
 use crate::gpu::window::WindowShape;
 use crate::plan::PadPlan;
 
-/// The narrow kernel's shapes (`KernelVariant::narrow`): its knobs and their WGSL constants.
+/// The narrow kernel's shapes: what each [`KernelVariant`] asks of it ([`NarrowVariant::of`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum NarrowVariant {
     /// Rows where a window has them, long rows' kept words in pairs, one pair's loads in
@@ -38,6 +39,17 @@ pub(crate) enum NarrowVariant {
 }
 
 impl NarrowVariant {
+    /// The shape `variant` asks of the narrow kernel (the variants of other kernels: the default).
+    pub(crate) fn of(variant: KernelVariant) -> NarrowVariant {
+        match variant {
+            KernelVariant::Reference => NarrowVariant::Reference,
+            KernelVariant::NarrowSpread => NarrowVariant::Spread,
+            KernelVariant::NarrowLoadsFirst => NarrowVariant::PairsLoadsFirst,
+            KernelVariant::DeviceGrid => NarrowVariant::DevicePairs,
+            _ => NarrowVariant::Pairs,
+        }
+    }
+
     /// Words of the per-word walk an invocation writes, a workgroup apart.
     pub(crate) fn word_run(self) -> u32 {
         match self {
@@ -49,11 +61,6 @@ impl NarrowVariant {
     /// Whether windows may walk rows (else every window goes per word).
     pub(crate) fn row_grids(self) -> bool {
         self != NarrowVariant::Reference
-    }
-
-    /// Long rows' kept words in pairs (else spread over whole workgroups).
-    pub(crate) fn pairs(self) -> bool {
-        self != NarrowVariant::Spread
     }
 
     /// How a window's rows longer than a workgroup's words take their lanes, its rows owning
@@ -69,13 +76,123 @@ impl NarrowVariant {
         }
     }
 
-    /// The knobs as the narrow shaders read them.
-    pub(crate) fn constants(self) -> [(&'static str, WgslValue); 3] {
-        [
-            ("NARROW_WORD_RUN", WgslValue::U32(self.word_run())),
-            ("NARROW_PAIRS", WgslValue::Bool(self.pairs())),
-            ("PAIRS_LOADS_FIRST", WgslValue::Bool(self == NarrowVariant::PairsLoadsFirst)),
-        ]
+    /// The pipeline this shape runs walking `walk`: what a variant changes only on rows is
+    /// the default's elsewhere, and a grid alone (`DevicePairs`) changes no pipeline.
+    pub(crate) fn shader(self, walk: RowWalk) -> NarrowShader {
+        let rows = walk != RowWalk::PerWord;
+        NarrowShader {
+            walk,
+            word_run: self.word_run(),
+            pairs: !(rows && self == NarrowVariant::Spread),
+            loads_first: rows && self == NarrowVariant::PairsLoadsFirst,
+        }
+    }
+
+    /// Every pipeline this shape can run (a walk each).
+    pub(crate) fn shaders(self) -> Vec<NarrowShader> {
+        let walks: &[RowWalk] = if self.row_grids() { &RowWalk::ALL } else { &[RowWalk::PerWord] };
+        walks.iter().map(|&w| self.shader(w)).collect()
+    }
+}
+
+/// What a narrow pipeline is specialised for (a part of the pipeline key): its walk and the
+/// knobs its variant sets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct NarrowShader {
+    pub(crate) walk: RowWalk,
+    /// Words a lane of the per-word walk.
+    word_run: u32,
+    /// Long rows' kept words in pairs (else spread over whole workgroups).
+    pairs: bool,
+    /// Long rows' pairs four at a time, loads first.
+    loads_first: bool,
+}
+
+impl NarrowShader {
+    /// The pipeline's constants: the shared loop bound, the walks' names and this one, the
+    /// variant's knobs and the element's geometry in its u32 word.
+    pub(crate) fn constants(self, word_bytes: u8) -> Vec<(&'static str, WgslValue)> {
+        use WgslValue::{Bool, Hex, Name, U32};
+        let (epw, bits) = (4 / word_bytes as u32, 8 * word_bytes as u32);
+        let mut c = vec![
+            ("NARROW_ROW_WORDS", U32(NARROW_ROW_WORDS)),
+            ("NARROW_WORD_RUN", U32(self.word_run)),
+            ("NARROW_PAIRS", Bool(self.pairs)),
+            ("PAIRS_LOADS_FIRST", Bool(self.loads_first)),
+        ];
+        c.extend(RowWalk::ALL.map(|w| (w.wgsl_name(), U32(w as u32))));
+        c.extend([
+            ("ROW_WALK", Name(self.walk.wgsl_name())),
+            ("ROW_AXES", U32(self.walk.axes())),
+            ("EPW", U32(epw)),
+            ("EPW_LOG2", U32(epw.trailing_zeros())),
+            ("BITS", U32(bits)),
+            ("MASK", Hex(((1u64 << bits) - 1) as u32)),
+        ]);
+        c
+    }
+
+    /// The kernel's WGSL: its entry point and per-word walk, then its row walk.
+    pub(crate) fn wgsl(self) -> String {
+        [include_str!("../../../shaders/narrow.wgsl"), include_str!("../../../shaders/narrow_rows.wgsl")].join("\n")
+    }
+
+    /// For a pipeline's label.
+    pub(crate) fn label(self) -> String {
+        let knobs = [(self.word_run == 1, " reference"), (!self.pairs, " spread"), (self.loads_first, " loads first")];
+        let knobs: String = knobs.iter().filter(|k| k.0).map(|k| k.1).collect();
+        format!(" {}{knobs}", self.walk.wgsl_name().to_lowercase())
+    }
+}
+
+/// How the narrow kernel (8- and 16-bit words) walks its output: a pipeline constant
+/// (`ROW_WALK` in narrow.wgsl, compared with the `ROWS_` names [`NarrowShader::constants`] gives).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub(crate) enum RowWalk {
+    /// One invocation per run of output words, its row found by division (rows too short
+    /// to walk, or windows whose rows differ).
+    PerWord = 0,
+    /// Rows of whole words along axis 0.
+    Axis0 = 1,
+    /// Rows of whole words along axes 0 and 1 (axis 0 an unpadded run of channels).
+    Axes01 = 2,
+    /// Rows along either that end mid-word (odd image widths, RGB rows): each row owns the
+    /// words that start in it; the axes come from the uniform's `row_first`.
+    MidWord = 3,
+}
+
+impl RowWalk {
+    /// Every walk.
+    pub const ALL: [RowWalk; 4] = [RowWalk::PerWord, RowWalk::Axis0, RowWalk::Axes01, RowWalk::MidWord];
+
+    /// The axes a row of whole words spans (its `first`: 1 or 2; the shader's `ROW_AXES`), a
+    /// count of its own rather than the variant's number; 0 where rows are not whole words.
+    pub fn axes(self) -> u32 {
+        match self {
+            RowWalk::Axis0 => 1,
+            RowWalk::Axes01 => 2,
+            RowWalk::PerWord | RowWalk::MidWord => 0,
+        }
+    }
+
+    /// Rows of whole words along the axes below `first` (1 or 2).
+    pub fn whole_words(first: u32) -> RowWalk {
+        match first {
+            1 => RowWalk::Axis0,
+            2 => RowWalk::Axes01,
+            _ => unreachable!("rows span one or two axes, not {first}"),
+        }
+    }
+
+    /// The walk's WGSL constant.
+    fn wgsl_name(self) -> &'static str {
+        match self {
+            RowWalk::PerWord => "ROWS_PER_WORD",
+            RowWalk::Axis0 => "ROWS_AXIS0",
+            RowWalk::Axes01 => "ROWS_AXES01",
+            RowWalk::MidWord => "ROWS_MID_WORD",
+        }
     }
 }
 
@@ -365,7 +482,7 @@ mod tests {
                     let first = p.row_first as usize;
                     let window_rows = (first..p.rank as usize).map(|d| p.axes[d].len as u64).product::<u64>();
                     assert_eq!(rows, window_rows, "{shape:?}: rows of the window");
-                    let long = variant.narrow().long_rows(rows * p.row_words as u64);
+                    let long = NarrowVariant::of(variant).long_rows(rows * p.row_words as u64);
                     assert_eq!(pack, super::pack(p.row_words as u64, long));
                     // The default's lanes for these rows (whole workgroups where a row takes one or more).
                     let default = LongRows::Pairs { words: NARROW_ROW_WORDS as u64 };

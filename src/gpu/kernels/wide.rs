@@ -4,11 +4,12 @@
 //! width apart ([`WIDE_ELEMS`] by default, 1 in the reference
 //! variant); shorter rows share a workgroup, one element an invocation.
 
-use crate::gpu::params::{Params, INDEX_LIMIT, WIDE_ELEMS, WORKGROUP};
+use crate::gpu::params::{Params, WgslValue, INDEX_LIMIT, WIDE_ELEMS, WORKGROUP};
+use crate::gpu::variant::KernelVariant;
 use crate::gpu::window::WindowShape;
 
-/// The wide row grid's shapes (`KernelVariant::wide`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The wide row grid's shapes, each its own pipeline (a part of the pipeline key).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum WideVariant {
     /// [`WIDE_ELEMS`] elements an invocation, four at a time with their loads first.
     Default,
@@ -17,6 +18,32 @@ pub(crate) enum WideVariant {
 }
 
 impl WideVariant {
+    /// The shape `variant` asks of the row grid (the variants of other kernels: the default).
+    pub(crate) fn of(variant: KernelVariant) -> WideVariant {
+        match variant {
+            KernelVariant::Reference => WideVariant::Reference,
+            _ => WideVariant::Default,
+        }
+    }
+
+    /// The pipeline's constants.
+    pub(crate) fn constants(self) -> Vec<(&'static str, WgslValue)> {
+        vec![("WIDE_ELEMS", WgslValue::U32(self.elems()))]
+    }
+
+    /// The kernel's WGSL.
+    pub(crate) fn wgsl(self) -> String {
+        include_str!("../../../shaders/wide.wgsl").to_string()
+    }
+
+    /// For a pipeline's label.
+    pub(crate) fn label(self) -> &'static str {
+        match self {
+            WideVariant::Default => "",
+            WideVariant::Reference => " reference",
+        }
+    }
+
     /// Elements of a row one invocation writes, a grid width apart (`WIDE_ELEMS` in WGSL).
     pub(crate) fn elems(self) -> u32 {
         match self {
@@ -88,10 +115,10 @@ mod tests {
                 [&LIMITS, &few_groups].into_iter().flat_map(|l| row_grids.clone().map(move |v| (l, v)))
             {
                 let l = lay_variant(&plan(DataType::Float32, shape, pads, Mode::Reflect), limits, variant);
-                if l.key.flat_words != 0 {
+                if l.key.flat_grid().is_some() {
                     continue; // a single row on the default kernels: the flat grid (flat.rs)
                 }
-                let elems = l.key.variant.wide().elems();
+                let elems = WideVariant::of(variant).elems();
                 for w in &l.dispatches {
                     let (len, rows) = (w.params.axes[0].len as u64, w.params.count as u64);
                     let pack = w.params.pack as u64;

@@ -89,8 +89,8 @@ fn corpus_on(gpu: &wgpu_pad::gpu::GpuContext) {
         },
     );
     assert!(failures.is_empty(), "{} of {total} cases failed:\n{}", failures.len(), failures.join("\n"));
-    match gpu.kernel().variant() {
-        wgpu_pad::gpu::KernelVariant::Default if total > 0 => {
+    match wgpu_pad::gpu::measurement::selected(gpu.kernel()) {
+        wgpu_pad::gpu::measurement::KernelVariant::Default if total > 0 => {
             common::check_count("corpus cases on the GPU", on_gpu, 251, 0)
         }
         v => eprintln!("{on_gpu} corpus cases on the GPU in another program than the default's ({})", v.name()),

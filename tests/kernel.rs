@@ -402,37 +402,37 @@ fn precompiled_pipelines_are_bounded_and_enough() {
 /// correctness test), and selecting the default again reuses the default's.
 #[test]
 fn a_selected_kernel_variant_is_the_one_prepared() {
-    use wgpu_pad::gpu::KernelVariant;
+    use wgpu_pad::gpu::measurement::KernelVariant;
     let Some(ctx) = common::gpu() else { return };
     let kernel = PadKernel::new(ctx.device()).unwrap();
-    assert_eq!(kernel.variant(), KernelVariant::Default);
+    assert_eq!(wgpu_pad::gpu::measurement::selected(&kernel), KernelVariant::Default);
     let p = plan(DataType::Float32, &[4, 300], &[0, 1, 0, 2], Mode::Reflect);
     let (i_b, o_b) = p.byte_sizes().unwrap();
     let (ib, ob) = (storage(ctx, &vec![0; i_b as usize]), storage(ctx, &vec![0; o_b as usize]));
     let prepare = || kernel.prepare(&p, BufferRange::whole(&ib), BufferRange::whole(&ob)).unwrap();
     prepare();
     assert_eq!(kernel.compile_count(), 1);
-    kernel.select_variant_for_measurement(KernelVariant::Reference);
+    wgpu_pad::gpu::measurement::select(&kernel, KernelVariant::Reference);
     prepare();
     assert_eq!(kernel.compile_count(), 2, "the reference prepared the default's pipeline");
     // The narrow-spread variant changes nothing for 32-bit words: the default's pipeline.
-    kernel.select_variant_for_measurement(KernelVariant::NarrowSpread);
+    wgpu_pad::gpu::measurement::select(&kernel, KernelVariant::NarrowSpread);
     prepare();
-    kernel.select_variant_for_measurement(KernelVariant::Default);
+    wgpu_pad::gpu::measurement::select(&kernel, KernelVariant::Default);
     prepare();
     assert_eq!(kernel.compile_count(), 2);
     // The flat grids and the read-only input are pipelines of their own too.
     let own =
         [KernelVariant::FlatU4, KernelVariant::ReadOnlyInput, KernelVariant::DeviceGrid, KernelVariant::DeviceGrid256];
     for (n, variant) in own.into_iter().enumerate() {
-        kernel.select_variant_for_measurement(variant);
+        wgpu_pad::gpu::measurement::select(&kernel, variant);
         prepare();
         assert_eq!(kernel.compile_count(), 3 + n, "{variant:?} prepared another variant's pipeline");
     }
     // Input and output in one buffer: wgpu refuses it bound read-only and writable at once,
     // so the read-only variant reads it writable (the default's pipeline).
     let shared = storage(ctx, &vec![0; (i_b + 256 + o_b) as usize]);
-    kernel.select_variant_for_measurement(KernelVariant::ReadOnlyInput);
+    wgpu_pad::gpu::measurement::select(&kernel, KernelVariant::ReadOnlyInput);
     kernel.prepare(&p, BufferRange::new(&shared, 0, i_b), BufferRange::at(&shared, i_b.next_multiple_of(256))).unwrap();
     assert_eq!(kernel.compile_count(), 6, "the read-only variant compiled a read-only pipeline for one buffer");
     common::assert_no_gpu_errors();
@@ -442,7 +442,7 @@ fn a_selected_kernel_variant_is_the_one_prepared() {
 /// variant is not skipped where it changes the pipeline or the grid, the default never.
 #[test]
 fn a_variant_runs_the_default_only_where_its_program_is_the_defaults() {
-    use wgpu_pad::gpu::KernelVariant::*;
+    use wgpu_pad::gpu::measurement::KernelVariant::*;
     let Some(ctx) = common::gpu() else { return };
     let kernel = PadKernel::new(ctx.device()).unwrap();
     let f32_rows = plan(DataType::Float32, &[4, 300], &[0, 1, 0, 2], Mode::Reflect);
@@ -463,8 +463,13 @@ fn a_variant_runs_the_default_only_where_its_program_is_the_defaults() {
         (Reference, &f32_rows, false),
     ];
     for (variant, p, runs_default) in cases {
-        kernel.select_variant_for_measurement(variant);
-        assert_eq!(kernel.variant_runs_the_default(p), runs_default, "{variant:?} on {:?}", p.out_shape());
+        wgpu_pad::gpu::measurement::select(&kernel, variant);
+        assert_eq!(
+            wgpu_pad::gpu::measurement::runs_the_default(&kernel, p),
+            runs_default,
+            "{variant:?} on {:?}",
+            p.out_shape()
+        );
     }
 }
 

@@ -84,7 +84,7 @@ impl Machine {
                 .or_else(|| run("git", &["rev-parse", "HEAD"])),
             command: std::env::args().collect::<Vec<_>>().join(" "),
             time: now_utc(),
-            kernel_variant: ctx.kernel().variant().name().to_string(),
+            kernel_variant: wgpu_pad::gpu::measurement::selected(ctx.kernel()).name().to_string(),
         }
     }
 

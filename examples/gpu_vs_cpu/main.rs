@@ -37,7 +37,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use wgpu_pad::gpu::{GpuContext, KernelVariant};
+use wgpu_pad::gpu::{measurement::KernelVariant, GpuContext};
 use wgpu_pad::{cpu, literal, DataType, Mode, PadPlan, PadRequest, Tensor};
 
 use machine::Machine;
@@ -305,7 +305,7 @@ fn contexts(variant: KernelVariant) -> Result<(GpuContext, GpuContext), Failure>
     let unpooled = GpuContext::from_device(ctx.device(), ctx.queue(), ctx.adapter_info().clone())?;
     unpooled.set_buffer_pool_limit(0);
     for c in [&ctx, &unpooled] {
-        c.kernel().select_variant_for_measurement(variant);
+        wgpu_pad::gpu::measurement::select(c.kernel(), variant);
     }
     Ok((ctx, unpooled))
 }
@@ -661,7 +661,7 @@ mod tests {
             assert!(e.contains(says), "{flags:?}: {e}");
         }
         assert!(validate(&parse(&["--compare", "a", "b", "--fail-on-regression", "5"])).is_ok());
-        for v in wgpu_pad::gpu::KernelVariant::ALL {
+        for v in wgpu_pad::gpu::measurement::KernelVariant::ALL {
             assert!(validate(&parse(&["--kernel-variant", v.name(), "--suite", "engine"])).is_ok(), "{v:?}");
         }
         let e = files::check_writable(Path::new("/nonexistent-dir/out.json")).unwrap_err();
@@ -708,8 +708,8 @@ mod tests {
             return;
         }
         let (ctx, unpooled) = contexts(KernelVariant::FlatU4).ok().unwrap();
-        assert_eq!(ctx.kernel().variant(), KernelVariant::FlatU4);
-        assert_eq!(unpooled.kernel().variant(), KernelVariant::FlatU4);
+        assert_eq!(wgpu_pad::gpu::measurement::selected(ctx.kernel()), KernelVariant::FlatU4);
+        assert_eq!(wgpu_pad::gpu::measurement::selected(unpooled.kernel()), KernelVariant::FlatU4);
     }
 
     /// Round six: `--baseline` compares the saved run as the old and this run as the new: a

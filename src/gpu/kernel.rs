@@ -308,37 +308,19 @@ impl PadKernel {
         Ok(())
     }
 
-    /// Unstable, for measurement only: pads prepared from now on use kernel `variant`
-    /// (pipelines of each variant are cached apart; pads already prepared keep theirs). The
-    /// harness measures the variants a real GPU is to decide between with it.
-    #[doc(hidden)]
-    pub fn select_variant_for_measurement(&self, variant: KernelVariant) {
+    /// Pads prepared from now on use kernel `variant` (`measurement::select`).
+    pub(super) fn select_variant(&self, variant: KernelVariant) {
         self.variant.store(variant as u8, Ordering::Relaxed);
     }
 
     /// The kernel variant pads are prepared with now.
-    #[doc(hidden)]
-    pub fn variant(&self) -> KernelVariant {
+    pub(super) fn variant(&self) -> KernelVariant {
         KernelVariant::from_u8(self.variant.load(Ordering::Relaxed))
     }
 
-    /// Unstable, for the variants' tests: whether the selected variant runs `plan` as the
-    /// default does (the same pipeline and dispatches) on dense buffers of its sizes, so that
-    /// running it there would only test the default again. False for the default itself.
-    #[doc(hidden)]
-    pub fn variant_runs_the_default(&self, plan: &PadPlan) -> bool {
-        let variant = self.variant();
-        let Some((i, o)) = plan.byte_sizes().filter(|_| variant != KernelVariant::Default) else { return false };
-        let view = |n: u64| BufferView { offset: 0, strides: None, end: n, buffer_size: n.next_multiple_of(4).max(4) };
-        let (iv, ov) = (view(i), view(o));
-        let program = |v| Program::with_variant(plan, &iv, &ov, &self.limits, v).ok();
-        let (Some(a), Some(b)) = (program(variant), program(KernelVariant::Default)) else { return false };
-        let same = |x: &Dispatch, y: &Dispatch| {
-            (x.params(), x.workgroups(), x.input(), x.output()) == (y.params(), y.workgroups(), y.input(), y.output())
-        };
-        a.pipeline_key() == b.pipeline_key()
-            && a.dispatches().len() == b.dispatches().len()
-            && a.dispatches().iter().zip(b.dispatches()).all(|(x, y)| same(x, y))
+    /// What a program needs of this kernel's device.
+    pub(super) fn limits(&self) -> DeviceLimits {
+        self.limits
     }
 
     /// The device this kernel records for.
@@ -433,7 +415,7 @@ impl PadKernel {
     /// types) says why not.
     pub fn check_plan(&self, plan: &PadPlan) -> Result<()> {
         let dense = BufferView { offset: 0, strides: None, end: u64::MAX, buffer_size: u64::MAX };
-        Program::with_variant(plan, &dense, &dense, &self.limits, self.variant()).map(drop)
+        super::layout::program(plan, &dense, &dense, &self.limits, self.variant()).map(drop)
     }
 
     /// The program of `plan` on these buffers, with the checks only buffers allow (usages,
@@ -451,7 +433,7 @@ impl PadKernel {
         fn view<'a>(which: Side, r: &BufferRange<'a>) -> Result<BufferView<'a>> {
             Ok(BufferView { offset: r.offset, strides: r.strides, end: r.end(which)?, buffer_size: r.buffer.size() })
         }
-        // As any host would, through `Program::new` (which is this with the default variant).
+        // As any host would, through `Program::new` (which is this in the default variant).
         let (input_view, output_view) = (view(Side::Input, input)?, view(Side::Output, output)?);
         // wgpu refuses one buffer bound read-only and writable in one dispatch: a read-only
         // variant reads a shared buffer as the writable one does.
@@ -459,7 +441,7 @@ impl PadKernel {
             true => self.variant().with_writable_input(),
             false => self.variant(),
         };
-        let l = Program::with_variant(plan, &input_view, &output_view, &self.limits, variant)?;
+        let l = super::layout::program(plan, &input_view, &output_view, &self.limits, variant)?;
         if let (true, Some((a0, a1)), Some((b0, b1))) = (input.buffer == output.buffer, l.input_span(), l.output_span())
         {
             if a0 < b1 && b0 < a1 {

@@ -53,21 +53,19 @@ impl Program {
     /// alignment, bounds, an output writing an element twice) and the device's limits
     /// (`PadError::GpuLimit` names which). Strings and 4-bit types have no program.
     pub fn new(plan: &PadPlan, input: &BufferView, output: &BufferView, limits: &DeviceLimits) -> Result<Program> {
-        Program::with_variant(plan, input, output, limits, KernelVariant::Default)
+        program(plan, input, output, limits, KernelVariant::Default)
     }
+}
 
-    /// [`Program::new`] for a kernel variant (variant.rs), for measurement and its tests
-    /// only: unstable, hidden like [`KernelVariant`].
-    #[doc(hidden)]
-    pub fn with_variant(
-        plan: &PadPlan,
-        input: &BufferView,
-        output: &BufferView,
-        limits: &DeviceLimits,
-        variant: KernelVariant,
-    ) -> Result<Program> {
-        lay_out(plan, &view(Side::Input, input), &view(Side::Output, output), limits, variant)
-    }
+/// [`Program::new`] in a kernel variant (for measurement: `gpu::measurement`).
+pub(super) fn program(
+    plan: &PadPlan,
+    input: &BufferView,
+    output: &BufferView,
+    limits: &DeviceLimits,
+    variant: KernelVariant,
+) -> Result<Program> {
+    lay_out(plan, &view(Side::Input, input), &view(Side::Output, output), limits, variant)
 }
 
 /// A buffer view with its side, for the checks' messages.

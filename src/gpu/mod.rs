@@ -18,7 +18,7 @@
 //! `layout` ([`Program::new`]: merged axes, binding windows), `view` (a view's checks before
 //! any layout), `window` (a window's shape, shared by the layout and the kernels' host
 //! halves), `kernels` (each kernel's host half, `wide`, `flat` and `narrow`, and the one choice
-//! among them; `narrow` also the `RowWalk`), `variant` (kernels kept side by side for measurement), `params` (the uniform and the constants shared with WGSL),
+//! among them; `narrow` also the `RowWalk`), `variant` (kernels kept side by side for measurement; `measurement`, hidden, the one entry that selects them), `params` (the uniform and the constants shared with WGSL),
 //! `shader` (pipeline keys and their WGSL), `kernel` (`PadKernel`: pipelines, bind groups,
 //! recording, through `Program`'s public API), `context` (`GpuContext`: device, upload,
 //! readback) and `buffers` (ranges, uploads, the pool).
@@ -31,6 +31,8 @@ mod context;
 mod kernel;
 mod kernels;
 mod layout;
+#[doc(hidden)]
+pub mod measurement;
 mod params;
 mod program;
 mod shader;
@@ -47,5 +49,3 @@ pub use kernel::{Encoded, PadKernel, PreparedPad};
 pub use params::MAX_RANK;
 pub use program::{BufferView, DeviceLimits, Dispatch, Program};
 pub use shader::PipelineKey;
-#[doc(hidden)]
-pub use variant::KernelVariant;

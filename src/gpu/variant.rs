@@ -1,8 +1,8 @@
 //! Kernel variants kept side by side until a real GPU decides between them (the kernel
 //! issue's rule: lavapipe never picks a default). One build runs any of them, so a single
 //! harness binary measures them all in one lease (`gpu_vs_cpu --kernel-variant`,
-//! `benchmarks/device-ab.sh`'s `VARIANTS`), through
-//! [`PadKernel::select_variant_for_measurement`](super::PadKernel::select_variant_for_measurement).
+//! `benchmarks/device-ab.sh`'s `VARIANTS`), through the hidden
+//! [`measurement`](super::measurement) entry.
 //!
 //! A variant is only a name here: what it changes lives in the kernel it changes, which maps
 //! the name to its own shape (`kernels/wide.rs`'s `WideVariant::of`, `flat.rs`'s
@@ -11,7 +11,7 @@
 //! an option.
 
 /// Which kernel shape a [`PadKernel`](super::PadKernel) records. Unstable: for measurement
-/// only.
+/// only ([`measurement`](super::measurement)).
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[repr(u8)]

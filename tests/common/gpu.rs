@@ -105,9 +105,9 @@ pub fn gpu_small_bindings() -> Option<&'static wgpu_pad::gpu::GpuContext> {
 /// until a real GPU decides), on the shared device and on the small-bindings one, each
 /// with its variant selected: every variant passes what the default passes. Empty without
 /// an adapter (or fails, like [`gpu`]).
-pub fn gpu_variants() -> &'static [(wgpu_pad::gpu::KernelVariant, wgpu_pad::gpu::GpuContext)] {
+pub fn gpu_variants() -> &'static [(wgpu_pad::gpu::measurement::KernelVariant, wgpu_pad::gpu::GpuContext)] {
     use std::sync::OnceLock;
-    use wgpu_pad::gpu::KernelVariant;
+    use wgpu_pad::gpu::measurement::KernelVariant;
     static CONTEXTS: OnceLock<Vec<(KernelVariant, wgpu_pad::gpu::GpuContext)>> = OnceLock::new();
     CONTEXTS.get_or_init(|| {
         let mut contexts = Vec::new();
@@ -116,8 +116,8 @@ pub fn gpu_variants() -> &'static [(wgpu_pad::gpu::KernelVariant, wgpu_pad::gpu:
                 let ctx =
                     wgpu_pad::gpu::GpuContext::from_device(base.device(), base.queue(), base.adapter_info().clone())
                         .unwrap();
-                ctx.kernel().select_variant_for_measurement(variant);
-                assert_eq!(ctx.kernel().variant(), variant);
+                wgpu_pad::gpu::measurement::select(ctx.kernel(), variant);
+                assert_eq!(wgpu_pad::gpu::measurement::selected(ctx.kernel()), variant);
                 contexts.push((variant, ctx));
             }
         }
@@ -126,10 +126,10 @@ pub fn gpu_variants() -> &'static [(wgpu_pad::gpu::KernelVariant, wgpu_pad::gpu:
 }
 
 /// Whether a variant's context would run `plan` exactly as the default does (the same
-/// program: `PadKernel::variant_runs_the_default`), so that its tests skip it: the default's
+/// program: `measurement::runs_the_default`), so that its tests skip it: the default's
 /// own run covers it. Never for the default's contexts.
 pub fn runs_the_default(ctx: &wgpu_pad::gpu::GpuContext, plan: &wgpu_pad::PadPlan) -> bool {
-    ctx.kernel().variant_runs_the_default(plan)
+    wgpu_pad::gpu::measurement::runs_the_default(ctx.kernel(), plan)
 }
 
 /// The adapter a context's device came from, found again by its info (to make other

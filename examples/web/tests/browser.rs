@@ -428,16 +428,16 @@ async fn fused_convolution_equals_pad_then_conv() {
 /// case, the others on every fourth (CI's time; lavapipe runs each on all of them).
 #[wasm_bindgen_test]
 async fn kernel_variants_run_the_corpus_and_long_rows() {
-    use wgpu_pad::gpu::KernelVariant;
+    use wgpu_pad::gpu::measurement::KernelVariant;
     for variant in KernelVariant::ALL.into_iter().filter(|&v| v != KernelVariant::Default) {
         let gpu = gpu().await;
-        gpu.kernel().select_variant_for_measurement(variant);
+        wgpu_pad::gpu::measurement::select(gpu.kernel(), variant);
         let (mut failures, mut on_gpu) = (Vec::new(), 0);
         // The design card's reference on every case, the others on a sample (lavapipe runs
         // each on the whole corpus: tests/conformance.rs), within CI's time.
         let every = if variant == KernelVariant::Reference { 1 } else { 4 };
         let own = |case: &&CorpusCase| match parse_case(case) {
-            Ok((_, _, _, Ok(plan))) => !gpu.kernel().variant_runs_the_default(&plan),
+            Ok((_, _, _, Ok(plan))) => !wgpu_pad::gpu::measurement::runs_the_default(gpu.kernel(), &plan),
             _ => true,
         };
         for case in CASES.iter().filter(own).step_by(every) {
@@ -455,7 +455,7 @@ async fn kernel_variants_run_the_corpus_and_long_rows() {
             let x = pattern(dtype, &shape, 5);
             for mode in Mode::ALL {
                 let p = plan(dtype, &shape, &pads, mode);
-                if gpu.kernel().variant_runs_the_default(&p) {
+                if wgpu_pad::gpu::measurement::runs_the_default(gpu.kernel(), &p) {
                     continue;
                 }
                 let (got, _) = pad_on_kernel(&gpu, gpu.kernel(), &p, &x).await;

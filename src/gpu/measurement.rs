@@ -1,0 +1,60 @@
+//! Unstable and hidden: the one entry for measuring kernel variants side by side (the
+//! harness's `--kernel-variant`, `benchmarks/device-ab.sh`, and the variants' tests). Nothing
+//! here is part of the crate's API; a variant that loses on a real GPU is deleted with its
+//! name.
+//!
+//! - [`KernelVariant`]: the variants' names (src/gpu/variant.rs);
+//! - [`program`]: [`Program::new`] for a variant;
+//! - `select` and `selected` (with the `wgpu` feature): the variant a `PadKernel` prepares
+//!   pads with from now on (its pipelines cached apart by their keys);
+//! - `runs_the_default` (with the `wgpu` feature): whether the selected variant runs a plan exactly as the default
+//!   does, so that the variants' tests skip what the default's runs cover.
+
+use super::program::{BufferView, DeviceLimits, Program};
+pub use super::variant::KernelVariant;
+use crate::error::Result;
+use crate::plan::PadPlan;
+
+/// [`Program::new`] in kernel `variant`.
+pub fn program(
+    plan: &PadPlan,
+    input: &BufferView,
+    output: &BufferView,
+    limits: &DeviceLimits,
+    variant: KernelVariant,
+) -> Result<Program> {
+    super::layout::program(plan, input, output, limits, variant)
+}
+
+/// Pads `kernel` prepares from now on use kernel `variant` (pads already prepared keep theirs).
+#[cfg(feature = "wgpu")]
+pub fn select(kernel: &super::PadKernel, variant: KernelVariant) {
+    kernel.select_variant(variant);
+}
+
+/// The kernel variant `kernel` prepares pads with now.
+#[cfg(feature = "wgpu")]
+pub fn selected(kernel: &super::PadKernel) -> KernelVariant {
+    kernel.variant()
+}
+
+/// Whether `kernel`'s selected variant runs `plan` as the default does (the same pipeline
+/// and dispatches) on dense buffers of its sizes, so that running it there would only test
+/// the default again. False for the default itself.
+#[cfg(feature = "wgpu")]
+pub fn runs_the_default(kernel: &super::PadKernel, plan: &PadPlan) -> bool {
+    let variant = kernel.variant();
+    let Some((i, o)) = plan.byte_sizes().filter(|_| variant != KernelVariant::Default) else { return false };
+    let view = |n: u64| BufferView { offset: 0, strides: None, end: n, buffer_size: n.next_multiple_of(4).max(4) };
+    let (iv, ov) = (view(i), view(o));
+    let limits = kernel.limits();
+    let (Ok(a), Ok(b)) = (program(plan, &iv, &ov, &limits, variant), Program::new(plan, &iv, &ov, &limits)) else {
+        return false;
+    };
+    let same = |x: &super::Dispatch, y: &super::Dispatch| {
+        (x.params(), x.workgroups(), x.input(), x.output()) == (y.params(), y.workgroups(), y.input(), y.output())
+    };
+    a.pipeline_key() == b.pipeline_key()
+        && a.dispatches().len() == b.dispatches().len()
+        && a.dispatches().iter().zip(b.dispatches()).all(|(x, y)| same(x, y))
+}

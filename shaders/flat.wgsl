@@ -2,7 +2,7 @@
 // takes the window's elements [b * WORKGROUP * FLAT_WORDS, (b + 1) * WORKGROUP * FLAT_WORDS),
 // rows running on into the next; lane l the FLAT_WORDS of them at l + u * WORKGROUP, all
 // loads before the stores (`main` is generated, its body unrolled: flat.rs's wgsl_main). On the
-// device grid (DEVICE_GRID), a lane's elements are the whole grid's lanes apart, FLAT_WORDS
+// device grid (its own main), a lane's elements are the whole grid's lanes apart, FLAT_WORDS
 // a round. Any strides on either side.
 
 // A lane's position: flat index i, its row and x in the row, and the row's offsets (walked

@@ -37,7 +37,6 @@ const WORKGROUP: u32 = 64u;
 const MAGIC_DIVIDE_BY_ONE: u32 = 0u;
 const MULTI_PERIOD: bool = false;
 const FLAT_WORDS: u32 = 8u;
-const DEVICE_GRID: bool = false;
 alias WORD = u32;
 fn constant_word() -> WORD { return P.constant.x; }
 @group(0) @binding(0) var<uniform> P: Params;
@@ -173,7 +172,7 @@ fn source_coord(o: u32, d: u32) -> u32 {
 // takes the window's elements [b * WORKGROUP * FLAT_WORDS, (b + 1) * WORKGROUP * FLAT_WORDS),
 // rows running on into the next; lane l the FLAT_WORDS of them at l + u * WORKGROUP, all
 // loads before the stores (`main` is generated, its body unrolled: flat.rs's wgsl_main). On the
-// device grid (DEVICE_GRID), a lane's elements are the whole grid's lanes apart, FLAT_WORDS
+// device grid (its own main), a lane's elements are the whole grid's lanes apart, FLAT_WORDS
 // a round. Any strides on either side.
 
 // A lane's position: flat index i, its row and x in the row, and the row's offsets (walked
@@ -229,11 +228,10 @@ fn main(
 ) {
     let inner = P.axes[0];
     let total = P.count * inner.len;
-    // A lane's elements: a workgroup's width apart, or the whole grid's on the device grid.
-    let step = select(WORKGROUP, nwg.x * nwg.y * WORKGROUP, DEVICE_GRID);
+    let step = WORKGROUP;
     let drow = divide(step, inner.len_magic, inner.len_shift);
     let dx = step - drow * inner.len;
-    let i = (wid.x + wid.y * nwg.x) * select(WORKGROUP * FLAT_WORDS, WORKGROUP, DEVICE_GRID) + lid;
+    let i = (wid.x + wid.y * nwg.x) * WORKGROUP * FLAT_WORDS + lid;
     let row = divide(i, inner.len_magic, inner.len_shift);
     var c = FlatCursor(i, i - row * inner.len, row, row, row_of(row));
     let ok0 = c.i < total;

@@ -36,20 +36,13 @@ const MAX_RANK: u32 = 16u;
 const WORKGROUP: u32 = 64u;
 const MAGIC_DIVIDE_BY_ONE: u32 = 0u;
 const MULTI_PERIOD: bool = false;
-const NARROW_ROW_WORDS: u32 = 32u;
-const NARROW_WORD_RUN: u32 = 16u;
-const NARROW_PAIRS: bool = true;
-const PAIRS_LOADS_FIRST: bool = false;
-const ROWS_PER_WORD: u32 = 0u;
-const ROWS_AXIS0: u32 = 1u;
-const ROWS_AXES01: u32 = 2u;
-const ROWS_MID_WORD: u32 = 3u;
-const ROW_WALK: u32 = ROWS_MID_WORD;
-const ROW_AXES: u32 = 0u;
 const EPW: u32 = 4u;
 const EPW_LOG2: u32 = 2u;
 const BITS: u32 = 8u;
 const MASK: u32 = 0xffu;
+const NARROW_ROW_WORDS: u32 = 32u;
+const ROW_AXES: u32 = 0u;
+const MID_WORD: bool = true;
 alias WORD = u32;
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read_write> src: array<WORD>;
@@ -179,12 +172,12 @@ fn source_coord(o: u32, d: u32) -> u32 {
 }
 
 // 8- and 16-bit elements (EPW to a u32 word): each output word has one invocation, so no two
-// invocations write one word. Rows run on a row grid (narrow_rows) where they are whole words
-// or, ending mid-word, at least two words long; otherwise each invocation takes
-// NARROW_WORD_RUN words a workgroup apart. Either way a SIMD group's lanes store neighbouring
-// words (docs/ARCHITECTURE.md). The window
-// is one contiguous run of a dense output starting at element P.first of the binding; a word
-// only partly in it keeps its other bytes. The input may have any strides.
+// invocations write one word. Rows run on a row grid (narrow_rows.wgsl's main) where they are
+// whole words or, ending mid-word, at least two words long; otherwise each invocation takes
+// NARROW_WORD_RUN words a workgroup apart (narrow_words.wgsl's main). Either way a SIMD
+// group's lanes store neighbouring words (docs/ARCHITECTURE.md). The window is one contiguous
+// run of a dense output starting at element P.first of the binding; a word only partly in it
+// keeps its other bytes. The input may have any strides. This file: what both walks share.
 
 // A word of the constant element, repeated (the uniform holds one element).
 fn constant_word() -> u32 {
@@ -201,97 +194,9 @@ fn input_element(idx: u32) -> u32 {
     return (load_src(idx >> EPW_LOG2) >> ((idx & (EPW - 1u)) * BITS)) & MASK;
 }
 
-@compute @workgroup_size(WORKGROUP)
-fn main(
-    @builtin(global_invocation_id) gid: vec3<u32>,
-    @builtin(num_workgroups) nwg: vec3<u32>,
-    @builtin(local_invocation_index) lid: u32,
-) {
-    // ROW_WALK is a pipeline constant: llvmpipe runs both sides of a runtime branch. Rows
-    // ending mid-word (ROWS_MID_WORD) are rare enough to share one pipeline for both row
-    // shapes: their `first` is the uniform's, read through the invocation so that lavapipe
-    // cannot inline it and recompile the shader at every dispatch (harmless elsewhere: one
-    // comparison with a value no invocation has).
-    if (ROW_WALK != ROWS_PER_WORD) {
-        narrow_rows(gid, nwg, select(ROW_AXES, select(P.row_first, 1u, gid.x == NONE), MID_WORD));
-        return;
-    }
-    // NARROW_WORD_RUN words an invocation, a workgroup's width apart: a workgroup covers
-    // WORKGROUP * NARROW_WORD_RUN consecutive words, and a SIMD group's lanes store
-    // neighbouring words. Each word finds its row by division (arithmetic a GPU has to spare
-    // in a memory-bound kernel; lanes a run apart stored 64 bytes apart, 16 times the
-    // sectors), then follows it element by element.
-    let block = (gid.x - lid + gid.y * nwg.x * WORKGROUP) * NARROW_WORD_RUN;
-    let inner = P.axes[0];
-    for (var n = 0u; n < NARROW_WORD_RUN; n++) {
-        let i = block + lid + n * WORKGROUP;
-        if (i >= P.count) {
-            break;
-        }
-        // The word's first element in the window (the window may start mid-word).
-        let first_e = select(0u, i * EPW - P.first % EPW, i > 0u);
-        var row = divide(first_e, inner.len_magic, inner.len_shift);
-        var x = first_e - row * inner.len;
-        var r = row_offsets(row);
-        let w = P.first / EPW + i;
-        // Byte k of the word is window element e0 + k (wrapping below the window's start);
-        // (row, x) is element e0 + k0's.
-        let e0 = w * EPW - P.first;
-        let k0 = select(0u, P.first - w * EPW, w * EPW < P.first);
-        var word = 0u;
-        var mask = 0u;
-        // A whole word of kept elements of one dense row needs no mode function: it is at most
-        // two input words, shifted. Rows of any length come here, odd image widths say
-        // (lavapipe, u8 [1,3,1023,1023] padded by 1: kernel 36-54 ms element by element, 18-33
-        // ms so).
-        let j = x + inner.start - inner.pad_before; // wraps past kept when in the pad before
-        let fast = k0 == 0u && e0 + EPW <= P.elems && x + EPW <= inner.len && r.inside && inner.in_stride == 1u
-            && j < inner.kept && j + EPW - 1u < inner.kept;
-        if (fast) {
-            let idx = r.src + inner.crop_start + j;
-            let shift = (idx & (EPW - 1u)) * BITS;
-            let lo = load_src(idx >> EPW_LOG2);
-            // An aligned word reads one input word only (the next may be past the input).
-            let hi = load_src((idx >> EPW_LOG2) + select(0u, 1u, shift != 0u));
-            word = shifted(lo, hi, shift);
-            mask = 0xffffffffu;
-            x += EPW;
-            if (x == inner.len) {
-                x = 0u;
-                row += 1u;
-                r = row_offsets(row);
-            }
-        }
-        // The other words element by element; for a SIMD group of fast words this loop runs
-        // no iteration (see narrow_rows).
-        for (var k = select(k0, EPW, fast); k < EPW; k++) {
-            if (e0 + k >= P.elems) {
-                break;
-            }
-            let s = source_coord(x + inner.start, 0u);
-            var v = P.constant.x & MASK;
-            if (s != NONE && r.inside) {
-                v = input_element(r.src + (inner.crop_start + s) * inner.in_stride);
-            }
-            word |= v << (k * BITS);
-            mask |= MASK << (k * BITS);
-            x += 1u;
-            if (x == inner.len) {
-                x = 0u;
-                row += 1u;
-                r = row_offsets(row);
-            }
-        }
-        if (mask == 0xffffffffu) {
-            store_dst(w, word);
-        } else {
-            store_dst(w, (load_dst(w) & ~mask) | word);
-        }
-    }
-}
-
-// The row walk of 8- and 16-bit elements (narrow.wgsl's main calls narrow_rows where the
-// pipeline's ROW_WALK is not per word); appended to narrow.wgsl.
+// The row walk of 8- and 16-bit elements, after narrow.wgsl; its long rows' kept words by
+// one of narrow_pairs.wgsl (the default), narrow_pairs_loads_first.wgsl or narrow_spread.wgsl
+// (kernel variants), which define `long_row_kept`.
 
 // Rows of the window: a row owns the words that start in it (row 0 also the word the window
 // starts in), so each word has one owner even where rows end mid-word (such rows follow each
@@ -452,9 +357,21 @@ fn word_source(w: u32, k: u32, ctx: RowContext, first: u32) -> u32 {
     return row_source(step(next, first, next_y), x - ctx.len, first);
 }
 
-// Rows that end mid-word, or a window that starts mid-word: words run on into the next row,
-// or keep the bytes outside the window. Rows of whole words compile without that code.
-const MID_WORD: bool = ROW_WALK == ROWS_MID_WORD;
+// MID_WORD (a pipeline constant): rows that end mid-word, or a window that starts mid-word:
+// words run on into the next row, or keep the bytes outside the window. Rows of whole words
+// compile without that code.
+
+@compute @workgroup_size(WORKGROUP)
+fn main(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+) {
+    // Rows ending mid-word are rare enough to share one pipeline for both row shapes: their
+    // `first` is the uniform's, read through the invocation so that lavapipe cannot inline it
+    // and recompile the shader at every dispatch (harmless elsewhere: one comparison with a
+    // value no invocation has).
+    narrow_rows(gid, nwg, select(ROW_AXES, select(P.row_first, 1u, gid.x == NONE), MID_WORD));
+}
 
 // `first` is 1 (rows along axis 0) or 2 (axis 0 a whole unpadded run of channels, rows along
 // axes 0 and 1): the pipeline constant ROW_AXES for rows of whole words, so the compiler
@@ -606,108 +523,9 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
         }
         return;
     }
-    // Longer rows (P.row_lanes lanes; narrow.rs's `lanes`): by default a lane two
-    // neighbouring kept words of [f0, f1) at a time, pairs a row's lanes apart, an odd last
-    // one left to the loop after. The narrow-spread variant (variant.rs) gives a row whole
-    // workgroups instead: a lane a word, two an iteration a grid width apart, so that every
-    // load and store instruction of a SIMD group covers neighbouring words. An aligned row
-    // (shift 0) reads one input word a word: the next may be past the input.
-    let kept_end = select(f1, f0 + ((f1 - f0) & ~1u), NARROW_PAIRS);
-    let step = P.row_lanes;
-    // A shifted pair reads three input words where two single words read four; an aligned
-    // pair two (the next may be past the input).
-    let third = select(1u, 2u, shift != 0u);
-    if (NARROW_PAIRS && PAIRS_LOADS_FIRST) {
-        // The narrow-loads-first variant (variant.rs): four pairs at a time, all their loads
-        // before their stores, so that up to twelve loads are in flight a lane.
-        let pairs = 2u * step;
-        for (var n = 0u; n < NARROW_ROW_WORDS / 2u; n += 4u) {
-            let w0 = f0 + 2u * (lane + n * step);
-            if (w0 >= kept_end) {
-                break;
-            }
-            let w1 = w0 + pairs;
-            let w2 = w1 + pairs;
-            let w3 = w2 + pairs;
-            let p0 = pair_words(i0 + w0, shift, third, r.inside);
-            var p1 = p0;
-            var p2 = p0;
-            var p3 = p0;
-            if (w1 < kept_end) {
-                p1 = pair_words(i0 + w1, shift, third, r.inside);
-            }
-            if (w2 < kept_end) {
-                p2 = pair_words(i0 + w2, shift, third, r.inside);
-            }
-            if (w3 < kept_end) {
-                p3 = pair_words(i0 + w3, shift, third, r.inside);
-            }
-            store_dst(w0, p0.x);
-            store_dst(w0 + 1u, p0.y);
-            if (w1 < kept_end) {
-                store_dst(w1, p1.x);
-                store_dst(w1 + 1u, p1.y);
-            }
-            if (w2 < kept_end) {
-                store_dst(w2, p2.x);
-                store_dst(w2 + 1u, p2.y);
-            }
-            if (w3 < kept_end) {
-                store_dst(w3, p3.x);
-                store_dst(w3 + 1u, p3.y);
-            }
-        }
-    } else if (NARROW_PAIRS) {
-        for (var n = 0u; n < NARROW_ROW_WORDS / 2u; n++) {
-            let w = f0 + 2u * (lane + n * step);
-            if (w >= kept_end) {
-                break;
-            }
-            var lo = constant_word();
-            var hi = lo;
-            if (r.inside) {
-                let a = load_src(i0 + w);
-                let b = load_src(i0 + w + 1u);
-                let c = load_src(i0 + w + third);
-                lo = shifted(a, b, shift);
-                hi = shifted(b, c, shift);
-            }
-            store_dst(w, lo);
-            store_dst(w + 1u, hi);
-        }
-    }
-    for (var n = 0u; n < select(NARROW_ROW_WORDS / 2u, 0u, NARROW_PAIRS); n++) {
-        let w = f0 + lane + 2u * n * step;
-        if (w >= f1) {
-            break;
-        }
-        let v = w + step;
-        let more = v < f1;
-        var lo = constant_word();
-        var hi = lo;
-        if (r.inside) {
-            let a = load_src(i0 + w);
-            var b = a;
-            var c = 0u;
-            var d = 0u;
-            if (more) {
-                c = load_src(i0 + v);
-                d = c;
-            }
-            if (shift != 0u) {
-                b = load_src(i0 + w + 1u);
-                if (more) {
-                    d = load_src(i0 + v + 1u);
-                }
-            }
-            lo = shifted(a, b, shift);
-            hi = shifted(c, d, shift);
-        }
-        store_dst(w, lo);
-        if (more) {
-            store_dst(v, hi);
-        }
-    }
+    // Longer rows (P.row_lanes lanes; narrow.rs's `lanes`): their kept words [f0, kept_end)
+    // by the variant's `long_row_kept`, the rest below.
+    let kept_end = long_row_kept(f0, f1, i0, shift, lane, r.inside);
     // The row's other words, a lane each: j counts them, those before f0 first. The last may
     // run on into the next row (or past the window, whose bytes it keeps).
     let kept_words = kept_end - f0;
@@ -722,22 +540,30 @@ fn narrow_rows(gid: vec3<u32>, nwg: vec3<u32>, first: u32) {
     }
 }
 
-// The two kept words of a pair starting at input word i (its third input word at i + third:
-// i + 2, or i + 1 again where the row is aligned), or the constant where the row is outside.
-fn pair_words(i: u32, shift: u32, third: u32, inside: bool) -> vec2<u32> {
-    var p = vec2<u32>(constant_word(), constant_word());
-    if (inside) {
-        let a = load_src(i);
-        let b = load_src(i + 1u);
-        let c = load_src(i + third);
-        p = vec2<u32>(shifted(a, b, shift), shifted(b, c, shift));
+// Long rows' kept words [f0, f1) of narrow_rows.wgsl (the default): a lane two neighbouring
+// kept words at a time, pairs a row's lanes apart (P.row_lanes), an odd last one left to the
+// row's other words; returns where the pairs end. A shifted pair reads three input words where
+// two single words read four; an aligned row (shift 0) two, as the next may be past the input.
+fn long_row_kept(f0: u32, f1: u32, i0: u32, shift: u32, lane: u32, inside: bool) -> u32 {
+    let kept_end = f0 + ((f1 - f0) & ~1u);
+    let step = P.row_lanes;
+    let third = select(1u, 2u, shift != 0u);
+    for (var n = 0u; n < NARROW_ROW_WORDS / 2u; n++) {
+        let w = f0 + 2u * (lane + n * step);
+        if (w >= kept_end) {
+            break;
+        }
+        var lo = constant_word();
+        var hi = lo;
+        if (inside) {
+            let a = load_src(i0 + w);
+            let b = load_src(i0 + w + 1u);
+            let c = load_src(i0 + w + third);
+            lo = shifted(a, b, shift);
+            hi = shifted(b, c, shift);
+        }
+        store_dst(w, lo);
+        store_dst(w + 1u, hi);
     }
-    return p;
+    return kept_end;
 }
-
-// Rows of the window: a row owns the words that start in it (row 0 also the word the window
-// starts in), so each word has one owner even where rows end mid-word (such rows follow each
-// other in the output, so a word runs on into the next row). A row has P.row_lanes
-// invocations: a row of up to a workgroup's words one a word, P.pack rows sharing a workgroup;
-// a longer row up to NARROW_ROW_WORDS words an invocation (narrow.rs's `lanes`: pairs by
-// default). y and z (linear) count workgroups of rows.

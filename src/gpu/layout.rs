@@ -529,7 +529,7 @@ pub(super) mod tests {
             assert_eq!(l.key.wgsl().contains("fn flat_next("), flat > 0, "{v:?}");
             let wgsl = l.key.wgsl();
             let device = matches!(v, DeviceGrid | DeviceGrid256);
-            assert_eq!(wgsl.contains("const DEVICE_GRID: bool = true;"), device, "{v:?}");
+            assert_eq!(wgsl.contains("let step = nwg.x * nwg.y * WORKGROUP;"), device, "{v:?}");
             assert_eq!(wgsl.contains("const WORKGROUP: u32 = 256u;"), v == DeviceGrid256, "{v:?}");
             // Rows of 514: one workgroup a row, 16 elements a lane, or 9 workgroups, one each;
             // flat, 514 * 514 * 64 elements in blocks of 256 or 512 (past 65535: a second row);
@@ -549,8 +549,7 @@ pub(super) mod tests {
             let own = matches!(v, Reference | ReadOnlyInput | NarrowSpread | NarrowLoadsFirst);
             assert_eq!(l.key != u8_default, own, "{v:?}: a pipeline of its own");
             assert_eq!(l.key.wgsl().contains("var<storage, read> src"), v.read_only_input(), "{v:?}");
-            let loads_first = l.key.wgsl().contains("const PAIRS_LOADS_FIRST: bool = true;");
-            assert_eq!(loads_first, v == NarrowLoadsFirst, "{v:?}");
+            assert_eq!(l.key.wgsl().contains("fn pair_words("), v == NarrowLoadsFirst, "{v:?}");
             let d = &l.dispatches[0];
             // Rows of 3084 bytes, 772 words: 25 lanes of pairs, or a workgroup, or per word;
             // sized to the device, 8 words a lane (1028 rows of 772 words over 2^17 lanes),

@@ -144,8 +144,6 @@ pub(crate) enum WgslValue {
     /// A u32 written in hex (a mask).
     Hex(u32),
     Bool(bool),
-    /// Another constant's name.
-    Name(&'static str),
 }
 
 impl std::fmt::Display for WgslValue {
@@ -155,7 +153,6 @@ impl std::fmt::Display for WgslValue {
             WgslValue::U32(v) => write!(f, "u32 = {v}u"),
             WgslValue::Hex(v) => write!(f, "u32 = {v:#x}u"),
             WgslValue::Bool(v) => write!(f, "bool = {v}"),
-            WgslValue::Name(n) => write!(f, "u32 = {n}"),
         }
     }
 }

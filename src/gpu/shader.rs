@@ -178,6 +178,40 @@ mod tests {
         );
     }
 
+    /// A pipeline's WGSL holds its own kernel's code and constants and no other's: no
+    /// variant's code in the default's pipelines, no per-word walk in a row walk's and no row
+    /// walk in a per-word one, no narrow kernel in a wide one's.
+    #[test]
+    fn a_pipeline_holds_only_its_own_kernels_code() {
+        let has = |key: &PipelineKey, what: &str| key.wgsl().contains(what);
+        let mut seen = [0; 4];
+        for mode in Mode::ALL {
+            for key in PipelineKey::all_for(mode, 1, KernelVariant::Default) {
+                // The variants' code: loads-first pairs, spread rows, the device grid, a
+                // read-only input.
+                for variant_code in ["fn pair_words(", "let v = w + step;", "nwg.x * nwg.y * WORKGROUP", "read> src"] {
+                    assert!(!has(&key, variant_code), "{key:?} holds {variant_code}");
+                }
+                let (flat, rows) = (has(&key, "fn flat_next("), has(&key, "fn wide_element("));
+                let (per_word, row_walk) = (has(&key, "const NARROW_WORD_RUN:"), has(&key, "fn narrow_rows("));
+                let narrow = has(&key, "const EPW:");
+                assert_eq!(
+                    [flat, rows, per_word, row_walk].iter().filter(|&&k| k).count(),
+                    1,
+                    "{key:?}: one kernel's entry point"
+                );
+                assert_eq!(narrow, per_word || row_walk, "{key:?}");
+                assert_eq!(has(&key, "const FLAT_WORDS:"), flat, "{key:?}");
+                assert_eq!(has(&key, "const WIDE_ELEMS:"), rows, "{key:?}");
+                assert_eq!(has(&key, "const NARROW_ROW_WORDS:"), row_walk, "{key:?}");
+                for (n, k) in [flat, rows, per_word, row_walk].into_iter().enumerate() {
+                    seen[n] += usize::from(k);
+                }
+            }
+        }
+        assert!(seen.iter().all(|&n| n > 0), "every kernel checked: {seen:?}");
+    }
+
     /// Pipelines whose whole WGSL is committed in shaders/expanded/, so that a newcomer reads
     /// a pipeline as the driver gets it and a review sees what a change does to the defaults'.
     #[cfg(not(miri))]

@@ -9,7 +9,7 @@
 //! compare), walking the row's offsets again only where the row changes. The grid is linear,
 //! split over x and y past `max_groups`.
 //!
-//! On the device grid ([`FlatGrid::device`]) the grid is sized to the device instead: at
+//! On the device grid ([`FlatGrid::device`], its own `main`) the grid is sized to the device instead: at
 //! most [`DEVICE_LANES`] lanes, lane `l` of workgroup `b` taking elements
 //! `b * WORKGROUP + l + k * G` (`G` the grid's lanes), `U` at a time, loads first, for as
 //! many rounds as the output needs.
@@ -27,7 +27,7 @@ pub(crate) struct FlatGrid {
     pub words: u32,
     /// Lanes a workgroup (`WORKGROUP`).
     pub workgroup: u32,
-    /// Sized to the device (`DEVICE_GRID`), a lane's elements a whole grid apart, not to the output.
+    /// Sized to the device, a lane's elements a whole grid apart, not to the output.
     pub device: bool,
 }
 
@@ -48,7 +48,7 @@ impl FlatGrid {
 
     /// The pipeline's constants.
     pub(crate) fn constants(self) -> Vec<(&'static str, WgslValue)> {
-        vec![("FLAT_WORDS", WgslValue::U32(self.words)), ("DEVICE_GRID", WgslValue::Bool(self.device))]
+        vec![("FLAT_WORDS", WgslValue::U32(self.words))]
     }
 
     /// The kernel's WGSL: the cursor's helpers, then `main` for this grid.
@@ -63,25 +63,33 @@ impl FlatGrid {
     }
 }
 
-/// flat.wgsl's entry point for grid `g`: each lane's first element, then [`wgsl_body`].
+/// flat.wgsl's entry point for grid `g`: each lane's first element and step, then
+/// [`wgsl_body`].
 fn wgsl_main(g: FlatGrid) -> String {
-    let head = "@compute @workgroup_size(WORKGROUP)
+    // A lane's elements: a workgroup's width apart, or the whole grid's on the device grid.
+    let (step, block) = match g.device {
+        false => ("WORKGROUP", "WORKGROUP * FLAT_WORDS"),
+        true => ("nwg.x * nwg.y * WORKGROUP", "WORKGROUP"),
+    };
+    format!(
+        "@compute @workgroup_size(WORKGROUP)
 fn main(
     @builtin(num_workgroups) nwg: vec3<u32>,
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
-) {
+) {{
     let inner = P.axes[0];
     let total = P.count * inner.len;
-    // A lane's elements: a workgroup's width apart, or the whole grid's on the device grid.
-    let step = select(WORKGROUP, nwg.x * nwg.y * WORKGROUP, DEVICE_GRID);
+    let step = {step};
     let drow = divide(step, inner.len_magic, inner.len_shift);
     let dx = step - drow * inner.len;
-    let i = (wid.x + wid.y * nwg.x) * select(WORKGROUP * FLAT_WORDS, WORKGROUP, DEVICE_GRID) + lid;
+    let i = (wid.x + wid.y * nwg.x) * {block} + lid;
     let row = divide(i, inner.len_magic, inner.len_shift);
     var c = FlatCursor(i, i - row * inner.len, row, row, row_of(row));
-";
-    format!("{head}{}}}\n", wgsl_body(g))
+{}}}
+",
+        wgsl_body(g)
+    )
 }
 
 /// Wide words: the flat grid's elements a lane where the default kernels take it, from the

@@ -4,7 +4,7 @@
 //! - `wide`: 32-, 64- and 128-bit words on the row grid (`shaders/wide.wgsl`);
 //! - `flat`: wide words on the flat grid, the roofline copy's shape (`shaders/flat.wgsl`);
 //! - `narrow`: 8- and 16-bit elements in u32 words, by rows (`shaders/narrow_rows.wgsl`) or
-//!   per word (`shaders/narrow.wgsl`).
+//!   per word (`shaders/narrow_words.wgsl`).
 //!
 //! Each has its `fits` (whether a window's grid fits the device), its `grid` (the workgroups
 //! and the uniform's kernel fields), the shape each kernel variant asks of it (its own enum's

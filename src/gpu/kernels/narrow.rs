@@ -1,4 +1,4 @@
-//! The host half of `shaders/narrow.wgsl` and `narrow_rows.wgsl` (8- and 16-bit elements in u32 words; one
+//! The host half of `shaders/narrow*.wgsl` (8- and 16-bit elements in u32 words; one
 //! invocation owns each output word it writes). Two walks, a pipeline constant each
 //! ([`RowWalk`]): rows on a grid (along axis 0, or axes 0 and 1 where axis 0 is a whole
 //! unpadded run), a lane a word (short rows sharing a workgroup) or up to
@@ -79,13 +79,14 @@ impl NarrowVariant {
     /// The pipeline this shape runs walking `walk`: what a variant changes only on rows is
     /// the default's elsewhere, and a grid alone (`DevicePairs`) changes no pipeline.
     pub(crate) fn shader(self, walk: RowWalk) -> NarrowShader {
-        let rows = walk != RowWalk::PerWord;
-        NarrowShader {
-            walk,
-            word_run: self.word_run(),
-            pairs: !(rows && self == NarrowVariant::Spread),
-            loads_first: rows && self == NarrowVariant::PairsLoadsFirst,
-        }
+        let long_rows = match (walk, self) {
+            (RowWalk::PerWord, _) => LongRowCode::None,
+            (_, NarrowVariant::Spread) => LongRowCode::Spread,
+            (_, NarrowVariant::PairsLoadsFirst) => LongRowCode::PairsLoadsFirst,
+            _ => LongRowCode::Pairs,
+        };
+        let word_run = if walk == RowWalk::PerWord { self.word_run() } else { 0 };
+        NarrowShader { walk, word_run, long_rows }
     }
 
     /// Every pipeline this shape can run (a walk each).
@@ -96,57 +97,83 @@ impl NarrowVariant {
 }
 
 /// What a narrow pipeline is specialised for (a part of the pipeline key): its walk and the
-/// knobs its variant sets.
+/// code its variant gives it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct NarrowShader {
     pub(crate) walk: RowWalk,
-    /// Words a lane of the per-word walk.
+    /// Words a lane of the per-word walk (0 on the row walks, which have none).
     word_run: u32,
-    /// Long rows' kept words in pairs (else spread over whole workgroups).
-    pairs: bool,
-    /// Long rows' pairs four at a time, loads first.
-    loads_first: bool,
+    /// How the row walks take long rows' kept words.
+    long_rows: LongRowCode,
+}
+
+/// The code that writes long rows' kept words (`long_row_kept` in WGSL), a file each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum LongRowCode {
+    /// The per-word walk: no rows.
+    None,
+    /// Pairs, one pair's loads in flight (`narrow_pairs.wgsl`, the default).
+    Pairs,
+    /// Pairs four at a time, loads first (`narrow_pairs_loads_first.wgsl`).
+    PairsLoadsFirst,
+    /// Spread over whole workgroups (`narrow_spread.wgsl`).
+    Spread,
 }
 
 impl NarrowShader {
-    /// The pipeline's constants: the shared loop bound, the walks' names and this one, the
-    /// variant's knobs and the element's geometry in its u32 word.
+    /// The pipeline's constants: the element's geometry in its u32 word, then its walk's
+    /// (the per-word walk's words a lane; the row walk's loop bound, the axes of rows of whole
+    /// words and whether rows may end mid-word).
     pub(crate) fn constants(self, word_bytes: u8) -> Vec<(&'static str, WgslValue)> {
-        use WgslValue::{Bool, Hex, Name, U32};
+        use WgslValue::{Bool, Hex, U32};
         let (epw, bits) = (4 / word_bytes as u32, 8 * word_bytes as u32);
         let mut c = vec![
-            ("NARROW_ROW_WORDS", U32(NARROW_ROW_WORDS)),
-            ("NARROW_WORD_RUN", U32(self.word_run)),
-            ("NARROW_PAIRS", Bool(self.pairs)),
-            ("PAIRS_LOADS_FIRST", Bool(self.loads_first)),
-        ];
-        c.extend(RowWalk::ALL.map(|w| (w.wgsl_name(), U32(w as u32))));
-        c.extend([
-            ("ROW_WALK", Name(self.walk.wgsl_name())),
-            ("ROW_AXES", U32(self.walk.axes())),
             ("EPW", U32(epw)),
             ("EPW_LOG2", U32(epw.trailing_zeros())),
             ("BITS", U32(bits)),
             ("MASK", Hex(((1u64 << bits) - 1) as u32)),
-        ]);
+        ];
+        match self.walk {
+            RowWalk::PerWord => c.push(("NARROW_WORD_RUN", U32(self.word_run))),
+            walk => c.extend([
+                ("NARROW_ROW_WORDS", U32(NARROW_ROW_WORDS)),
+                ("ROW_AXES", U32(walk.axes())),
+                ("MID_WORD", Bool(walk == RowWalk::MidWord)),
+            ]),
+        }
         c
     }
 
-    /// The kernel's WGSL: its entry point and per-word walk, then its row walk.
+    /// The kernel's WGSL: what both walks share, then this one's entry point (the row walk's
+    /// with its long rows' code).
     pub(crate) fn wgsl(self) -> String {
-        [include_str!("../../../shaders/narrow.wgsl"), include_str!("../../../shaders/narrow_rows.wgsl")].join("\n")
+        let shared = include_str!("../../../shaders/narrow.wgsl");
+        let rows = include_str!("../../../shaders/narrow_rows.wgsl");
+        let pieces = match self.long_rows {
+            LongRowCode::None => [shared, include_str!("../../../shaders/narrow_words.wgsl"), ""],
+            LongRowCode::Pairs => [shared, rows, include_str!("../../../shaders/narrow_pairs.wgsl")],
+            LongRowCode::PairsLoadsFirst => {
+                [shared, rows, include_str!("../../../shaders/narrow_pairs_loads_first.wgsl")]
+            }
+            LongRowCode::Spread => [shared, rows, include_str!("../../../shaders/narrow_spread.wgsl")],
+        };
+        pieces.join("\n")
     }
 
     /// For a pipeline's label.
     pub(crate) fn label(self) -> String {
-        let knobs = [(self.word_run == 1, " reference"), (!self.pairs, " spread"), (self.loads_first, " loads first")];
-        let knobs: String = knobs.iter().filter(|k| k.0).map(|k| k.1).collect();
-        format!(" {}{knobs}", self.walk.wgsl_name().to_lowercase())
+        let code = match self.long_rows {
+            LongRowCode::None if self.word_run == 1 => " reference",
+            LongRowCode::None | LongRowCode::Pairs => "",
+            LongRowCode::PairsLoadsFirst => " loads first",
+            LongRowCode::Spread => " spread",
+        };
+        format!(" {}{code}", self.walk.name())
     }
 }
 
-/// How the narrow kernel (8- and 16-bit words) walks its output: a pipeline constant
-/// (`ROW_WALK` in narrow.wgsl, compared with the `ROWS_` names [`NarrowShader::constants`] gives).
+/// How the narrow kernel (8- and 16-bit words) walks its output: its pipeline's entry point
+/// (narrow_words.wgsl's or narrow_rows.wgsl's) and constants ([`NarrowShader::constants`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u32)]
 pub(crate) enum RowWalk {
@@ -185,13 +212,13 @@ impl RowWalk {
         }
     }
 
-    /// The walk's WGSL constant.
-    fn wgsl_name(self) -> &'static str {
+    /// The walk's name, for labels.
+    fn name(self) -> &'static str {
         match self {
-            RowWalk::PerWord => "ROWS_PER_WORD",
-            RowWalk::Axis0 => "ROWS_AXIS0",
-            RowWalk::Axes01 => "ROWS_AXES01",
-            RowWalk::MidWord => "ROWS_MID_WORD",
+            RowWalk::PerWord => "per word",
+            RowWalk::Axis0 => "rows",
+            RowWalk::Axes01 => "rows of pixels",
+            RowWalk::MidWord => "rows mid-word",
         }
     }
 }

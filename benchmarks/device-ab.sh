@@ -27,7 +27,7 @@
 # kept).
 # Knobs: ROUNDS (1), REPS (7), SUITES ("default engine"; "dram" adds outputs past 256 MiB),
 # BUILDS (every executable in .devbin, in name order; the first is the baseline), VARIANTS
-# (every variant, those the next decision needs first: "default narrow-loads-first
+# (every variant, those the next decision needs first: "default rows16 narrow-loads-first
 # read-only-input device-grid device-grid-256 narrow-spread flat-u4 reference"; a build without
 # --kernel-variant runs the default only), CASE_LIMIT (seconds one run's suite may take, 200),
 # TORCH (1; 0 skips torch).
@@ -63,7 +63,7 @@ if (( ${#builds[@]} == 0 )); then
     exit 1
 fi
 # The runs: each build in each variant it has (an older build has no --kernel-variant).
-read -r -a variants <<< "${VARIANTS:-default narrow-loads-first read-only-input device-grid device-grid-256 narrow-spread flat-u4 reference}"
+read -r -a variants <<< "${VARIANTS:-default rows16 narrow-loads-first read-only-input device-grid device-grid-256 narrow-spread flat-u4 reference}"
 runs=()
 for build in "${builds[@]}"; do
     help=$("./.devbin/$build" --help 2>/dev/null || true)

@@ -1,4 +1,4 @@
-// The row walk of 8- and 16-bit elements, after narrow.wgsl; its long rows' kept words by
+// The row walk of 8- and 16-bit elements, after narrow.wgsl and rows.wgsl; its long rows' kept words by
 // one of narrow_pairs.wgsl (the default), narrow_pairs_loads_first.wgsl or narrow_spread.wgsl
 // (kernel variants), which define `long_row_kept`.
 
@@ -8,27 +8,6 @@
 // invocations: a row of up to a workgroup's words one a word, P.pack rows sharing a workgroup;
 // a longer row up to NARROW_ROW_WORDS words an invocation (narrow.rs's `lanes`: pairs by
 // default). y and z (linear) count workgroups of rows.
-
-// The input element (its offset in the input binding) at window-local position x of row
-// `rr`, or NONE where it is the constant: rows along axis 0 (first 1) or along axes 0 and 1
-// (first 2).
-fn row_source(rr: Row, x: u32, first: u32) -> u32 {
-    let a0 = P.axes[0];
-    var s = 0u;
-    var idx = 0u;
-    if (first == 1u) {
-        s = source_coord(x + a0.start, 0u);
-        idx = rr.src + (a0.crop_start + s) * a0.in_stride;
-    } else {
-        // Position o on axis 1, channel c of its run.
-        let a1 = P.axes[1];
-        let o = divide(x, a0.len_magic, a0.len_shift);
-        let c = x - o * a0.len;
-        s = source_coord(o + a1.start, 1u);
-        idx = rr.src + (a1.crop_start + s) * a1.in_stride + (a0.crop_start + c) * a0.in_stride;
-    }
-    return select(NONE, idx, s != NONE && rr.inside);
-}
 
 // A row of the row walk as the helpers of its words take it (narrow_rows sets it up): its
 // first element in the binding (base) and its length; its offsets; its coordinate y on axis

@@ -422,8 +422,13 @@ fn a_selected_kernel_variant_is_the_one_prepared() {
     prepare();
     assert_eq!(kernel.compile_count(), 2);
     // The flat grids and the read-only input are pipelines of their own too.
-    let own =
-        [KernelVariant::FlatU4, KernelVariant::ReadOnlyInput, KernelVariant::DeviceGrid, KernelVariant::DeviceGrid256];
+    let own = [
+        KernelVariant::FlatU4,
+        KernelVariant::ReadOnlyInput,
+        KernelVariant::DeviceGrid,
+        KernelVariant::DeviceGrid256,
+        KernelVariant::Rows16,
+    ];
     for (n, variant) in own.into_iter().enumerate() {
         wgpu_pad::gpu::measurement::select(&kernel, variant);
         prepare();
@@ -434,7 +439,7 @@ fn a_selected_kernel_variant_is_the_one_prepared() {
     let shared = storage(ctx, &vec![0; (i_b + 256 + o_b) as usize]);
     wgpu_pad::gpu::measurement::select(&kernel, KernelVariant::ReadOnlyInput);
     kernel.prepare(&p, BufferRange::new(&shared, 0, i_b), BufferRange::at(&shared, i_b.next_multiple_of(256))).unwrap();
-    assert_eq!(kernel.compile_count(), 6, "the read-only variant compiled a read-only pipeline for one buffer");
+    assert_eq!(kernel.compile_count(), 7, "the read-only variant compiled a read-only pipeline for one buffer");
     common::assert_no_gpu_errors();
 }
 
@@ -460,6 +465,9 @@ fn a_variant_runs_the_default_only_where_its_program_is_the_defaults() {
         (FlatU4, &f32_rows, false), // the flat grid: another grid, the same variant in the key
         (FlatU4, &u8_rows, true),   // for wide words only
         (ReadOnlyInput, &u8_short, false),
+        (Rows16, &f32_rows, false),
+        (Rows16, &u8_rows, false),
+        (Rows16, &u8_short, true), // rows of 12 bytes: under two 16-byte words
         (Reference, &f32_rows, false),
     ];
     for (variant, p, runs_default) in cases {

@@ -194,16 +194,8 @@ fn input_element(idx: u32) -> u32 {
     return (load_src(idx >> EPW_LOG2) >> ((idx & (EPW - 1u)) * BITS)) & MASK;
 }
 
-// The row walk of 8- and 16-bit elements, after narrow.wgsl; its long rows' kept words by
-// one of narrow_pairs.wgsl (the default), narrow_pairs_loads_first.wgsl or narrow_spread.wgsl
-// (kernel variants), which define `long_row_kept`.
-
-// Rows of the window: a row owns the words that start in it (row 0 also the word the window
-// starts in), so each word has one owner even where rows end mid-word (such rows follow each
-// other in the output, so a word runs on into the next row). A row has P.row_lanes
-// invocations: a row of up to a workgroup's words one a word, P.pack rows sharing a workgroup;
-// a longer row up to NARROW_ROW_WORDS words an invocation (narrow.rs's `lanes`: pairs by
-// default). y and z (linear) count workgroups of rows.
+// Rows along the axes below `first` (1, or 2 where axis 0 is a whole unpadded run): shared by
+// the row walks of narrow_rows.wgsl and rows16.wgsl.
 
 // The input element (its offset in the input binding) at window-local position x of row
 // `rr`, or NONE where it is the constant: rows along axis 0 (first 1) or along axes 0 and 1
@@ -225,6 +217,17 @@ fn row_source(rr: Row, x: u32, first: u32) -> u32 {
     }
     return select(NONE, idx, s != NONE && rr.inside);
 }
+
+// The row walk of 8- and 16-bit elements, after narrow.wgsl and rows.wgsl; its long rows' kept words by
+// one of narrow_pairs.wgsl (the default), narrow_pairs_loads_first.wgsl or narrow_spread.wgsl
+// (kernel variants), which define `long_row_kept`.
+
+// Rows of the window: a row owns the words that start in it (row 0 also the word the window
+// starts in), so each word has one owner even where rows end mid-word (such rows follow each
+// other in the output, so a word runs on into the next row). A row has P.row_lanes
+// invocations: a row of up to a workgroup's words one a word, P.pack rows sharing a workgroup;
+// a longer row up to NARROW_ROW_WORDS words an invocation (narrow.rs's `lanes`: pairs by
+// default). y and z (linear) count workgroups of rows.
 
 // A row of the row walk as the helpers of its words take it (narrow_rows sets it up): its
 // first element in the binding (base) and its length; its offsets; its coordinate y on axis

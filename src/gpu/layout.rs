@@ -14,7 +14,7 @@ use super::params::{magic_divisor, AxisParams, Params, INDEX_LIMIT, MAX_RANK};
 use super::program::{BufferView, DeviceLimits, Dispatch, Program};
 use super::shader::PipelineKey;
 use super::variant::KernelVariant;
-use super::view::{check_no_self_overlap, invalid, view_strides, View};
+use super::view::{check_no_self_overlap, dense_strides, invalid, view_strides, View};
 use super::window::{Axis, WindowShape};
 
 /// Windows one pad may split into before the GPU path refuses it.
@@ -104,19 +104,30 @@ fn lay_out(
 
     let mut axes = merge_axes(plan, &in_strides, &out_strides);
     let (word, in_off, out_off) = widen_inner_axis(mode, &mut axes, elem, input.offset / elem, output.offset / elem);
-    let out_lens: Vec<usize> = axes.iter().map(|a| a.map.out_len).collect();
-    let kernel = Kernel::choose(word, &out_lens, variant);
+    let dense = dense_strides(plan.out_shape());
+    let dense_output = (0..dense.len()).all(|i| plan.out_shape()[i] <= 1 || out_strides[i] == dense[i]);
+    let kernel = Kernel::choose(word, &axes, dense_output, variant);
     kernel.check_output(plan, &out_strides, elem)?;
     let multi_period = check_index_range(mode, &axes)?;
-    let splitter =
-        Splitter { mode, axes: &axes, word, in_off, out_off, limits, kernel, constant: constant_word(plan, word) };
-    // Each window with whether its narrow rows end mid-word (the row walk's business only).
-    let (mut dispatches, mid_words): (Vec<Dispatch>, Vec<bool>) = splitter.windows()?.into_iter().unzip();
-    check_bindings_inside(&dispatches, input, output)?;
-    let mut windows: Vec<_> = dispatches.iter_mut().map(|d| (&mut d.params, &mut d.workgroups)).collect();
-    let shader = kernel.shader(&mut windows, &mid_words, word, limits.max_groups as u64);
-    let key = PipelineKey::new(mode, word as u8, multi_period, shader, kernel.read_only_input());
-    Ok(Program { key, dispatches, in_span, out_span: Some(out_span) })
+    let lay = |kernel: Kernel| {
+        let constant = constant_word(plan, kernel.constant_bytes(word));
+        let splitter = Splitter { mode, axes: &axes, word, in_off, out_off, limits, kernel, constant };
+        // Each window with whether its narrow rows end mid-word (the row walk's business only).
+        let (mut dispatches, mid_words): (Vec<Dispatch>, Vec<bool>) = splitter.windows()?.into_iter().unzip();
+        check_bindings_inside(&dispatches, input, output)?;
+        let mut windows: Vec<_> = dispatches.iter_mut().map(|d| (&mut d.params, &mut d.workgroups)).collect();
+        let shader = kernel.shader(&mut windows, &mid_words, word, limits.max_groups as u64);
+        let key = PipelineKey::new(mode, word as u8, multi_period, shader, kernel.read_only_input());
+        Ok(Program { key, dispatches, in_span, out_span: Some(out_span) })
+    };
+    match lay(kernel) {
+        // rows16's bindings, rounded to whole 16-byte words, pass a buffer's end: the
+        // default's kernels run the pad.
+        Err(PadError::BufferTooSmall { .. }) if kernel.is_rows16() => {
+            lay(Kernel::choose(word, &axes, dense_output, KernelVariant::Default))
+        }
+        program => program,
+    }
 }
 
 /// The device's limits a plan must fit whatever the views: an alignment wgpu can bind at,
@@ -333,11 +344,13 @@ impl Splitter<'_> {
     }
 
     /// A binding of the words `lo..=hi`: (offset, size) in bytes, both multiples of 4 (WebGPU
-    /// binds storage in whole 4-byte words, whatever alignment a device reports).
+    /// binds storage in whole 4-byte words, whatever alignment a device reports), or of the
+    /// kernel's bound word where it is wider.
     fn binding(&self, lo: u64, hi: u64) -> (u64, u64) {
-        let align = self.limits.storage_alignment.max(4);
+        let granule = self.kernel.binding_granule();
+        let align = self.limits.storage_alignment.max(granule);
         let start = lo * self.word / align * align;
-        let end = ((hi + 1) * self.word).next_multiple_of(4);
+        let end = ((hi + 1) * self.word).next_multiple_of(granule);
         (start, end - start)
     }
 
@@ -361,7 +374,7 @@ impl Splitter<'_> {
         let output = self.binding(out_lo, out_hi);
         let input = in_range.map(|(lo, hi)| self.binding(lo, hi));
         // Within the device's bindings, and within what the shaders index in u32 words.
-        let max = self.limits.max_binding.min(u32::MAX as u64 * self.word.max(4));
+        let max = self.limits.max_binding.min(self.kernel.max_binding(self.word));
         if output.1 > max || input.is_some_and(|i| i.1 > max) {
             return Ok(None);
         }
@@ -516,12 +529,13 @@ pub(super) mod tests {
         let (f32_default, u8_default) = (lay(&f32_image, &LIMITS).key, lay(&u8_image, &LIMITS).key);
         for v in KernelVariant::ALL {
             let l = lay_variant(&f32_image, &LIMITS, v);
-            let own = matches!(v, Reference | ReadOnlyInput | DeviceGrid | DeviceGrid256 | FlatU4);
+            let own = matches!(v, Reference | ReadOnlyInput | DeviceGrid | DeviceGrid256 | FlatU4 | Rows16);
             assert_eq!(l.key != f32_default, own, "{v:?}: a pipeline of its own");
+            assert_eq!(l.key.wgsl().contains("fn funnel("), v == Rows16, "{v:?}");
             // 514 * 514 * 64 words: the default's flat grid, 8 a lane, unless a variant
             // says otherwise.
             let flat = match v {
-                Reference => 0,
+                Reference | Rows16 => 0,
                 FlatU4 | DeviceGrid | DeviceGrid256 => 4,
                 _ => 8,
             };
@@ -533,9 +547,11 @@ pub(super) mod tests {
             assert_eq!(wgsl.contains("const WORKGROUP: u32 = 256u;"), v == DeviceGrid256, "{v:?}");
             // Rows of 514: one workgroup a row, 16 elements a lane, or 9 workgroups, one each;
             // flat, 514 * 514 * 64 elements in blocks of 256 or 512 (past 65535: a second row);
-            // the device grid, its 2^17 lanes.
+            // the device grid, its 2^17 lanes; rows16, 514 * 514 * 64 * 4 bytes in 16-byte
+            // words, 256 a workgroup.
             let want = match (v, flat) {
                 (Reference, _) => [9, 514, 64],
+                (Rows16, _) => [16513, 1, 1],
                 (DeviceGrid, _) => [2048, 1, 1],
                 (DeviceGrid256, _) => [512, 1, 1],
                 (_, 4) => [65535, 2, 1],
@@ -546,8 +562,9 @@ pub(super) mod tests {
 
             let l = lay_variant(&u8_image, &LIMITS, v);
             // The device and flat grids are for wide words: 8-bit ones run the default's pipeline.
-            let own = matches!(v, Reference | ReadOnlyInput | NarrowSpread | NarrowLoadsFirst);
+            let own = matches!(v, Reference | ReadOnlyInput | NarrowSpread | NarrowLoadsFirst | Rows16);
             assert_eq!(l.key != u8_default, own, "{v:?}: a pipeline of its own");
+            assert_eq!(l.key.wgsl().contains("fn funnel("), v == Rows16, "{v:?}");
             assert_eq!(l.key.wgsl().contains("var<storage, read> src"), v.read_only_input(), "{v:?}");
             assert_eq!(l.key.wgsl().contains("fn pair_words("), v == NarrowLoadsFirst, "{v:?}");
             let d = &l.dispatches[0];
@@ -555,13 +572,17 @@ pub(super) mod tests {
             // sized to the device, 8 words a lane (1028 rows of 772 words over 2^17 lanes),
             // 97 lanes in two workgroups.
             let want_lanes = match v {
-                Reference => 0,
+                Reference | Rows16 => 0,
                 NarrowSpread => 64,
                 DeviceGrid => 128,
                 _ => 25,
             };
             assert_eq!(d.params.row_lanes, want_lanes, "{v:?}");
-            assert_eq!(l.key.row_walk() == RowWalk::PerWord, v == Reference, "{v:?}");
+            assert_eq!(l.key.row_walk() == RowWalk::PerWord, matches!(v, Reference | Rows16), "{v:?}");
+            if v == Rows16 {
+                // 1028 x 1028 x 3 bytes in 16-byte words, 256 a workgroup; rows of pixels.
+                assert_eq!((d.workgroups, d.params.row_first, d.params.row_words), ([775, 1, 1], 2, 3084));
+            }
             if v == Reference {
                 // One word an invocation: a workgroup a 64 words.
                 let words = (1028 * 1028 * 3u64).div_ceil(4);

@@ -90,12 +90,7 @@ impl PipelineKey {
             Mode::Wrap => include_str!("../../shaders/wrap.wgsl"),
             Mode::Symmetric => include_str!("../../shaders/symmetric.wgsl"),
         };
-        let defs = match self.word_bytes {
-            1 | 2 => "alias WORD = u32;\n",
-            4 => "alias WORD = u32;\nfn constant_word() -> WORD { return P.constant.x; }\n",
-            8 => "alias WORD = vec2<u32>;\nfn constant_word() -> WORD { return P.constant.xy; }\n",
-            _ => "alias WORD = vec4<u32>;\nfn constant_word() -> WORD { return P.constant; }\n",
-        };
+        let defs = self.shader.word_defs(self.word_bytes);
         // The input is bound read_write, though never written, so that input and output may
         // sit in one pooled buffer: wgpu refuses read-only and writable storage of one buffer
         // in one dispatch (the read-only variant declares it read-only).

@@ -50,11 +50,17 @@ pub enum KernelVariant {
     /// [`DeviceGrid`](KernelVariant::DeviceGrid)'s wide words in workgroups of 256 lanes
     /// (the roofline copy's), not 64; 8- and 16-bit types run the default.
     DeviceGrid256 = 9,
+    /// A row's interior in 16-byte words (`kernels/rows16.rs`): dense outputs of elements
+    /// under 16 bytes in rows of two such words or more, output and input bound as
+    /// `vec4<u32>`; a word inside one row's kept interior is one or two aligned 16-byte
+    /// loads and a funnel shift, the others element by element; four words a lane, loads
+    /// first. Where its bindings, rounded to 16 bytes, would pass a buffer's end, the default.
+    Rows16 = 10,
 }
 
 impl KernelVariant {
     /// Every variant, the default first.
-    pub const ALL: [KernelVariant; 8] = [
+    pub const ALL: [KernelVariant; 9] = [
         KernelVariant::Default,
         KernelVariant::Reference,
         KernelVariant::NarrowSpread,
@@ -63,6 +69,7 @@ impl KernelVariant {
         KernelVariant::NarrowLoadsFirst,
         KernelVariant::DeviceGrid,
         KernelVariant::DeviceGrid256,
+        KernelVariant::Rows16,
     ];
 
     /// The variant's name on the command line and in reports.
@@ -76,6 +83,7 @@ impl KernelVariant {
             KernelVariant::NarrowLoadsFirst => "narrow-loads-first",
             KernelVariant::DeviceGrid => "device-grid",
             KernelVariant::DeviceGrid256 => "device-grid-256",
+            KernelVariant::Rows16 => "rows16",
         }
     }
 

@@ -4,7 +4,9 @@
 //! - `wide`: 32-, 64- and 128-bit words on the row grid (`shaders/wide.wgsl`);
 //! - `flat`: wide words on the flat grid, the roofline copy's shape (`shaders/flat.wgsl`);
 //! - `narrow`: 8- and 16-bit elements in u32 words, by rows (`shaders/narrow_rows.wgsl`) or
-//!   per word (`shaders/narrow_words.wgsl`).
+//!   per word (`shaders/narrow_words.wgsl`);
+//! - `rows16` (a variant): dense rows of elements under 16 bytes in 16-byte words
+//!   (`shaders/rows16.wgsl`).
 //!
 //! Each has its `fits` (whether a window's grid fits the device), its `grid` (the workgroups
 //! and the uniform's kernel fields), the shape each kernel variant asks of it (its own enum's
@@ -13,11 +15,12 @@
 
 pub(super) mod flat;
 pub(super) mod narrow;
+pub(super) mod rows16;
 pub(super) mod wide;
 
 use super::params::{Params, WgslValue, WORKGROUP};
 use super::variant::KernelVariant;
-use super::window::WindowShape;
+use super::window::{Axis, WindowShape};
 use crate::error::Result;
 use crate::plan::PadPlan;
 
@@ -42,16 +45,22 @@ enum Kind {
     Flat(flat::FlatGrid),
     /// 8- and 16-bit elements in u32 words (`narrow`).
     Narrow(narrow::NarrowVariant),
+    /// Dense rows in 16-byte words (`rows16`).
+    Rows16,
 }
 
 impl Kernel {
-    /// The kernel for a pad moving `word`-byte words into an output of `out_lens` (its merged
-    /// axes' lengths), under `variant`: narrow below 4 bytes; else the flat grid where
-    /// `flat::default_words` takes it (or the variant forces it), the row grid otherwise.
-    pub(super) fn choose(word: u64, out_lens: &[usize], variant: KernelVariant) -> Kernel {
+    /// The kernel for a pad moving `word`-byte words into `axes` (merged, innermost last), on
+    /// a dense output or not, under `variant`: where the `rows16` variant takes it, that;
+    /// else narrow below 4 bytes; else the flat grid where `flat::default_words` takes it (or
+    /// the variant forces it), the row grid otherwise.
+    pub(super) fn choose(word: u64, axes: &[Axis], dense_output: bool, variant: KernelVariant) -> Kernel {
+        let out_lens: Vec<usize> = axes.iter().map(|a| a.map.out_len).collect();
+        let rows16 = variant == KernelVariant::Rows16 && rows16::applies(word, axes, dense_output);
         let kind = match word {
+            _ if rows16 => Kind::Rows16,
             ..4 => Kind::Narrow(narrow::NarrowVariant::of(variant)),
-            _ => match flat::FlatGrid::of(variant, flat::default_words(out_lens, word)) {
+            _ => match flat::FlatGrid::of(variant, flat::default_words(&out_lens, word)) {
                 Some(grid) => Kind::Flat(grid),
                 None => Kind::Rows(wide::WideVariant::of(variant)),
             },
@@ -64,12 +73,44 @@ impl Kernel {
         self.read_only_input
     }
 
+    /// Whether this is the `rows16` kernel, whose bindings must lie inside their buffers
+    /// rounded to whole 16-byte words (where they do not, the layout runs the default's).
+    pub(super) fn is_rows16(self) -> bool {
+        self.kind == Kind::Rows16
+    }
+
+    /// Bytes a binding's start and end are multiples of (its start also of the device's
+    /// storage alignment): the bound word's.
+    pub(super) fn binding_granule(self) -> u64 {
+        match self.kind {
+            Kind::Rows16 => rows16::WORD,
+            _ => 4,
+        }
+    }
+
+    /// Bytes the uniform's constant repeats the element over (a moved word's; 16 for rows16).
+    pub(super) fn constant_bytes(self, word: u64) -> u64 {
+        match self.kind {
+            Kind::Rows16 => rows16::WORD,
+            _ => word,
+        }
+    }
+
+    /// The largest binding the shader indexes, in bytes: u32 indices of its bound words (and
+    /// rows16's byte offsets, u32 too).
+    pub(super) fn max_binding(self, word: u64) -> u64 {
+        match self.kind {
+            Kind::Rows16 => u32::MAX as u64 / rows16::WORD * rows16::WORD,
+            _ => u32::MAX as u64 * word.max(4),
+        }
+    }
+
     /// What this kernel needs of the output view beyond what every kernel does: the narrow
     /// kernel's one dense run.
     pub(super) fn check_output(self, plan: &PadPlan, out_strides: &[u64], elem: u64) -> Result<()> {
         match self.kind {
             Kind::Narrow(_) => narrow::check_output(plan, out_strides, elem),
-            Kind::Rows(_) | Kind::Flat(_) => Ok(()),
+            Kind::Rows(_) | Kind::Flat(_) | Kind::Rows16 => Ok(()),
         }
     }
 
@@ -79,6 +120,7 @@ impl Kernel {
             Kind::Rows(v) => wide::fits(shape, v.elems()),
             Kind::Flat(grid) => flat::fits(shape, grid),
             Kind::Narrow(_) => narrow::fits(shape, word),
+            Kind::Rows16 => rows16::fits(shape, word),
         }
     }
 
@@ -89,6 +131,7 @@ impl Kernel {
             Kind::Rows(v) => (wide::grid(shape, params, v.elems()), false),
             Kind::Flat(grid) => (flat::grid(shape, params, grid), false),
             Kind::Narrow(v) => narrow::grid(shape, params, word, first, v),
+            Kind::Rows16 => (rows16::grid(shape, params, word, first), false),
         }
     }
 
@@ -108,6 +151,7 @@ impl Kernel {
             Kind::Narrow(v) => {
                 Shader::Narrow(v.shader(narrow::settle_row_walk(windows, mid_words, word, max_groups, v)))
             }
+            Kind::Rows16 => Shader::Rows16,
         }
     }
 }
@@ -122,12 +166,19 @@ pub(crate) enum Shader {
     Flat(flat::FlatGrid),
     /// The narrow kernel, on its walk.
     Narrow(narrow::NarrowShader),
+    /// Dense rows in 16-byte words.
+    Rows16,
 }
 
 impl Shader {
     /// Every shader a pad moving `word_bytes`-byte words can need under `variant` (what
     /// [`Kernel::choose`] and [`Kernel::shader`] can give).
     pub(crate) fn all(word_bytes: u8, variant: KernelVariant) -> Vec<Shader> {
+        if variant == KernelVariant::Rows16 && (word_bytes as u64) < rows16::WORD {
+            let mut all = Shader::all(word_bytes, KernelVariant::Default);
+            all.push(Shader::Rows16);
+            return all;
+        }
         if word_bytes < 4 {
             return narrow::NarrowVariant::of(variant).shaders().into_iter().map(Shader::Narrow).collect();
         }
@@ -144,11 +195,24 @@ impl Shader {
         all
     }
 
+    /// The WGSL type of a bound word, and the constant as one (`constant_word`) where the
+    /// kernel reads it so: `word_bytes`' own, but 16 bytes for rows16 and u32 for the narrow
+    /// kernel (which defines `constant_word` itself).
+    pub(crate) fn word_defs(self, word_bytes: u8) -> &'static str {
+        match (self, word_bytes) {
+            (Shader::Rows16, _) => "alias WORD = vec4<u32>;\n",
+            (_, 1 | 2) => "alias WORD = u32;\n",
+            (_, 4) => "alias WORD = u32;\nfn constant_word() -> WORD { return P.constant.x; }\n",
+            (_, 8) => "alias WORD = vec2<u32>;\nfn constant_word() -> WORD { return P.constant.xy; }\n",
+            _ => "alias WORD = vec4<u32>;\nfn constant_word() -> WORD { return P.constant; }\n",
+        }
+    }
+
     /// Lanes a workgroup.
     pub(crate) fn workgroup(self) -> u32 {
         match self {
             Shader::Flat(grid) => grid.workgroup,
-            Shader::Rows(_) | Shader::Narrow(_) => WORKGROUP,
+            Shader::Rows(_) | Shader::Narrow(_) | Shader::Rows16 => WORKGROUP,
         }
     }
 
@@ -158,6 +222,7 @@ impl Shader {
             Shader::Rows(v) => v.constants(),
             Shader::Flat(grid) => grid.constants(),
             Shader::Narrow(n) => n.constants(word_bytes),
+            Shader::Rows16 => rows16::constants(word_bytes),
         }
     }
 
@@ -167,6 +232,7 @@ impl Shader {
             Shader::Rows(v) => v.wgsl(),
             Shader::Flat(grid) => grid.wgsl(),
             Shader::Narrow(n) => n.wgsl(),
+            Shader::Rows16 => rows16::wgsl(),
         }
     }
 
@@ -176,6 +242,7 @@ impl Shader {
             Shader::Rows(v) => v.label().to_string(),
             Shader::Flat(grid) => grid.label(),
             Shader::Narrow(n) => n.label(),
+            Shader::Rows16 => " rows16".to_string(),
         }
     }
 }

@@ -148,16 +148,13 @@ impl NarrowShader {
     /// with its long rows' code).
     pub(crate) fn wgsl(self) -> String {
         let shared = include_str!("../../../shaders/narrow.wgsl");
-        let rows = include_str!("../../../shaders/narrow_rows.wgsl");
-        let pieces = match self.long_rows {
-            LongRowCode::None => [shared, include_str!("../../../shaders/narrow_words.wgsl"), ""],
-            LongRowCode::Pairs => [shared, rows, include_str!("../../../shaders/narrow_pairs.wgsl")],
-            LongRowCode::PairsLoadsFirst => {
-                [shared, rows, include_str!("../../../shaders/narrow_pairs_loads_first.wgsl")]
-            }
-            LongRowCode::Spread => [shared, rows, include_str!("../../../shaders/narrow_spread.wgsl")],
+        let long_rows = match self.long_rows {
+            LongRowCode::None => return [shared, include_str!("../../../shaders/narrow_words.wgsl")].join("\n"),
+            LongRowCode::Pairs => include_str!("../../../shaders/narrow_pairs.wgsl"),
+            LongRowCode::PairsLoadsFirst => include_str!("../../../shaders/narrow_pairs_loads_first.wgsl"),
+            LongRowCode::Spread => include_str!("../../../shaders/narrow_spread.wgsl"),
         };
-        pieces.join("\n")
+        [shared, ROWS, include_str!("../../../shaders/narrow_rows.wgsl"), long_rows].join("\n")
     }
 
     /// For a pipeline's label.
@@ -171,6 +168,9 @@ impl NarrowShader {
         format!(" {}{code}", self.walk.name())
     }
 }
+
+/// What the row walks of this kernel and of rows16 share: an element's source in a row.
+pub(super) const ROWS: &str = include_str!("../../../shaders/rows.wgsl");
 
 /// How the narrow kernel (8- and 16-bit words) walks its output: its pipeline's entry point
 /// (narrow_words.wgsl's or narrow_rows.wgsl's) and constants ([`NarrowShader::constants`]).

@@ -10,6 +10,9 @@
 
 use std::time::{Duration, Instant};
 
+#[path = "../tests/common/pipeline.rs"]
+mod pipeline;
+
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use wgpu_pad::gpu::{BufferRange, GpuContext};
 use wgpu_pad::{DataType, Mode, PadPlan, PadRequest};
@@ -44,25 +47,14 @@ fn bench(c: &mut Criterion) {
     kernel.prepare(&small, BufferRange::whole(&input), BufferRange::whole(&output)).unwrap();
     let compiled = kernel.compile_count();
     // The engine's baseline: a trivial shader with one bind group of two storage buffers.
-    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-        label: None,
-        source: wgpu::ShaderSource::Wgsl(
-            "@group(0) @binding(0) var<storage, read_write> a: array<u32>;\n\
-             @group(0) @binding(1) var<storage, read_write> b: array<u32>;\n\
-             @compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>) {\n\
-                 if (g.x < arrayLength(&b)) { b[g.x] = a[g.x]; }\n\
-             }"
-            .into(),
-        ),
-    });
-    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-        label: None,
-        layout: None,
-        module: &module,
-        entry_point: Some("main"),
-        compilation_options: Default::default(),
-        cache: None,
-    });
+    let pipeline = pipeline::compute_pipeline(
+        device,
+        "@group(0) @binding(0) var<storage, read_write> a: array<u32>;\n\
+         @group(0) @binding(1) var<storage, read_write> b: array<u32>;\n\
+         @compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>) {\n\
+             if (g.x < arrayLength(&b)) { b[g.x] = a[g.x]; }\n\
+         }",
+    );
     let bind_group = || {
         device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: None,

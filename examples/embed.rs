@@ -10,6 +10,10 @@
 //! As in wgpu's `hello_compute`: `execute_gpu` makes the device, `execute_gpu_inner` takes
 //! `&Device, &Queue` and does the work, which is all an engine does.
 
+// The auto-layout pipeline of a WGSL source, as the tests build theirs.
+#[path = "../tests/common/pipeline.rs"]
+mod pipeline;
+
 use wgpu_pad::gpu::{BufferRange, PadKernel};
 use wgpu_pad::{cpu, DataType, Mode, PadPlan, PadRequest, Tensor};
 
@@ -62,18 +66,7 @@ fn stage(
     source: &str,
     bindings: &[wgpu::BufferBinding],
 ) -> (wgpu::ComputePipeline, wgpu::BindGroup) {
-    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-        label: None,
-        source: wgpu::ShaderSource::Wgsl(source.into()),
-    });
-    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-        label: None,
-        layout: None,
-        module: &module,
-        entry_point: Some("main"),
-        compilation_options: Default::default(),
-        cache: None,
-    });
+    let pipeline = pipeline::compute_pipeline(device, source);
     let entries: Vec<_> = bindings
         .iter()
         .enumerate()

@@ -123,18 +123,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {{
 }}"
     );
     let device = ctx.device();
-    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-        label: Some("source_flat"),
-        source: wgpu::ShaderSource::Wgsl(src.into()),
-    });
-    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-        label: None,
-        layout: None,
-        module: &module,
-        entry_point: Some("main"),
-        compilation_options: Default::default(),
-        cache: None,
-    });
+    let pipeline = common::compute_pipeline(device, &src);
     let input = common::storage(ctx, x.bytes().unwrap());
     let output = common::storage(ctx, &vec![0u8; n * 4]);
     let params = {
@@ -168,33 +157,28 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {{
     common::read(ctx, &output, 0, (n * 4) as u64)
 }
 
-#[path = "../examples/fused_conv/timing.rs"]
-#[allow(dead_code)] // the constants the example reads
-mod timing;
+#[path = "../examples/gpu_vs_cpu/timer.rs"]
+mod timer;
 
-/// The example's timer: a batch's size from one run's time (clamped, a timer too coarse to
-/// see a run giving the largest batch), each batch recording its runs, and timestamps where
-/// the device writes them in encoders.
+/// The one GPU timer (the harness's, which the fused convolution's example includes): each
+/// batch records each of its runs, the warm-up ends even where the timer sees nothing, and
+/// timestamps where the device writes them in encoders (the harness's own unit tests hold its
+/// batch sizes and warm-up).
 #[test]
-fn the_fused_conv_timer_sizes_and_records_its_batches() {
-    use timing::{batch_runs, Timer, BATCH_MAX};
-    assert_eq!(batch_runs(0.5, 20.0), 40);
-    assert_eq!(batch_runs(0.3, 20.0), 67, "rounded up");
-    assert_eq!(batch_runs(100.0, 20.0), 1);
-    assert_eq!(batch_runs(1e-9, 20.0), BATCH_MAX);
-    assert_eq!(batch_runs(0.0, 20.0), BATCH_MAX);
-    assert_eq!(batch_runs(f64::NAN, 20.0), BATCH_MAX);
-
+fn the_timer_records_its_batches() {
+    use timer::{steady_batch, GpuTimer, Steady, BATCH_MAX};
     let Some(ctx) = common::gpu() else { return };
-    let timer = Timer::new(ctx.device(), ctx.queue());
-    let both = wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS;
-    let want = if ctx.device().features().contains(both) { "timestamp" } else { "wall" };
+    let timer = GpuTimer::new(ctx.device(), ctx.queue());
+    let features = ctx.device().features();
+    let want = if features.contains(wgpu::Features::TIMESTAMP_QUERY) { "timestamp" } else { "wall" };
     assert_eq!(timer.label(), want);
+    let inside = wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS;
+    assert_eq!(timer.encoded_label(), if features.contains(inside) { "timestamp" } else { "wall" });
     let runs = std::cell::Cell::new(0);
-    let t = timer.per_run(7, |_| runs.set(runs.get() + 1));
+    let t = timer.encoded(7, |_| runs.set(runs.get() + 1)).unwrap();
     assert_eq!(runs.get(), 7, "a batch records each of its runs");
     assert!(t.is_finite() && t >= 0.0, "{t}");
-    let n = timer.steady_batch(|_| {});
+    let n = steady_batch(&Steady { warmup_ms: 5.0, batch_ms: 1.0 }, |n| timer.encoded(n, |_| {})).unwrap();
     assert!((1..=BATCH_MAX).contains(&n), "{n}");
     common::assert_no_gpu_errors();
 }

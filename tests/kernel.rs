@@ -535,18 +535,7 @@ fn a_dispatch_reading_nothing_binds_the_documented_placeholder() {
         )
         .unwrap();
         assert!(program.dispatches().iter().all(|d| d.input().is_none()), "{dtype}: a dispatch reads input");
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: None,
-            source: wgpu::ShaderSource::Wgsl(program.wgsl().into()),
-        });
-        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: None,
-            layout: None,
-            module: &module,
-            entry_point: Some("main"),
-            compilation_options: Default::default(),
-            cache: None,
-        });
+        let pipeline = common::compute_pipeline(device, &program.wgsl());
         let placeholder = device.create_buffer(&wgpu::BufferDescriptor {
             label: None,
             size: Program::EMPTY_INPUT_BYTES,

@@ -40,18 +40,7 @@ fn count_accesses(plan: &PadPlan, variant: KernelVariant) -> (Vec<u32>, u64, u64
         Some("vec4<u32>;") => 16,
         other => panic!("the pipeline's WORD: {other:?}"),
     };
-    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-        label: None,
-        source: wgpu::ShaderSource::Wgsl(counted(&wgsl).into()),
-    });
-    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-        label: None,
-        layout: None,
-        module: &module,
-        entry_point: Some("main"),
-        compilation_options: Default::default(),
-        cache: None,
-    });
+    let pipeline = common::compute_pipeline(device, &counted(&wgsl));
     let (input, output) = (storage(ctx, &vec![0; in_size as usize]), storage(ctx, &vec![0; out_size as usize]));
     let empty = storage(ctx, &[0; Program::EMPTY_INPUT_BYTES as usize]);
     let mut stores = vec![0u32; out_size.div_ceil(word) as usize];

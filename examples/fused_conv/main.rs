@@ -8,16 +8,18 @@
 //! cargo run --release --example fused_conv
 //! ```
 //!
-//! Times are at steady clocks (timing.rs): each load warmed up, then medians of five
-//! alternated batches of about 20 ms, from GPU timestamps where the device writes them in an
-//! encoder, else wall time around submit and wait (on lavapipe, a CPU, they rank nothing
-//! about a GPU; BENCHMARKS.md has the figures and where they came from).
+//! Times are at steady clocks, by the harness's timer (`examples/gpu_vs_cpu/timer.rs`): each
+//! load warmed up for 200 ms, then medians of five alternated batches of about 20 ms, from GPU
+//! timestamps where the device writes them in an encoder, else wall time around submit and
+//! wait (on lavapipe, a CPU, they rank nothing about a GPU; BENCHMARKS.md has the figures and
+//! where they came from).
 
 mod conv;
-mod timing;
+#[path = "../gpu_vs_cpu/timer.rs"]
+mod timer;
 
 use conv::{Conv, Load, Prepared};
-use timing::Timer;
+use timer::{steady_batch, GpuTimer, Steady};
 use wgpu_pad::gpu::GpuContext;
 use wgpu_pad::{cpu, DataType, Mode, PadPlan, PadRequest, Tensor};
 
@@ -35,8 +37,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     env_logger::init();
     let ctx = GpuContext::new_blocking()?;
     let (device, queue) = (ctx.device(), ctx.queue());
-    let timer = Timer::new(device, queue);
-    println!("adapter: {} ({:?}); {} times", ctx.adapter_info().name, ctx.adapter_info().backend, timer.label());
+    let timer = GpuTimer::new(device, queue);
+    let steady = Steady { warmup_ms: 200.0, batch_ms: 20.0 };
+    println!(
+        "adapter: {} ({:?}); {} times",
+        ctx.adapter_info().name,
+        ctx.adapter_info().backend,
+        timer.encoded_label()
+    );
     println!(
         "{:<58} {:<9} {:>10} {:>12} {:>9} {:>9} {:>7} {:>7}",
         "case", "mode", "saved MiB", "pad+conv ms", "fused ms", "baked ms", "ratio", "baked"
@@ -62,15 +70,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
             let prepared = &prepared;
             let record = move |load: Load| move |enc: &mut wgpu::CommandEncoder| prepared.record(enc, load);
-            let batches = Load::ALL.map(|load| timer.steady_batch(record(load)));
+            let mut batches = [0; 3];
+            for (batch, load) in batches.iter_mut().zip(Load::ALL) {
+                *batch = steady_batch(&steady, |n| timer.encoded(n, record(load)))?;
+            }
             let time =
-                |load: Load| timer.per_run(batches[Load::ALL.iter().position(|&l| l == load).unwrap()], record(load));
+                |load: Load| timer.encoded(batches[Load::ALL.iter().position(|&l| l == load).unwrap()], record(load));
             // Alternated, so that drift falls on all alike.
             let (mut unfused, mut fused_ms, mut baked_ms) = (Vec::new(), Vec::new(), Vec::new());
             for _ in 0..5 {
-                unfused.push(time(Load::Padded));
-                fused_ms.push(time(Load::Fused));
-                baked_ms.push(time(Load::Baked));
+                unfused.push(time(Load::Padded)?);
+                fused_ms.push(time(Load::Fused)?);
+                baked_ms.push(time(Load::Baked)?);
             }
             let (u, f, b) = (median(&mut unfused), median(&mut fused_ms), median(&mut baked_ms));
             // The padded tensor is written once and read by the convolution: twice its bytes.

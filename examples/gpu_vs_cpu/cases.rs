@@ -6,15 +6,8 @@ use wgpu_pad::DataType;
 /// A case's shape and pads (begins then ends).
 pub type Shape = (DataType, &'static [usize], &'static [i64]);
 
-/// The shapes and pads of the cold-start mix (pads begins then ends).
-pub const COLD_MIX: [(&[usize], &[i64]); 6] = [
-    (&[1, 3, 224, 224], &[0, 0, 2, 2, 0, 0, 2, 2]),
-    (&[8, 4096, 256], &[0, 0, 3, 0, 0, 5]),
-    (&[1, 1024, 1024, 3], &[0, 2, 2, 0, 0, 2, 2, 0]),
-    (&[2, 3, 8, 8], &[1, 1, 1, 1, 1, 1, 1, 1]),
-    (&[17], &[3, 4]),
-    (&[4, 5, 6, 7, 2], &[0, 1, -1, 1, 0, 0, 1, -1, 1, 0]),
-];
+/// The cold-start mix (its one copy is the library's, beside the kernel variants).
+pub use wgpu_pad::gpu::measurement::{COLD_MIX, COLD_MIX_TYPES};
 
 /// The default suite.
 pub const SUITE: [(DataType, &[usize], &[i64]); 5] = [

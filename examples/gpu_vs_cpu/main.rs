@@ -31,6 +31,7 @@ mod measure;
 mod report;
 mod stats;
 mod sweep;
+mod timer;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -131,8 +132,8 @@ struct Args {
     #[arg(long)]
     fail_on_regression: Option<f64>,
     /// The kernel variant the GPU pads run: `default`, or one a real GPU is to decide for
-    /// (`reference`, `narrow-spread`, `narrow-loads-first`, `flat-u4`,
-    /// `read-only-input`, `device-grid`, `device-grid-256`; src/gpu/variant.rs). For measurement.
+    /// (`reference`, `narrow-spread`, `narrow-loads-first`, `flat-u4`, `read-only-input`,
+    /// `device-grid`, `device-grid-256`, `rows16`; src/gpu/variant.rs). For measurement.
     #[arg(long, default_value = "default")]
     kernel_variant: String,
 }
@@ -359,7 +360,7 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
     let errors = GpuErrors::watch(ctx.device());
     let machine = Machine::of(&ctx);
     println!("machine: {}", machine.summary());
-    let timer = GpuTimer::new(&ctx);
+    let timer = GpuTimer::new(ctx.device(), ctx.queue());
     let policy = Policy {
         fixed: if args.smoke { Some(1) } else { args.reps },
         min: args.min_reps,
@@ -590,7 +591,7 @@ fn cases_of(args: &Args) -> Result<Vec<(PadPlan, Tensor)>, Failure> {
                 (false, other) => return Err(usage(format!("--suite: {other:?} is not default, engine, dram or all"))),
             };
             if suite == "all" && !args.smoke {
-                for dtype in [DataType::Float32, DataType::Float16, DataType::Uint8, DataType::Int64] {
+                for dtype in cases::COLD_MIX_TYPES {
                     shapes.extend(cases::COLD_MIX.iter().map(|&(shape, pads)| (dtype, shape, pads)));
                 }
             }

@@ -496,18 +496,10 @@ pub(super) mod tests {
     /// an H100 the mix's 38 took 3.96 s in a lease's first process, 0.18 s in the next.)
     #[test]
     fn the_cold_start_mix_needs_at_most_49_pipelines() {
-        let mix: [(&[usize], &[i64]); 6] = [
-            (&[1, 3, 224, 224], &[0, 0, 2, 2, 0, 0, 2, 2]),
-            (&[8, 4096, 256], &[0, 0, 3, 0, 0, 5]),
-            (&[1, 1024, 1024, 3], &[0, 2, 2, 0, 0, 2, 2, 0]),
-            (&[2, 3, 8, 8], &[1, 1, 1, 1, 1, 1, 1, 1]),
-            (&[17], &[3, 4]),
-            (&[4, 5, 6, 7, 2], &[0, 1, -1, 1, 0, 0, 1, -1, 1, 0]),
-        ];
         let mut keys = std::collections::HashSet::new();
         for mode in Mode::ALL {
-            for dtype in [DataType::Float32, DataType::Float16, DataType::Uint8, DataType::Int64] {
-                for (shape, pads) in mix {
+            for dtype in crate::gpu::measurement::COLD_MIX_TYPES {
+                for (shape, pads) in crate::gpu::measurement::COLD_MIX {
                     keys.insert(lay(&plan(dtype, shape, pads, mode), &LIMITS).key);
                 }
             }

@@ -9,12 +9,29 @@
 //!   pads with from now on (its pipelines cached apart by their keys);
 //! - `runs_the_default` (with the `wgpu` feature): whether the selected variant runs a plan
 //!   exactly as the default does, so that the variants' tests skip what the default's runs
-//!   cover.
+//!   cover;
+//! - [`COLD_MIX`] and [`COLD_MIX_TYPES`]: the cold-start mix (the harness's `--cold-start`,
+//!   and the layout's test of how many pipelines it compiles).
 
 use super::program::{BufferView, DeviceLimits, Program};
 pub use super::variant::KernelVariant;
+use crate::dtype::DataType;
 use crate::error::Result;
 use crate::plan::PadPlan;
+
+/// The cold-start mix's shapes and pads (begins then ends): with every mode and each of
+/// [`COLD_MIX_TYPES`], the 120 pads an engine's first inferences might ask for.
+pub const COLD_MIX: [(&[usize], &[i64]); 6] = [
+    (&[1, 3, 224, 224], &[0, 0, 2, 2, 0, 0, 2, 2]),
+    (&[8, 4096, 256], &[0, 0, 3, 0, 0, 5]),
+    (&[1, 1024, 1024, 3], &[0, 2, 2, 0, 0, 2, 2, 0]),
+    (&[2, 3, 8, 8], &[1, 1, 1, 1, 1, 1, 1, 1]),
+    (&[17], &[3, 4]),
+    (&[4, 5, 6, 7, 2], &[0, 1, -1, 1, 0, 0, 1, -1, 1, 0]),
+];
+
+/// The cold-start mix's types.
+pub const COLD_MIX_TYPES: [DataType; 4] = [DataType::Float32, DataType::Float16, DataType::Uint8, DataType::Int64];
 
 /// [`Program::new`] in kernel `variant`.
 pub fn program(

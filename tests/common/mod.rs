@@ -1,12 +1,16 @@
-//! Shared test support: the conformance corpus (`corpus.rs`) and GPU contexts, buffers and
-//! the helpers the GPU tests share (`gpu.rs`). Each test binary uses part of it.
+//! Shared test support: the conformance corpus (`corpus.rs`), GPU contexts, buffers and
+//! the helpers the GPU tests share (`gpu.rs`), and the one way a test builds a compute
+//! pipeline of its own WGSL (`pipeline.rs`, which the encode bench and the embed example
+//! include too). Each test binary uses part of it.
 #![allow(dead_code, unused_imports)]
 
 mod corpus;
 mod gpu;
+mod pipeline;
 
 pub use corpus::*;
 pub use gpu::*;
+pub use pipeline::compute_pipeline;
 
 use wgpu_pad::{DataType, Mode, PadPlan, PadRequest};
 

@@ -44,6 +44,8 @@
 //! in the order of Burn's own pad's backward; without it such a tensor is an
 //! [`Error::NotWgpu`].
 #![warn(missing_docs)]
+// docs.rs (--cfg docsrs, nightly): each feature-gated item says which feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 use std::sync::Arc;
 

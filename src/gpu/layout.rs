@@ -346,12 +346,25 @@ impl Splitter<'_> {
     /// A binding of the words `lo..=hi`: (offset, size) in bytes, both multiples of 4 (WebGPU
     /// binds storage in whole 4-byte words, whatever alignment a device reports), or of the
     /// kernel's bound word where it is wider.
-    fn binding(&self, lo: u64, hi: u64) -> (u64, u64) {
+    /// An error where the binding would end past the last byte an offset can name (a view
+    /// at the top of the address space, on a device claiming unbounded buffers).
+    fn binding(&self, which: Side, lo: u64, hi: u64) -> Result<(u64, u64)> {
         let granule = self.kernel.binding_granule();
         let align = self.limits.storage_alignment.max(granule);
-        let start = lo * self.word / align * align;
-        let end = ((hi + 1) * self.word).next_multiple_of(granule);
-        (start, end - start)
+        let start = lo.checked_mul(self.word).map(|b| b / align * align);
+        let end =
+            hi.checked_add(1).and_then(|w| w.checked_mul(self.word)).and_then(|b| b.checked_next_multiple_of(granule));
+        match (start, end) {
+            (Some(start), Some(end)) => Ok((start, end - start)),
+            _ => Err(invalid(
+                which,
+                format!(
+                    "its binding of words {lo}..={hi} ({} bytes each, bound in whole {granule}-byte words) would end past byte {} of the buffer",
+                    self.word,
+                    u64::MAX
+                ),
+            )),
+        }
     }
 
     /// The window for a box (per axis, outermost first: start and length) and whether its
@@ -371,8 +384,8 @@ impl Splitter<'_> {
                 _ => None,
             };
         }
-        let output = self.binding(out_lo, out_hi);
-        let input = in_range.map(|(lo, hi)| self.binding(lo, hi));
+        let output = self.binding(Side::Output, out_lo, out_hi)?;
+        let input = in_range.map(|(lo, hi)| self.binding(Side::Input, lo, hi)).transpose()?;
         // Within the device's bindings, and within what the shaders index in u32 words.
         let max = self.limits.max_binding.min(self.kernel.max_binding(self.word));
         if output.1 > max || input.is_some_and(|i| i.1 > max) {

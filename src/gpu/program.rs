@@ -233,6 +233,58 @@ mod tests {
         assert!(Program::new(&one, &BufferView::dense(0, 4), &far, &unbounded).is_err());
     }
 
+    /// Round seven: views at the top of the address space, on a device claiming unbounded
+    /// buffers and bindings, are refused with a typed error naming the side (or laid out
+    /// inside their buffers), never an arithmetic overflow: every type width, both sides,
+    /// dense and strided, offsets within a word or two of u64::MAX.
+    #[test]
+    fn views_at_the_top_of_the_address_space_are_errors_not_overflows() {
+        use crate::error::Side;
+        let unbounded =
+            DeviceLimits { max_binding: u64::MAX, max_buffer: u64::MAX, storage_alignment: 256, max_groups: 65535 };
+        let near = BufferView::dense(0, 1 << 20);
+        let (mut refused, mut laid) = (0, 0);
+        for dtype in [DataType::Uint8, DataType::Float16, DataType::Float32, DataType::Int64, DataType::Complex128] {
+            let elem = dtype.width().bytes().unwrap() as u64;
+            for (shape, pads) in [(&[1usize][..], &[1i64, 1][..]), (&[3, 4], &[1, 1, 1, 1]), (&[5], &[0, 0])] {
+                for mode in [Mode::Constant, Mode::Edge] {
+                    let plan = PadPlan::new(dtype, shape, &PadRequest::new(pads.to_vec()).mode(mode)).unwrap();
+                    let strides = [plan.out_shape().iter().product::<usize>() as u64 * 2, 2];
+                    for back in [1u64, 2, 3, 4, 15, 16, 17, 255, 256, 4096] {
+                        let offset = (u64::MAX - back) / elem * elem;
+                        let far = BufferView { offset, strides: None, end: u64::MAX, buffer_size: u64::MAX };
+                        let far_strided = BufferView { strides: Some(&strides[..shape.len()]), ..far };
+                        for far in [far, far_strided].into_iter().take(if shape.len() == 2 { 2 } else { 1 }) {
+                            for (side, input, output) in [(Side::Input, far, near), (Side::Output, near, far)] {
+                                match Program::new(&plan, &input, &output, &unbounded) {
+                                    Ok(p) => {
+                                        laid += 1;
+                                        for d in p.dispatches() {
+                                            let (o, n) = d.output();
+                                            assert!(
+                                                o.checked_add(n).is_some(),
+                                                "{dtype} {shape:?}: a binding past u64::MAX"
+                                            );
+                                        }
+                                    }
+                                    Err(e) => {
+                                        refused += 1;
+                                        let named = matches!(e, crate::PadError::InvalidView { which, .. } | crate::PadError::BufferTooSmall { which, .. } if which == side);
+                                        assert!(
+                                            named || matches!(e, crate::PadError::GpuLimit { .. }),
+                                            "{dtype} {shape:?} {side:?}: {e}"
+                                        );
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(refused > 50 && laid > 50, "{refused} refused, {laid} laid out");
+    }
+
     /// Round six: storage bindings are whole 4-byte words at offsets a multiple of 4, even
     /// where a device reports an alignment of 1 or 2.
     #[test]

@@ -311,36 +311,83 @@ struct Splitter<'a> {
 }
 
 impl Splitter<'_> {
-    /// Every window: boxes of the output that do not fit are halved along their outermost
-    /// axis longer than one, so that boxes stay contiguous runs.
+    /// Every window, in output order. A box (per axis, outermost first: start and length) that
+    /// does not fit is cut along its outermost axis longer than one into as few pieces as fit
+    /// (each the longest prefix that fits, by bisection: a longer piece reads and writes no
+    /// less), and those evened out: as many equal pieces where they all fit, else each
+    /// neighbouring pair's boundary moved to their middle where both still fit (wrap's pad
+    /// rows, which read the input's far end, keep windows of their own). A slice that does
+    /// not fit alone is cut along its next axis the same way. Boxes stay contiguous runs of
+    /// the output.
     fn windows(&self) -> Result<Vec<(Dispatch, bool)>> {
         let mut windows = Vec::new();
-        let mut boxes = vec![self.axes.iter().map(|a| (0usize, a.map.out_len)).collect::<Vec<_>>()];
-        while let Some(b) = boxes.pop() {
-            if let Some(w) = self.window(&b)? {
-                windows.push(w);
-                if windows.len() > MAX_WINDOWS {
-                    return Err(limit(
-                        GpuLimit::Windows,
-                        format!(
-                            "more than {MAX_WINDOWS} binding windows (views too scattered for bindings of {} bytes)",
-                            self.limits.max_binding
-                        ),
-                    ));
-                }
-                continue;
-            }
-            let Some(d) = b.iter().position(|&(_, len)| len > 1) else {
-                return Err(limit(GpuLimit::Windows, "one element does not fit a binding".into()));
-            };
-            let (start, len) = b[d];
-            let (mut lo, mut hi) = (b.clone(), b);
-            lo[d] = (start, len / 2);
-            hi[d] = (start + len / 2, len - len / 2);
-            boxes.push(hi);
-            boxes.push(lo);
-        }
+        self.split(self.axes.iter().map(|a| (0usize, a.map.out_len)).collect(), &mut windows)?;
         Ok(windows)
+    }
+
+    /// Cuts box `b` into windows (see [`windows`](Self::windows)), appending them.
+    fn split(&self, b: Vec<(usize, usize)>, windows: &mut Vec<(Dispatch, bool)>) -> Result<()> {
+        if let Some(w) = self.window(&b)? {
+            return self.push(windows, w);
+        }
+        let Some(d) = b.iter().position(|&(_, len)| len > 1) else {
+            return Err(limit(GpuLimit::Windows, "one element does not fit a binding".into()));
+        };
+        let (start, end) = (b[d].0, b[d].0 + b[d].1);
+        let piece = |s: usize, e: usize| {
+            let mut p = b.clone();
+            p[d] = (s, e - s);
+            p
+        };
+        let fits = |s: usize, e: usize| -> Result<bool> { Ok(self.window(&piece(s, e))?.is_some()) };
+        // As few pieces as fit: from each start the longest that fits (at least one slice,
+        // which the recursion below cuts further where it does not fit alone).
+        let mut cuts = vec![start];
+        while let Some(&s) = cuts.last().filter(|&&s| s < end) {
+            let (mut fit, mut past) = (s, end + 1);
+            while past - fit > 1 {
+                let m = fit + (past - fit) / 2;
+                if fits(s, m)? {
+                    fit = m;
+                } else {
+                    past = m;
+                }
+            }
+            cuts.push(fit.max(s + 1));
+        }
+        // Evened out: that many equal pieces where all fit; else neighbours met in the middle.
+        let n = cuts.len() - 1;
+        let equal: Vec<usize> = (0..=n).map(|i| start + (end - start) * i / n).collect();
+        if n > 1 && equal.windows(2).try_fold(true, |all, w| Ok::<_, PadError>(all && fits(w[0], w[1])?))? {
+            cuts = equal;
+        } else {
+            for i in 1..n {
+                let (a, c) = (cuts[i - 1], cuts[i + 1]);
+                let mid = a + (c - a) / 2;
+                if mid != cuts[i] && mid > a && fits(a, mid)? && fits(mid, c)? {
+                    cuts[i] = mid;
+                }
+            }
+        }
+        for w in cuts.windows(2) {
+            self.split(piece(w[0], w[1]), windows)?;
+        }
+        Ok(())
+    }
+
+    /// Appends a window, refusing a pad of more than [`MAX_WINDOWS`].
+    fn push(&self, windows: &mut Vec<(Dispatch, bool)>, window: (Dispatch, bool)) -> Result<()> {
+        windows.push(window);
+        if windows.len() > MAX_WINDOWS {
+            return Err(limit(
+                GpuLimit::Windows,
+                format!(
+                    "more than {MAX_WINDOWS} binding windows (views too scattered for bindings of {} bytes)",
+                    self.limits.max_binding
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// A binding of the words `lo..=hi`: (offset, size) in bytes, both multiples of 4 (WebGPU
@@ -493,6 +540,58 @@ pub(super) mod tests {
         // A 1-D tensor splits along its only axis.
         let p = plan(DataType::Uint8, &[3 << 20], &[5, 7], Mode::Symmetric);
         assert!(lay(&p, &small).dispatches.len() >= 3);
+    }
+
+    /// Round seven: windows of near-equal work. Random plans on small bindings whose slices
+    /// along the outermost axis are small beside a binding: at most ceil(bytes / binding) + 1
+    /// windows (bytes: the larger view's span; binding: what a window may bind less its
+    /// alignment and last word), the largest at most twice the smallest (in slices); wrap,
+    /// whose pad rows read the input's far end, may take two windows more. (The halving
+    /// splitter took 40 windows for an int32 [1048581, 40] wrap on 128 MiB bindings.)
+    #[test]
+    fn windows_are_few_and_even() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        let (mut checked, mut split) = (0, 0);
+        for _ in 0..600 {
+            let dtype = [DataType::Uint8, DataType::Float16, DataType::Float32, DataType::Int64][next(4) as usize];
+            let rank = 1 + next(2) as usize;
+            let shape: Vec<usize> =
+                (0..rank).map(|i| if i == 0 { 100 + next(3000) as usize } else { 1 + next(6) as usize }).collect();
+            let mode = Mode::ALL[next(5) as usize];
+            let pads: Vec<i64> = (0..2 * rank).map(|_| next(4) as i64 - 1).collect();
+            let Ok(p) = PadPlan::new(dtype, &shape, &PadRequest::new(pads.clone()).mode(mode)) else { continue };
+            let binding = 8192u64 << next(2);
+            let limits = DeviceLimits { max_binding: binding, storage_alignment: 16, ..LIMITS };
+            let dense = |n: u64| BufferView::dense(0, n.next_multiple_of(16).max(16));
+            let Some((i, o)) = p.byte_sizes().filter(|&(_, o)| o > 0) else { continue };
+            let l = Program::new(&p, &dense(i), &dense(o), &limits).unwrap();
+            let bytes = [l.input_span(), l.output_span()].iter().flatten().map(|(a, b)| b - a).max().unwrap();
+            let outer = |d: &Dispatch| d.params.axes[d.params.rank as usize - 1];
+            let slices: Vec<u64> = l.dispatches.iter().map(|d| outer(d).len as u64).collect();
+            let (count, most, least) =
+                (slices.len() as u64, *slices.iter().max().unwrap(), *slices.iter().min().unwrap());
+            checked += 1;
+            split += usize::from(count > 1);
+            let bound = bytes.div_ceil(binding - 32) + 1 + if mode == Mode::Wrap { 2 } else { 0 };
+            let what = format!("{dtype} {shape:?} {pads:?} {mode} on {binding}: {count} windows of {slices:?} slices for {bytes} bytes");
+            assert!(count <= bound, "{what}: more than {bound}");
+            assert!(mode == Mode::Wrap || most <= 2 * least.max(1), "{what}: uneven");
+        }
+        assert!(checked > 400 && split > 200, "{checked} plans checked, {split} split");
+        // The probe's case: the wrapped pad rows (3 before, 2 after) a window each, the rows
+        // between in two even halves.
+        let p = plan(DataType::Int32, &[1048581, 40], &[3, -17, 2, -22], Mode::Wrap);
+        let l = lay(&p, &LIMITS);
+        let rows: Vec<u32> = l.dispatches.iter().map(|d| d.params.axes[d.params.rank as usize - 1].len).collect();
+        assert_eq!(rows.len(), 4, "{rows:?}");
+        assert_eq!((rows[0], rows[3]), (3, 2), "{rows:?}");
+        assert!(rows[1].abs_diff(rows[2]) <= 1, "{rows:?}");
     }
 
     #[test]

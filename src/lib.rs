@@ -46,6 +46,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+pub mod adjoint;
 mod constant;
 mod copy;
 pub mod cpu;

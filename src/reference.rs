@@ -45,8 +45,9 @@ fn source(mode: Mode, o: i128, n: i128, b: i128, e: i128) -> Option<i128> {
     Some(s + f)
 }
 
-/// Pads `input` element by element. `input` must match the plan's type and shape.
-pub fn pad(plan: &PadPlan, input: &Tensor) -> Tensor {
+/// For each output element, the index of the input element it reads (row-major), or `None`
+/// for the constant.
+fn sources(plan: &PadPlan) -> Vec<Option<usize>> {
     let out_shape = plan.out_shape().to_vec();
     let in_shape = plan.in_shape();
     let rank = in_shape.len();
@@ -81,7 +82,14 @@ pub fn pad(plan: &PadPlan, input: &Tensor) -> Tensor {
             coord[d] = 0;
         }
     }
+    sources
+}
 
+/// Pads `input` element by element. `input` must match the plan's type and shape.
+pub fn pad(plan: &PadPlan, input: &Tensor) -> Tensor {
+    let out_shape = plan.out_shape().to_vec();
+    let out_len = plan.out_len();
+    let sources = sources(plan);
     match (input.data(), plan.constant()) {
         (TensorData::Strings(s), c) => {
             let constant = match c {
@@ -114,4 +122,46 @@ pub fn pad(plan: &PadPlan, input: &Tensor) -> Tensor {
             Tensor::from_bytes(plan.dtype(), out_shape, bytes).expect("shape matches")
         }
     }
+}
+
+/// The pad's adjoint as its definition says, a scatter: each output position's gradient
+/// added into the input element it read, in output order (numpy's `np.add.at`). Its sums
+/// match the library's fixed order only where they are exact (small integers): the oracle of
+/// the gradient tests. Floats (f16, bf16, f32, f64) and complex types (each part alone).
+pub fn backward_by_scatter(plan: &PadPlan, grad_out: &Tensor) -> Tensor {
+    use half::{bf16, f16};
+    let bytes = grad_out.bytes().expect("a fixed-width gradient");
+    let (w, parts) = match plan.dtype() {
+        crate::DataType::Complex64 => (4, 2),
+        crate::DataType::Complex128 => (8, 2),
+        d => (d.width().bytes().expect("fixed width"), 1),
+    };
+    // In f64, then rounded once into the type: exact for the sums this oracle is meant for.
+    let read = |b: &[u8]| -> f64 {
+        match (plan.dtype(), w) {
+            (crate::DataType::Float16, _) => f16::from_le_bytes([b[0], b[1]]).to_f64(),
+            (crate::DataType::Bfloat16, _) => bf16::from_le_bytes([b[0], b[1]]).to_f64(),
+            (_, 4) => f32::from_le_bytes(b.try_into().unwrap()) as f64,
+            _ => f64::from_le_bytes(b.try_into().unwrap()),
+        }
+    };
+    let write = |v: f64| -> Vec<u8> {
+        match (plan.dtype(), w) {
+            (crate::DataType::Float16, _) => f16::from_f64(v).to_le_bytes().to_vec(),
+            (crate::DataType::Bfloat16, _) => bf16::from_f64(v).to_le_bytes().to_vec(),
+            (_, 4) => (v as f32).to_le_bytes().to_vec(),
+            _ => v.to_le_bytes().to_vec(),
+        }
+    };
+    let mut sums = vec![0f64; plan.in_len() * parts];
+    for (o, src) in sources(plan).into_iter().enumerate() {
+        if let Some(i) = src {
+            for part in 0..parts {
+                let at = (o * parts + part) * w;
+                sums[i * parts + part] += read(&bytes[at..at + w]);
+            }
+        }
+    }
+    let out: Vec<u8> = sums.into_iter().flat_map(write).collect();
+    Tensor::from_bytes(plan.dtype(), plan.in_shape().to_vec(), out).expect("shape matches")
 }

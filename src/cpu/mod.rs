@@ -71,9 +71,12 @@ impl Planes {
     }
 }
 
+mod backward;
 mod extend;
 mod store;
 mod walk;
+
+pub use backward::pad_backward;
 
 pub use crate::threads::{set_max_threads, threads, MAX_THREADS};
 use crate::threads::{share_out, PARALLEL_MIN_BYTES};

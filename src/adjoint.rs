@@ -1,0 +1,176 @@
+//! The pad's adjoint, and the one order its sums take on every path.
+//!
+//! A pad's output element at `(o_0, …, o_r-1)` reads input `(s_0(o_0), …, s_r-1(o_r-1))`
+//! (or the constant), axis by axis, so the gradient of input element `(k_0, …, k_r-1)` is the
+//! sum of the output's gradient over the product of each axis's *images* of `k_d`: the
+//! output coordinates whose source is `k_d` ([`images`]). The sum is taken axis by axis,
+//! the last axis innermost, as a nest:
+//!
+//! `g_in(k) = S_0(o_0 ∈ I_0(k_0): S_1(o_1 ∈ I_1(k_1): … S_r-1(o_r-1 ∈ I_r-1(k_r-1): g_out(o))))`
+//!
+//! where an axis left as it is (neither padded nor cropped) takes no sum (its one image passes
+//! the value through, a `-0.0` included), and each other `S_d` is [`ordered_sum`] of its
+//! terms in the order [`images`] gives: the pad before (ascending), the pad after
+//! (ascending), the kept position last, from `+0.0`. That is the order of Burn's own pad's
+//! backward (its borders' gradients added first, its kept part's last, axis by axis from the
+//! last), so on constant and reflect pads, and edge pads of one element a side, the bits are
+//! Burn's. Long sums are cut into at most [`MAX_BLOCKS`] blocks (of [`BLOCK`] terms or more),
+//! each summed in order from `+0.0`, the blocks' sums then added in order from `+0.0`: the
+//! GPU kernel sums the blocks of one element on as many lanes, and its bits are the CPU's.
+//! Nothing here depends on how a path splits its work, so the gradient is the same bits on
+//! every run and every path.
+
+use crate::mode::Mode;
+use crate::plan::AxisMap;
+
+/// Terms a block of a long sum holds at least ([`ordered_sum`]).
+pub const BLOCK: usize = 256;
+
+/// Blocks a long sum is cut into at most ([`ordered_sum`]): a GPU workgroup's lanes.
+pub const MAX_BLOCKS: usize = 64;
+
+/// The block length of a sum of `terms` terms: [`BLOCK`], or more where the sum would
+/// otherwise take more than [`MAX_BLOCKS`] blocks.
+pub fn block_len(terms: usize) -> usize {
+    terms.div_ceil(MAX_BLOCKS).max(BLOCK)
+}
+
+/// Adds `terms` in the documented order: up to a block's length in order from `zero`; a
+/// longer sum in consecutive blocks of [`block_len`] terms, each in order from `zero`, then
+/// the blocks' sums in order from `zero`. `add` is the type's own rounded addition.
+pub fn ordered_sum<T: Copy>(terms: impl IntoIterator<Item = T>, count: usize, zero: T, add: impl Fn(T, T) -> T) -> T {
+    let block = block_len(count);
+    let mut terms = terms.into_iter();
+    if count <= block {
+        return terms.fold(zero, &add);
+    }
+    let mut total = zero;
+    let mut left = count;
+    while left > 0 {
+        let n = left.min(block);
+        let part = terms.by_ref().take(n).fold(zero, &add);
+        total = add(total, part);
+        left -= n;
+    }
+    total
+}
+
+/// The residues, within one period, of the output positions (counted from the axis's first
+/// output position) that read kept index `j`, and the period: every such position is
+/// `r + m * period` for a residue `r` and `m >= 0`. Sorted, one or two residues.
+fn residues(axis: &AxisMap, mode: Mode, j: u64) -> ([u64; 2], usize, u64) {
+    let (n, p) = (axis.kept as u64, axis.pad_before as u64);
+    let period = mode.period(n);
+    // Kept index j sits at position p + j; its mirror image in the period (reflect, symmetric).
+    let mirror = match mode {
+        Mode::Reflect if n > 1 => Some(period - j),
+        Mode::Symmetric => Some(period - 1 - j),
+        _ => None,
+    };
+    let a = (p + j) % period;
+    match mirror.map(|m| (p + m) % period).filter(|&b| b != a) {
+        Some(b) => ([a.min(b), a.max(b)], 2, period),
+        None => ([a, 0], 1, period),
+    }
+}
+
+/// The output coordinates of `axis` whose source is input index `k` (of the whole input
+/// axis), in the order their gradients are summed: the pad before, ascending; the pad after,
+/// ascending; the kept position last. Empty where `k` is cropped away.
+pub fn images(axis: &AxisMap, mode: Mode, k: usize) -> Vec<usize> {
+    let (n, p, out) = (axis.kept, axis.pad_before, axis.out_len);
+    if k < axis.crop_start || k >= axis.crop_start + n {
+        return Vec::new();
+    }
+    let j = k - axis.crop_start;
+    let ascending: Vec<usize> = match mode {
+        Mode::Constant => vec![p + j],
+        // The first kept element's images are the whole pad before, the last's the pad after.
+        Mode::Edge => {
+            let lo = if j == 0 { 0 } else { p + j };
+            let hi = if j + 1 == n { out } else { p + j + 1 };
+            (lo..hi).collect()
+        }
+        _ => {
+            let (r, count, period) = residues(axis, mode, j as u64);
+            let mut all: Vec<usize> = (0..)
+                .map(|m: u64| m * period)
+                .take_while(|&base| base < out as u64)
+                .flat_map(|base| r[..count].iter().map(move |&r| (base + r) as usize))
+                .filter(|&o| o < out)
+                .collect();
+            all.sort_unstable();
+            all
+        }
+    };
+    // The kept position moves to the end: the pads' gradients are added first.
+    let kept = p + j;
+    let mut ordered: Vec<usize> = ascending.iter().copied().filter(|&o| o != kept).collect();
+    ordered.push(kept);
+    ordered
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{DataType, PadPlan, PadRequest};
+
+    /// Every axis's images are exactly the output coordinates whose source is the index, in
+    /// the documented order: pad before ascending, pad after ascending, the kept one last;
+    /// every mode, crops, pads of many periods, axes of one element.
+    #[test]
+    fn images_are_the_sources_inverse_in_the_documented_order() {
+        for mode in Mode::ALL {
+            for n in 1..6usize {
+                for (b, e) in [(0i64, 0i64), (1, 0), (0, 2), (3, 4), (-1, 2), (2, -1), (11, 13), (-2, -1), (25, 0)] {
+                    let Ok(plan) = PadPlan::new(DataType::Float32, &[n], &PadRequest::new(vec![b, e]).mode(mode))
+                    else {
+                        continue;
+                    };
+                    let axis = plan.axes()[0];
+                    let mut seen = vec![0; axis.out_len];
+                    for k in 0..n {
+                        let got = images(&axis, mode, k);
+                        for &o in &got {
+                            assert_eq!(axis.source(mode, o), Some(k), "{mode} n={n} pads ({b},{e}): {o} is not {k}'s");
+                            seen[o] += 1;
+                        }
+                        let kept = axis.crop_start..axis.crop_start + axis.kept;
+                        if kept.contains(&k) {
+                            let (&last, rest) = got.split_last().unwrap();
+                            assert_eq!(last, axis.pad_before + k - axis.crop_start, "{mode}: the kept one last");
+                            let (before, after): (Vec<usize>, Vec<usize>) = rest.iter().partition(|&&o| o < last);
+                            assert_eq!([before.clone(), after.clone()].concat(), rest, "{mode}: before, then after");
+                            assert!(before.windows(2).all(|w| w[0] < w[1]) && after.windows(2).all(|w| w[0] < w[1]));
+                        } else {
+                            assert!(got.is_empty(), "{mode}: cropped index {k} has images");
+                        }
+                    }
+                    for (o, &count) in seen.iter().enumerate() {
+                        let want = usize::from(axis.source(mode, o).is_some());
+                        assert_eq!(count, want, "{mode} n={n} pads ({b},{e}): output {o}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// Sums up to a block long run in order from zero; longer ones by blocks, at most
+    /// MAX_BLOCKS of them (the order shows in f32: 1 + 2^-24 + ... rounds differently).
+    #[test]
+    fn long_sums_go_by_blocks() {
+        assert_eq!((block_len(10), block_len(BLOCK * MAX_BLOCKS), block_len(BLOCK * MAX_BLOCKS + 1)), (256, 256, 257));
+        let add = |a: f32, b: f32| a + b;
+        let seq = |v: &[f32]| v.iter().fold(0.0f32, |a, &b| a + b);
+        let short: Vec<f32> = (0..BLOCK).map(|i| (i as f32).sin()).collect();
+        assert_eq!(ordered_sum(short.iter().copied(), short.len(), 0.0, add).to_bits(), seq(&short).to_bits());
+        // 1.0 then many 2^-24: in order they vanish; by blocks each block keeps them.
+        let mut long = vec![1.0f32];
+        long.extend(std::iter::repeat_n(1.0 / (1 << 24) as f32, 3 * BLOCK));
+        let by_blocks = ordered_sum(long.iter().copied(), long.len(), 0.0, add);
+        let blocks: Vec<f32> = long.chunks(BLOCK).map(seq).collect();
+        assert_eq!(by_blocks.to_bits(), seq(&blocks).to_bits());
+        assert_ne!(by_blocks.to_bits(), seq(&long).to_bits(), "the blocks must show");
+        assert_eq!(ordered_sum([-0.0f32], 1, 0.0, add).to_bits(), 0.0f32.to_bits(), "from +0.0");
+    }
+}

@@ -1,0 +1,208 @@
+//! The pad's gradient on the CPU: [`pad_backward`], axis by axis in the order
+//! [`crate::adjoint`] documents (the last axis first, each input index's images summed by
+//! [`ordered_sum`]), a gather: each input element's sums are its own, with no scatter.
+
+use half::{bf16, f16};
+
+use crate::adjoint::{images, ordered_sum};
+use crate::dtype::DataType;
+use crate::error::{PadError, Result};
+use crate::plan::PadPlan;
+use crate::tensor::Tensor;
+
+/// The gradient of a pad's input from the gradient of its output, `grad_out` (of the plan's
+/// type and output shape): each input element's is the sum of `grad_out` over the output
+/// positions that read it (none where it was cropped away, so zero), summed in the fixed
+/// order [`crate::adjoint`] documents, so that every run and every path gives the same bits.
+/// The GPU's `PadKernel::pad_backward` gives these bits too.
+///
+/// Types: the floats (`float16`, `bfloat16`, `float32`, `float64`, each addition rounded in
+/// the type as numpy and ml_dtypes round it) and the complex types (each part summed
+/// alone). Integer, bool, string, float8 and 4-bit tensors are a [`PadError::Unsupported`]
+/// (integers and bools have no gradient).
+///
+/// ```
+/// use wgpu_pad::{cpu, DataType, Mode, PadPlan, PadRequest, Tensor};
+/// // [1, 2, 3] wrapped by 2 a side reads 2 3 | 1 2 3 | 1 2: element 0 is read twice, 1 and 2 twice.
+/// let plan = PadPlan::new(DataType::Float32, &[3], &PadRequest::new(vec![2, 2]).mode(Mode::Wrap))?;
+/// let grad_out = Tensor::from_slice(DataType::Float32, vec![7], &[1f32, 10., 100., 1000., 10000., 1e5, 1e6])?;
+/// let grad_in = cpu::pad_backward(&plan, &grad_out)?;
+/// assert_eq!(grad_in.as_slice::<f32>().unwrap(), &[100. + 1e5, 1000. + 1e6, 1. + 10000.]);
+/// # Ok::<(), wgpu_pad::PadError>(())
+/// ```
+pub fn pad_backward(plan: &PadPlan, grad_out: &Tensor) -> Result<Tensor> {
+    let dtype = plan.dtype();
+    if grad_out.dtype() != dtype || grad_out.shape() != plan.out_shape() {
+        return Err(PadError::InvalidTensor {
+            dtype: grad_out.dtype().name(),
+            shape: grad_out.shape().iter().map(|&d| d as u64).collect(),
+            reason: format!("the gradient of the plan's output is {} of shape {:?}", dtype, plan.out_shape()),
+        });
+    }
+    let bytes = grad_out.bytes().ok_or_else(|| unsupported(dtype))?;
+    let out = match dtype {
+        DataType::Float32 => run::<f32>(plan, bytes, 0.0, |a, b| a + b),
+        DataType::Float64 => run::<f64>(plan, bytes, 0.0, |a, b| a + b),
+        DataType::Float16 => run::<f16>(plan, bytes, f16::ZERO, |a, b| a + b),
+        DataType::Bfloat16 => run::<bf16>(plan, bytes, bf16::ZERO, |a, b| a + b),
+        // Each part alone: real, imaginary, real, … is a float array of twice the elements.
+        DataType::Complex64 => run_parts::<f32>(plan, bytes, 0.0, |a, b| a + b),
+        DataType::Complex128 => run_parts::<f64>(plan, bytes, 0.0, |a, b| a + b),
+        _ => return Err(unsupported(dtype)),
+    };
+    Tensor::from_bytes(dtype, plan.in_shape().to_vec(), out)
+}
+
+fn unsupported(dtype: DataType) -> PadError {
+    let float = dtype.name().starts_with("float");
+    let reason = match float {
+        true => "its gradient is taken in float16, bfloat16, float32, float64 and the complex types only",
+        false => "integer, bool and string tensors have no gradient",
+    };
+    PadError::Unsupported { dtype: dtype.name(), reason: reason.into() }
+}
+
+/// The gradient in elements of `T`.
+fn run<T: bytemuck::Pod>(plan: &PadPlan, bytes: &[u8], zero: T, add: impl Fn(T, T) -> T + Copy) -> Vec<u8> {
+    let grad: Vec<T> = bytemuck::pod_collect_to_vec(bytes);
+    bytemuck::cast_slice(&adjoint(plan, grad, 1, zero, add)).to_vec()
+}
+
+/// The gradient of a complex type, its parts (`T` each, two an element) summed alone.
+fn run_parts<T: bytemuck::Pod>(plan: &PadPlan, bytes: &[u8], zero: T, add: impl Fn(T, T) -> T + Copy) -> Vec<u8> {
+    let grad: Vec<T> = bytemuck::pod_collect_to_vec(bytes);
+    bytemuck::cast_slice(&adjoint(plan, grad, 2, zero, add)).to_vec()
+}
+
+/// Axis by axis, the last first: each index of an axis that is padded or cropped gathers the
+/// sum of its images ([`images`], [`ordered_sum`]); an axis left as it is takes no sum.
+/// `parts` values make one element (2 for the complex types).
+fn adjoint<T: Copy>(plan: &PadPlan, mut grad: Vec<T>, parts: usize, zero: T, add: impl Fn(T, T) -> T + Copy) -> Vec<T> {
+    let mut shape = plan.out_shape().to_vec();
+    for (d, axis) in plan.axes().iter().enumerate().rev() {
+        if axis.is_identity() {
+            continue;
+        }
+        let inner: usize = shape[d + 1..].iter().product::<usize>() * parts;
+        let outer: usize = shape[..d].iter().product();
+        let (out_len, in_len) = (shape[d], axis.in_len);
+        let lists: Vec<Vec<usize>> = (0..in_len).map(|k| images(axis, plan.mode(), k)).collect();
+        let mut next = Vec::with_capacity(outer * in_len * inner);
+        for o in 0..outer {
+            let block = &grad[o * out_len * inner..(o + 1) * out_len * inner];
+            for list in &lists {
+                for i in 0..inner {
+                    next.push(ordered_sum(list.iter().map(|&y| block[y * inner + i]), list.len(), zero, add));
+                }
+            }
+        }
+        shape[d] = in_len;
+        grad = next;
+    }
+    grad
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reference::backward_by_scatter;
+    use crate::{Mode, PadRequest};
+
+    fn plan(dtype: DataType, shape: &[usize], pads: &[i64], mode: Mode) -> PadPlan {
+        PadPlan::new(dtype, shape, &PadRequest::new(pads.to_vec()).mode(mode)).unwrap()
+    }
+
+    /// Against the independent adjoint (each output position's gradient added into the input
+    /// element it read: reference.rs), on gradients of small integers, whose sums are exact
+    /// in any order: every mode, crops, pads of many periods, axes of one element, rank 1-4.
+    #[test]
+    fn the_adjoint_matches_the_scatter_on_exact_sums() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        let mut ran = 0;
+        for _ in 0..3000 {
+            let rank = 1 + next(4) as usize;
+            let shape: Vec<usize> = (0..rank).map(|_| 1 + next(5) as usize).collect();
+            let pads: Vec<i64> =
+                (0..2 * rank).map(|_| next(9) as i64 - 2 + if next(8) == 0 { 20 } else { 0 }).collect();
+            let mode = Mode::ALL[next(5) as usize];
+            let Ok(p) = PadPlan::new(DataType::Float32, &shape, &PadRequest::new(pads.clone()).mode(mode)) else {
+                continue;
+            };
+            let g: Vec<f32> = (0..p.out_len()).map(|_| next(17) as f32 - 8.0).collect();
+            let grad = Tensor::from_slice(DataType::Float32, p.out_shape().to_vec(), &g).unwrap();
+            let got = pad_backward(&p, &grad).unwrap();
+            let want = backward_by_scatter(&p, &grad);
+            assert_eq!(got.as_slice::<f32>(), want.as_slice::<f32>(), "{shape:?} {pads:?} {mode}");
+            ran += 1;
+        }
+        assert!(ran > 1500, "{ran}");
+    }
+
+    /// The other types: f64, f16, bf16 and complex, against the scatter on exact sums.
+    #[test]
+    fn every_float_type_sums_in_its_own_precision() {
+        let p = plan(DataType::Float32, &[3, 4], &[2, -1, 5, 3], Mode::Reflect);
+        for dtype in
+            [DataType::Float64, DataType::Float16, DataType::Bfloat16, DataType::Complex64, DataType::Complex128]
+        {
+            let q = PadPlan::new(dtype, &[3, 4], &PadRequest::new(vec![2, -1, 5, 3]).mode(Mode::Reflect)).unwrap();
+            let n = q.out_len() * if matches!(dtype, DataType::Complex64 | DataType::Complex128) { 2 } else { 1 };
+            let values: Vec<f64> = (0..n).map(|i| (i % 7) as f64 - 3.0).collect();
+            let bytes: Vec<u8> = match dtype {
+                DataType::Float64 | DataType::Complex128 => bytemuck::cast_slice(&values).to_vec(),
+                DataType::Complex64 => values.iter().flat_map(|&v| (v as f32).to_le_bytes()).collect(),
+                DataType::Float16 => values.iter().flat_map(|&v| f16::from_f64(v).to_le_bytes()).collect(),
+                _ => values.iter().flat_map(|&v| bf16::from_f64(v).to_le_bytes()).collect(),
+            };
+            let grad = Tensor::from_bytes(dtype, q.out_shape().to_vec(), bytes).unwrap();
+            let got = pad_backward(&q, &grad).unwrap();
+            assert_eq!(got.bytes(), backward_by_scatter(&q, &grad).bytes(), "{dtype}");
+            assert_eq!(got.shape(), p.in_shape());
+        }
+    }
+
+    /// Rounding shows the order: in f32, 1 + 2^-24 + 2^-24 depends on which two add first.
+    /// The kept position's gradient comes last, after both pads' (Burn's own order), so the
+    /// two small pad gradients of a reflected element meet first.
+    #[test]
+    fn the_pads_gradients_are_added_before_the_kept_ones() {
+        let p = plan(DataType::Float32, &[3], &[1, 1], Mode::Reflect); // 2 | 1 2 3 | 2
+        let tiny = 1.0 / (1u32 << 24) as f32;
+        let grad = Tensor::from_slice(DataType::Float32, vec![5], &[tiny, 0.0, 1.0, 0.0, tiny]).unwrap();
+        let got = pad_backward(&p, &grad).unwrap();
+        // Element 1 (the 2): (0 + tiny) + tiny, then + 1: 1 + 2^-23, where 1 first would lose both.
+        assert_eq!(got.as_slice::<f32>().unwrap()[1], 1.0 + 2.0 * tiny);
+        assert_ne!((1.0f32 + tiny) + tiny, 1.0 + 2.0 * tiny, "the order must show");
+    }
+
+    /// An axis left as it is takes no sum, so a -0.0 passes through it; a padded axis's sums
+    /// start at +0.0 (as Burn's own backward, which adds into zeros).
+    #[test]
+    fn an_untouched_axis_passes_negative_zero_through() {
+        let p = plan(DataType::Float32, &[2, 2], &[0, 0, 0, 0], Mode::Edge);
+        let grad = Tensor::from_slice(DataType::Float32, vec![2, 2], &[-0.0f32, 1.0, -0.0, 2.0]).unwrap();
+        let got = pad_backward(&p, &grad).unwrap();
+        assert_eq!(got.as_slice::<f32>().unwrap()[0].to_bits(), (-0.0f32).to_bits());
+        let p = plan(DataType::Float32, &[2, 2], &[0, 0, 1, 0], Mode::Constant);
+        let grad = Tensor::from_slice(DataType::Float32, vec![3, 2], &[-0.0f32, 1.0, -0.0, 2.0, 5.0, 5.0]).unwrap();
+        let got = pad_backward(&p, &grad).unwrap();
+        assert_eq!(got.as_slice::<f32>().unwrap()[0].to_bits(), 0.0f32.to_bits());
+    }
+
+    #[test]
+    fn integers_and_other_shapes_are_refused() {
+        let p = plan(DataType::Int32, &[3], &[1, 1], Mode::Edge);
+        let grad = Tensor::zeros(DataType::Int32, vec![5]).unwrap();
+        let e = pad_backward(&p, &grad).unwrap_err();
+        assert!(matches!(e, PadError::Unsupported { .. }) && e.to_string().contains("no gradient"), "{e}");
+        let p = plan(DataType::Float32, &[3], &[1, 1], Mode::Edge);
+        let e = pad_backward(&p, &Tensor::zeros(DataType::Float32, vec![4]).unwrap()).unwrap_err();
+        assert!(matches!(e, PadError::InvalidTensor { .. }) && e.to_string().contains("shape [5]"), "{e}");
+    }
+}

@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use super::buffers::{describe, pooled_buffer, upload, BufferPool, BufferRange, Role};
 use super::kernel::PadKernel;
+use super::program::{BufferView, Program};
 use crate::cpu;
 use crate::error::{PadError, Result};
 use crate::memory::OutputArena;
@@ -304,6 +305,46 @@ impl GpuContext {
         pollster::block_on(self.pad_waiting(plan, input, Wait::Here))
     }
 
+    /// The gradient of `plan`'s input from `grad_out`, the gradient of its output (of the
+    /// plan's type and output shape): each element the sum of `grad_out` over the output
+    /// positions that read it, in the one order `wgpu_pad::adjoint` documents, so the bits are
+    /// the CPU path's (`cpu::pad_backward`) and the same on every run. float32 runs on the GPU
+    /// (one dispatch); the other float types, and gradients past one binding, on the CPU path,
+    /// which says so (`ExecPath::CpuFallback`). Integer and bool tensors have no gradient.
+    pub async fn pad_backward(&self, plan: &PadPlan, grad_out: &Tensor) -> Result<Padded> {
+        self.backward_waiting(plan, grad_out, Wait::OnHelper).await
+    }
+
+    /// [`pad_backward`](Self::pad_backward), blocking this thread until the result is read.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn pad_backward_blocking(&self, plan: &PadPlan, grad_out: &Tensor) -> Result<Padded> {
+        pollster::block_on(self.backward_waiting(plan, grad_out, Wait::Here))
+    }
+
+    async fn backward_waiting(&self, plan: &PadPlan, grad_out: &Tensor, wait: Wait) -> Result<Padded> {
+        let dense = |n: u64| BufferView { offset: 0, strides: None, end: n, buffer_size: n.next_multiple_of(4).max(4) };
+        let (in_bytes, out_bytes) = plan.byte_sizes().unwrap_or((0, 0));
+        let refusal = match Program::backward(plan, &dense(out_bytes), &dense(in_bytes), &self.kernel.limits()) {
+            Ok(_) => None,
+            Err(e @ (PadError::GpuLimit { .. } | PadError::Unsupported { .. }))
+                if plan.dtype().name().starts_with("float") || plan.dtype().name().starts_with("complex") =>
+            {
+                Some(e.to_string())
+            }
+            Err(e) => return Err(e),
+        };
+        if grad_out.dtype() != plan.dtype() || grad_out.shape() != plan.out_shape() || refusal.is_some() {
+            // The CPU path checks the gradient's type and shape, and takes every float type.
+            let tensor = cpu::pad_backward(plan, grad_out)?;
+            let reason = refusal.unwrap_or_default();
+            log::warn!("wgpu-pad: {reason}; the gradient on the CPU path");
+            return Ok(Padded { tensor, path: ExecPath::CpuFallback { reason } });
+        }
+        self.check_lost()?;
+        let bytes = self.run(Work::Gradient(plan), grad_out.bytes().unwrap_or(&[]), in_bytes, wait).await?;
+        Ok(Padded { tensor: Tensor::from_bytes(plan.dtype(), plan.in_shape().to_vec(), bytes)?, path: ExecPath::Gpu })
+    }
+
     async fn pad_waiting(&self, plan: &PadPlan, input: &Tensor, wait: Wait) -> Result<Padded> {
         plan.check_input(input)?;
         let refusal = if !plan.dtype().gpu_capable() {
@@ -322,27 +363,27 @@ impl GpuContext {
         }
         self.check_lost()?;
         let (_, out_bytes) = plan.byte_sizes().unwrap_or((0, 0));
-        let bytes = self.run(plan, input.bytes().unwrap_or(&[]), out_bytes, wait).await?;
+        let bytes = self.run(Work::Pad(plan), input.bytes().unwrap_or(&[]), out_bytes, wait).await?;
         Ok(Padded { tensor: Tensor::from_bytes(plan.dtype(), plan.out_shape().to_vec(), bytes)?, path: ExecPath::Gpu })
     }
 
-    async fn run(&self, plan: &PadPlan, input: &[u8], out_bytes: u64, wait: Wait) -> Result<Vec<u8>> {
+    async fn run(&self, work: Work<'_>, input: &[u8], out_bytes: u64, wait: Wait) -> Result<Vec<u8>> {
         if out_bytes == 0 {
             return Ok(Vec::new());
         }
-        match self.run_once(plan, input, out_bytes, wait).await {
+        match self.run_once(work, input, out_bytes, wait).await {
             // Kept buffers may be what filled the device: drop them and try once more.
             Err(PadError::OutOfMemory { .. }) if self.pooled_bytes() > 0 => {
                 log::warn!("wgpu-pad: the GPU ran out of memory; dropping kept buffers and trying again");
                 self.release_buffers();
-                self.run_once(plan, input, out_bytes, wait).await
+                self.run_once(work, input, out_bytes, wait).await
             }
             result => result,
         }
     }
 
     /// Uploads, pads and reads back once, on buffers from the pool (given back when done).
-    async fn run_once(&self, plan: &PadPlan, input: &[u8], out_bytes: u64, wait: Wait) -> Result<Vec<u8>> {
+    async fn run_once(&self, work: Work<'_>, input: &[u8], out_bytes: u64, wait: Wait) -> Result<Vec<u8>> {
         let out_size = out_bytes.next_multiple_of(4);
         // Scopes are popped before any await, so the future stays Send.
         let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
@@ -359,7 +400,10 @@ impl GpuContext {
             let mut encoder = self.device.create_command_encoder(&Default::default());
             let in_range = BufferRange { size: Some(input.len() as u64), ..BufferRange::whole(&in_buf) };
             let out_range = BufferRange { size: Some(out_size), ..BufferRange::whole(&out_buf) };
-            self.kernel.encode(&mut encoder, plan, in_range, out_range)?;
+            match work {
+                Work::Pad(plan) => self.kernel.encode(&mut encoder, plan, in_range, out_range)?,
+                Work::Gradient(plan) => self.kernel.encode_backward(&mut encoder, plan, in_range, out_range)?,
+            };
             if let Some(readback) = &readback {
                 encoder.copy_buffer_to_buffer(&out_buf, 0, readback, 0, out_size);
             }
@@ -405,6 +449,13 @@ fn device_is_lost(device: &wgpu::Device) -> bool {
     // Popped now (the scope holds what the probe made the device say); the future is not needed.
     drop(scope.pop());
     lost
+}
+
+/// What a run dispatches: a pad, or a pad's gradient (its input the output's gradient).
+#[derive(Clone, Copy)]
+enum Work<'a> {
+    Pad(&'a PadPlan),
+    Gradient(&'a PadPlan),
 }
 
 /// Who drives wgpu until a readback is mapped, on native targets (in the browser, the event

@@ -421,6 +421,17 @@ impl PadKernel {
     /// The program of `plan` on these buffers, with the checks only buffers allow (usages,
     /// overlap, bindings inside the buffers).
     fn program(&self, plan: &PadPlan, input: &BufferRange<'_>, output: &BufferRange<'_>) -> Result<Program> {
+        self.program_of(input, output, |i, o, variant| super::layout::program(plan, i, o, &self.limits, variant))
+    }
+
+    /// A program from `make` (given the two views and the variant), with the checks only
+    /// buffers allow (usages, mapping, overlap); bindings inside the buffers `make` checks.
+    fn program_of(
+        &self,
+        input: &BufferRange<'_>,
+        output: &BufferRange<'_>,
+        make: impl FnOnce(&BufferView, &BufferView, KernelVariant) -> Result<Program>,
+    ) -> Result<Program> {
         for (which, r) in [(Side::Input, input), (Side::Output, output)] {
             let usage = r.buffer.usage();
             if !usage.contains(wgpu::BufferUsages::STORAGE) {
@@ -441,7 +452,7 @@ impl PadKernel {
             true => self.variant().with_writable_input(),
             false => self.variant(),
         };
-        let l = super::layout::program(plan, &input_view, &output_view, &self.limits, variant)?;
+        let l = make(&input_view, &output_view, variant)?;
         if let (true, Some((a0, a1)), Some((b0, b1))) = (input.buffer == output.buffer, l.input_span(), l.output_span())
         {
             if a0 < b1 && b0 < a1 {
@@ -458,7 +469,52 @@ impl PadKernel {
     /// [`PreparedPad::record`] as often as you like while the buffers stay the same.
     pub fn prepare(&self, plan: &PadPlan, input: BufferRange<'_>, output: BufferRange<'_>) -> Result<PreparedPad> {
         let l = self.program(plan, &input, &output)?;
-        let out_bytes = plan.byte_sizes().map_or(0, |b| b.1);
+        self.prepare_program(l, plan.byte_sizes().map_or(0, |b| b.1), input, output)
+    }
+
+    /// Prepares `plan`'s gradient: reads `grad_out` (the gradient of the pad's output, of the
+    /// plan's output shape) and writes `grad_in` (of its input shape), strided views included,
+    /// each element the sum of `grad_out` over the positions that read it in the order
+    /// `wgpu_pad::adjoint` documents: the bits of `cpu::pad_backward`, on every run. float32;
+    /// one dispatch ([`Program::backward`] says what it refuses). Record it as a pad.
+    pub fn prepare_backward(
+        &self,
+        plan: &PadPlan,
+        grad_out: BufferRange<'_>,
+        grad_in: BufferRange<'_>,
+    ) -> Result<PreparedPad> {
+        let l = self.program_of(&grad_out, &grad_in, |o, i, _| Program::backward(plan, o, i, &self.limits))?;
+        self.prepare_program(l, plan.byte_sizes().map_or(0, |b| b.0), grad_out, grad_in)
+    }
+
+    /// Records `plan`'s gradient into `encoder` in a compute pass of its own
+    /// ([`prepare_backward`](Self::prepare_backward)).
+    pub fn encode_backward(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        plan: &PadPlan,
+        grad_out: BufferRange<'_>,
+        grad_in: BufferRange<'_>,
+    ) -> Result<Encoded> {
+        let pad = self.prepare_backward(plan, grad_out, grad_in)?;
+        if pad.dispatch_count() > 0 {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("wgpu-pad gradient"),
+                timestamp_writes: None,
+            });
+            pad.record(&mut pass);
+        }
+        Ok(Encoded { dispatches: pad.dispatch_count(), out_bytes: pad.out_bytes })
+    }
+
+    /// Bind groups and the pipeline for a program; `out_bytes` its output's.
+    fn prepare_program(
+        &self,
+        l: Program,
+        out_bytes: u64,
+        input: BufferRange<'_>,
+        output: BufferRange<'_>,
+    ) -> Result<PreparedPad> {
         if l.dispatches().is_empty() {
             return Ok(PreparedPad { pipeline: None, dispatches: Vec::new(), out_bytes });
         }

@@ -20,7 +20,7 @@ use super::window::{Axis, WindowShape};
 /// Windows one pad may split into before the GPU path refuses it.
 const MAX_WINDOWS: usize = 1 << 16;
 
-fn limit(limit: GpuLimit, what: String) -> PadError {
+pub(super) fn limit(limit: GpuLimit, what: String) -> PadError {
     PadError::GpuLimit { limit, what }
 }
 
@@ -69,7 +69,7 @@ pub(super) fn program(
 }
 
 /// A buffer view with its side, for the checks' messages.
-fn view<'a>(which: Side, v: &BufferView<'a>) -> View<'a> {
+pub(super) fn view<'a>(which: Side, v: &BufferView<'a>) -> View<'a> {
     View { which, offset: v.offset, strides: v.strides, end: v.end, buffer_size: v.buffer_size }
 }
 
@@ -132,7 +132,7 @@ fn lay_out(
 
 /// The device's limits a plan must fit whatever the views: an alignment wgpu can bind at,
 /// a grid, and tensors within its largest buffer.
-fn check_device(plan: &PadPlan, limits: &DeviceLimits) -> Result<()> {
+pub(super) fn check_device(plan: &PadPlan, limits: &DeviceLimits) -> Result<()> {
     if !limits.storage_alignment.is_power_of_two() {
         return Err(PadError::DeviceUnsupported {
             missing: format!("min_storage_buffer_offset_alignment is {}, not a power of two", limits.storage_alignment),
@@ -158,7 +158,7 @@ fn check_device(plan: &PadPlan, limits: &DeviceLimits) -> Result<()> {
 
 /// A view's bytes lie inside its buffer, and the buffer within the device's largest: no
 /// offset arithmetic past them can overflow.
-fn check_view_bounds(v: &View, limits: &DeviceLimits) -> Result<()> {
+pub(super) fn check_view_bounds(v: &View, limits: &DeviceLimits) -> Result<()> {
     if v.end > v.buffer_size || v.offset > v.end {
         return Err(invalid(
             v.which,

@@ -23,6 +23,7 @@
 //! recording, through `Program`'s public API), `context` (`GpuContext`: device, upload,
 //! readback) and `buffers` (ranges, uploads, the pool).
 
+mod backward;
 #[cfg(feature = "wgpu")]
 mod buffers;
 #[cfg(feature = "wgpu")]

@@ -113,6 +113,62 @@ uniform! {
     }
 }
 
+uniform! {
+    /// One axis of the pad's gradient (`shaders/backward.wgsl`), outermost first in
+    /// [`BackParams::axes`]: the gradient of the input (`grad_in`, the dispatch's output) is
+    /// `in_len` long on it, the gradient of the pad's output (`grad_out`, read) `out_len`.
+    BackAxis {
+        in_len: u32 => "u32",
+        /// Magic multiplier and shift dividing by `in_len`.
+        in_magic: u32 => "u32",
+        in_shift: u32 => "u32",
+        out_len: u32 => "u32",
+        pad_before: u32 => "u32",
+        kept: u32 => "u32",
+        crop_start: u32 => "u32",
+        /// The mode's period along the axis, and its magic divisor.
+        period: u32 => "u32",
+        period_magic: u32 => "u32",
+        period_shift: u32 => "u32",
+        /// Element strides of `grad_out` and `grad_in`.
+        out_stride: u32 => "u32",
+        in_stride: u32 => "u32",
+        /// 1 where the axis is padded or cropped (its images are summed), 0 where it passes through.
+        touched: u32 => "u32",
+        _pad0: u32 => "u32",
+        _pad1: u32 => "u32",
+        _pad2: u32 => "u32",
+    }
+}
+
+uniform! {
+    /// The gradient's uniform: the same size as [`Params`], so that a host binds either alike.
+    BackParams {
+        rank: u32 => "u32",
+        /// Elements of `grad_in` the dispatch writes.
+        count: u32 => "u32",
+        /// Offsets of element 0 of `grad_out` and `grad_in` in their bindings.
+        out_base: u32 => "u32",
+        in_base: u32 => "u32",
+        /// The axis whose blocks a workgroup's lanes sum apart (the split pipeline).
+        split_axis: u32 => "u32",
+        _pad0: u32 => "u32",
+        _pad1: u32 => "u32",
+        _pad2: u32 => "u32",
+        _pad: [[u32; 4]; 2] => "array<vec4<u32>, 2>",
+        /// Outermost first.
+        axes: [BackAxis; MAX_RANK] => "array<BackAxis, MAX_RANK>",
+    }
+}
+
+impl BackParams {
+    pub fn zeroed() -> BackParams {
+        bytemuck::Zeroable::zeroed()
+    }
+}
+
+const _: () = assert!(std::mem::size_of::<BackParams>() == std::mem::size_of::<Params>());
+
 impl Params {
     pub fn zeroed() -> Params {
         bytemuck::Zeroable::zeroed()
@@ -212,17 +268,32 @@ mod tests {
     fn layout_matches_the_wgsl_struct() {
         use std::mem::size_of;
         let key = super::super::shader::PipelineKey::all_for(crate::Mode::Wrap, 1, Default::default())[0];
-        let module = naga::front::wgsl::parse_str(&key.wgsl()).expect("the shader parses");
-        let members = |name: &str| {
-            let (_, ty) = module.types.iter().find(|(_, t)| t.name.as_deref() == Some(name)).expect(name);
-            let naga::TypeInner::Struct { members, span } = &ty.inner else { panic!("{name} is not a struct") };
-            let mut layouter = naga::proc::Layouter::default();
-            layouter.update(module.to_ctx()).unwrap();
-            let list: Vec<(String, u32, u32)> =
-                members.iter().map(|m| (m.name.clone().unwrap(), m.offset, layouter[m.ty].size)).collect();
-            (list, *span)
-        };
-        assert_eq!(members("AxisParams"), (AxisParams::fields(), size_of::<AxisParams>() as u32));
-        assert_eq!(members("Params"), (Params::fields(), size_of::<Params>() as u32));
+        let gradient = super::super::backward::wgsl(crate::Mode::Wrap, WORKGROUP, true);
+        for src in [key.wgsl(), gradient] {
+            let module = naga::front::wgsl::parse_str(&src).expect("the shader parses");
+            let members = |name: &str| {
+                let (_, ty) = module.types.iter().find(|(_, t)| t.name.as_deref() == Some(name))?;
+                let naga::TypeInner::Struct { members, span } = &ty.inner else { panic!("{name} is not a struct") };
+                let mut layouter = naga::proc::Layouter::default();
+                layouter.update(module.to_ctx()).unwrap();
+                let list: Vec<(String, u32, u32)> =
+                    members.iter().map(|m| (m.name.clone().unwrap(), m.offset, layouter[m.ty].size)).collect();
+                Some((list, *span))
+            };
+            let structs = [
+                ("AxisParams", AxisParams::fields(), size_of::<AxisParams>()),
+                ("Params", Params::fields(), size_of::<Params>()),
+                ("BackAxis", BackAxis::fields(), size_of::<BackAxis>()),
+                ("BackParams", BackParams::fields(), size_of::<BackParams>()),
+            ];
+            let mut found = 0;
+            for (name, fields, size) in structs {
+                if let Some(got) = members(name) {
+                    assert_eq!(got, (fields, size as u32), "{name}");
+                    found += 1;
+                }
+            }
+            assert_eq!(found, 2, "each shader declares its two structs");
+        }
     }
 }

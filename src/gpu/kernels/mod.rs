@@ -168,6 +168,9 @@ pub(crate) enum Shader {
     Narrow(narrow::NarrowShader),
     /// Dense rows in 16-byte words.
     Rows16,
+    /// The pad's gradient (`gpu/backward.rs`; its WGSL assembled there, by mode): a lane an
+    /// element, or (`split`) a workgroup an element, one axis's long sums over its lanes.
+    Backward { split: bool },
 }
 
 impl Shader {
@@ -201,6 +204,7 @@ impl Shader {
     pub(crate) fn word_defs(self, word_bytes: u8) -> &'static str {
         match (self, word_bytes) {
             (Shader::Rows16, _) => "alias WORD = vec4<u32>;\n",
+            (Shader::Backward { .. }, _) => "alias WORD = f32;\n",
             (_, 1 | 2) => "alias WORD = u32;\n",
             (_, 4) => "alias WORD = u32;\nfn constant_word() -> WORD { return P.constant.x; }\n",
             (_, 8) => "alias WORD = vec2<u32>;\nfn constant_word() -> WORD { return P.constant.xy; }\n",
@@ -212,7 +216,7 @@ impl Shader {
     pub(crate) fn workgroup(self) -> u32 {
         match self {
             Shader::Flat(grid) => grid.workgroup,
-            Shader::Rows(_) | Shader::Narrow(_) | Shader::Rows16 => WORKGROUP,
+            Shader::Rows(_) | Shader::Narrow(_) | Shader::Rows16 | Shader::Backward { .. } => WORKGROUP,
         }
     }
 
@@ -223,6 +227,7 @@ impl Shader {
             Shader::Flat(grid) => grid.constants(),
             Shader::Narrow(n) => n.constants(word_bytes),
             Shader::Rows16 => rows16::constants(word_bytes),
+            Shader::Backward { .. } => Vec::new(),
         }
     }
 
@@ -233,6 +238,7 @@ impl Shader {
             Shader::Flat(grid) => grid.wgsl(),
             Shader::Narrow(n) => n.wgsl(),
             Shader::Rows16 => rows16::wgsl(),
+            Shader::Backward { .. } => String::new(),
         }
     }
 
@@ -243,6 +249,7 @@ impl Shader {
             Shader::Flat(grid) => grid.label(),
             Shader::Narrow(n) => n.label(),
             Shader::Rows16 => " rows16".to_string(),
+            Shader::Backward { split } => format!(" gradient{}", if split { " split" } else { "" }),
         }
     }
 }

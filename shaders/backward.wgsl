@@ -1,0 +1,278 @@
+// The pad's gradient (src/gpu/backward.rs), a gather: each element of grad_in (the dispatch's
+// output, dst) the sum of grad_out (src) over the output positions that read it, in the order
+// src/adjoint.rs documents: axis by axis, the last innermost; an untouched axis takes no sum;
+// each touched axis's images added from +0.0 (pad before ascending, pad after ascending, the
+// kept one last), a sum of more than a block's terms in blocks, the blocks' sums in order.
+// Elements are f32 (WORD); P is a BackParams, its axes outermost first. The mode's `list`
+// (appended after this file) says, for kept index j of axis d, where its images are.
+//
+// SPLIT (a pipeline constant): a workgroup an element, the blocks of its axis P.split_axis on
+// as many lanes, their sums added in order (long sums: a wrap of many periods); else a lane an
+// element, every sum in order on it.
+
+// An axis's images of one kept index, ascending: the a-th is residue s0 or s1 (a % c) plus
+// (a / c) periods; `count` of them, the kept one the `kept_at`-th.
+struct List {
+    count: u32,
+    kept_at: u32,
+    s0: u32,
+    s1: u32,
+    c: u32,
+    period: u32,
+}
+
+// The t-th image in the order of the sums: the ascending ones before the kept one, those
+// after it, the kept one last.
+fn image(l: List, t: u32) -> u32 {
+    var a = t;
+    if (t + 1u == l.count) {
+        a = l.kept_at;
+    } else if (t >= l.kept_at) {
+        a = t + 1u;
+    }
+    let two = l.c == 2u;
+    return select(l.s0, l.s1, two && (a & 1u) == 1u) + select(a, a >> 1u, two) * l.period;
+}
+
+// The high 32 bits of a * b.
+fn mulhi(a: u32, b: u32) -> u32 {
+    let a_lo = a & 0xffffu;
+    let a_hi = a >> 16u;
+    let b_lo = b & 0xffffu;
+    let b_hi = b >> 16u;
+    let t = a_hi * b_lo + ((a_lo * b_lo) >> 16u);
+    let u = (t & 0xffffu) + a_lo * b_hi;
+    return a_hi * b_hi + (t >> 16u) + (u >> 16u);
+}
+
+// n / d for n < 2^31, given d's magic multiplier and shift (magic 0: d == 1).
+fn divide(n: u32, magic: u32, shift: u32) -> u32 {
+    return select(mulhi(n, magic) >> shift, n, magic == MAGIC_DIVIDE_BY_ONE);
+}
+
+// Terms a block of a sum of n terms holds (src/adjoint.rs's block_len).
+fn block_len(n: u32) -> u32 {
+    return max((n + MAX_BLOCKS - 1u) / MAX_BLOCKS, BLOCK);
+}
+
+fn load_src(i: u32) -> WORD {
+    return src[i];
+}
+
+fn store_dst(i: u32, v: WORD) {
+    dst[i] = v;
+}
+
+// The element's levels: its touched axes with more than one image, outermost first (an axis
+// of one image adds its one term to +0.0: the `+ 0.0` the result takes where it has any).
+var<private> lists: array<List, MAX_RANK>;
+var<private> strides: array<u32, MAX_RANK>;
+var<private> axis_of: array<u32, MAX_RANK>;
+var<private> levels: u32;
+
+// An odometer over levels [first, last): each level's image t, the sums of its finished
+// blocks (total) and of its open one (block), the terms in that block, and the offset of the
+// position through it (at).
+struct Odometer {
+    t: array<u32, MAX_RANK>,
+    total: array<f32, MAX_RANK>,
+    block: array<f32, MAX_RANK>,
+    in_block: array<u32, MAX_RANK>,
+    at: array<u32, MAX_RANK>,
+}
+
+// Positions through levels [moved, last), from the offset through level moved - 1 (base where
+// moved is first).
+fn walk_levels(o: ptr<function, Odometer>, moved: u32, first: u32, last: u32, base: u32) {
+    for (var l = moved; l < last; l++) {
+        let outside = select((*o).at[max(l, 1u) - 1u], base, l == first);
+        (*o).at[l] = outside + image(lists[l], (*o).t[l]) * strides[l];
+    }
+}
+
+fn start(o: ptr<function, Odometer>, first: u32, last: u32, base: u32) {
+    for (var l = first; l < last; l++) {
+        (*o).t[l] = 0u;
+        (*o).total[l] = 0.0;
+        (*o).block[l] = 0.0;
+        (*o).in_block[l] = 0u;
+    }
+    walk_levels(o, first, first, last, base);
+}
+
+// Adds `term` at level last - 1, each finished level's sum joining the one outside it; returns
+// the level whose image moved (positions from it are walked again), or `last` where level
+// `first` finished (its sum in total[first]).
+fn add(o: ptr<function, Odometer>, first: u32, last: u32, term_in: f32) -> u32 {
+    var term = term_in;
+    var l = last - 1u;
+    loop {
+        (*o).block[l] += term;
+        (*o).in_block[l] += 1u;
+        (*o).t[l] += 1u;
+        let n = lists[l].count;
+        if ((*o).in_block[l] == block_len(n) || (*o).t[l] == n) {
+            (*o).total[l] += (*o).block[l];
+            (*o).block[l] = 0.0;
+            (*o).in_block[l] = 0u;
+        }
+        if ((*o).t[l] < n) {
+            return l;
+        }
+        if (l == first) {
+            return last;
+        }
+        term = (*o).total[l];
+        (*o).t[l] = 0u;
+        (*o).total[l] = 0.0;
+        l -= 1u;
+    }
+    return last;
+}
+
+// The sum over levels [first, levels) of grad_out, from offset `base` through the levels
+// outside them.
+fn nest(first: u32, base: u32) -> f32 {
+    if (first == levels) {
+        return load_src(base);
+    }
+    var o: Odometer;
+    start(&o, first, levels, base);
+    loop {
+        let moved = add(&o, first, levels, load_src(o.at[levels - 1u]));
+        if (moved == levels) {
+            return o.total[first];
+        }
+        walk_levels(&o, moved, first, levels, base);
+    }
+    return 0.0;
+}
+
+// v + 0.0 where `touched` (an axis of one image adds its term to +0.0): -0.0 becomes +0.0,
+// every other value stays (written out, so that no compiler folds the addition away).
+fn plus_zero(v: f32, touched: bool) -> f32 {
+    return select(v, 0.0, touched && bitcast<u32>(v) == 0x80000000u);
+}
+
+// SPLIT: level s's blocks, a lane each, each the sum over its images of the nest inside it,
+// then added in order by every lane alike.
+var<workgroup> block_sums: array<f32, MAX_BLOCKS>;
+
+fn split_sum(s: u32, base: u32, lid: u32) -> f32 {
+    let n = lists[s].count;
+    let b = block_len(n);
+    let blocks = (n + b - 1u) / b;
+    var part = 0.0;
+    for (var t = lid * b; t < min(lid * b + b, n); t++) {
+        part += nest(s + 1u, base + image(lists[s], t) * strides[s]);
+    }
+    block_sums[lid] = part;
+    workgroupBarrier();
+    var sum = 0.0;
+    for (var i = 0u; i < blocks; i++) {
+        sum += block_sums[i];
+    }
+    workgroupBarrier();
+    return sum;
+}
+
+// The element's coordinates off its flat index; the offset of its one image on the axes
+// without levels; its levels. Returns (the grad_out offset outside the levels, the grad_in
+// offset, 1 where it has any touched axis, 1 where it is kept on every axis).
+fn element(e: u32) -> vec4<u32> {
+    var rest = e;
+    var k_of: array<u32, MAX_RANK>;
+    var dst_at = P.in_base;
+    for (var i = 0u; i < P.rank; i++) {
+        let d = P.rank - 1u - i;
+        let a = P.axes[d];
+        var k = rest;
+        if (d > 0u) {
+            rest = divide(rest, a.in_magic, a.in_shift);
+            k = k - rest * a.in_len;
+        }
+        k_of[d] = k;
+        dst_at += k * a.in_stride;
+    }
+    var fixed = P.out_base;
+    var touched = 0u;
+    levels = 0u;
+    for (var d = 0u; d < P.rank; d++) {
+        let a = P.axes[d];
+        let k = k_of[d];
+        if (a.touched == 0u) {
+            fixed += k * a.out_stride;
+            continue;
+        }
+        touched = 1u;
+        let j = k - a.crop_start; // wraps past kept where cropped away before
+        if (j >= a.kept) {
+            return vec4<u32>(0u, dst_at, 1u, 0u);
+        }
+        let l = list(d, j);
+        if (l.count == 1u) {
+            fixed += image(l, 0u) * a.out_stride;
+        } else {
+            lists[levels] = l;
+            strides[levels] = a.out_stride;
+            axis_of[levels] = d;
+            levels += 1u;
+        }
+    }
+    return vec4<u32>(fixed, dst_at, touched, 1u);
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn main(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    if (!SPLIT) {
+        let e = gid.x + gid.y * nwg.x * WORKGROUP;
+        if (e >= P.count) {
+            return;
+        }
+        let at = element(e);
+        var v = 0.0;
+        if (at.w == 1u) {
+            v = nest(0u, at.x);
+        }
+        store_dst(at.y, plus_zero(v, at.z == 1u));
+        return;
+    }
+    // A workgroup an element: every lane walks the levels outside the split one alike.
+    let e = wid.x + wid.y * nwg.x;
+    if (e >= P.count) {
+        return;
+    }
+    let at = element(e);
+    var s = levels;
+    for (var l = 0u; l < levels; l++) {
+        if (axis_of[l] == P.split_axis) {
+            s = l;
+        }
+    }
+    var v = 0.0;
+    if (at.w == 1u && s == levels) {
+        // Its split axis has one image here: no long sum.
+        v = nest(0u, at.x);
+    } else if (at.w == 1u && s == 0u) {
+        v = split_sum(0u, at.x, lid);
+    } else if (at.w == 1u) {
+        var o: Odometer;
+        start(&o, 0u, s, at.x);
+        loop {
+            let moved = add(&o, 0u, s, split_sum(s, o.at[s - 1u], lid));
+            if (moved == s) {
+                v = o.total[0];
+                break;
+            }
+            walk_levels(&o, moved, 0u, s, at.x);
+        }
+    }
+    if (lid == 0u) {
+        store_dst(at.y, plus_zero(v, at.z == 1u));
+    }
+}

@@ -1,0 +1,265 @@
+//! The pad's gradient on the GPU as a [`Program`] (`shaders/backward.wgsl`): a gather, a lane
+//! an element of the input's gradient summing the output's gradient over the positions that
+//! read it, in the order `crate::adjoint` documents, so its bits are `cpu::pad_backward`'s.
+//! One dispatch a pad: its two views must each fit one binding (a `GpuLimit` otherwise,
+//! which `GpuContext::pad_backward` answers on the CPU path). float32.
+
+use crate::error::{GpuLimit, PadError, Result, Side};
+use crate::mode::Mode;
+use crate::plan::PadPlan;
+
+use super::kernels::Shader;
+use super::layout::{check_device, check_view_bounds, limit, view};
+use super::params::{declare, magic_divisor, BackAxis, BackParams, Params, WgslValue, INDEX_LIMIT, MAX_RANK};
+use super::program::{BufferView, DeviceLimits, Dispatch, Program};
+use super::shader::PipelineKey;
+use super::view::{check_no_self_overlap, view_strides, View};
+use crate::adjoint::{block_len, BLOCK, MAX_BLOCKS};
+use crate::DataType;
+
+impl Program {
+    /// The program of `plan`'s gradient: reads `grad_out` (the gradient of the pad's output:
+    /// the plan's output shape) and writes `grad_in` (of its input shape), any strides on
+    /// either side, on a device with `limits`. Each element of `grad_in` is the sum of
+    /// `grad_out` over the output positions that read it, in `crate::adjoint`'s order: the
+    /// bits of `cpu::pad_backward`. float32 only; one dispatch, so each view must fit one
+    /// storage binding (`PadError::GpuLimit` otherwise). Everything is checked here.
+    pub fn backward(
+        plan: &PadPlan,
+        grad_out: &BufferView,
+        grad_in: &BufferView,
+        limits: &DeviceLimits,
+    ) -> Result<Program> {
+        if plan.dtype() != DataType::Float32 {
+            let reason = match plan.dtype().name().starts_with("float") || plan.dtype().name().starts_with("complex") {
+                true => "the GPU's gradient is float32's; cpu::pad_backward takes the other float types",
+                false => "integer, bool and string tensors have no gradient",
+            };
+            return Err(PadError::Unsupported { dtype: plan.dtype().name(), reason: reason.into() });
+        }
+        check_device(plan, limits)?;
+        let (read, write) = (view(Side::Input, grad_out), view(Side::Output, grad_in));
+        for v in [&read, &write] {
+            check_view_bounds(v, limits)?;
+        }
+        let (out_strides, out_span) = view_strides(&read, plan.out_shape(), 4)?;
+        let (in_strides, in_span) = view_strides(&write, plan.in_shape(), 4)?;
+        if in_span.is_some() {
+            check_no_self_overlap(plan.in_shape(), &in_strides)?;
+        }
+        // The terms a lane sums at most: each touched axis's most images an index has; where
+        // the most of any axis passes a block, that axis's blocks go to a workgroup's lanes.
+        let counts: Vec<u64> = plan.axes().iter().map(|a| most_images(a, plan.mode())).collect();
+        let (split_axis, &most) = counts.iter().enumerate().max_by_key(|&(_, c)| *c).unwrap_or((0, &1));
+        let split = most > BLOCK as u64;
+        let lane_terms = counts.iter().product::<u64>() / if split { most } else { 1 }
+            * if split { (block_len(most as usize) as u64).max(MAX_BLOCKS as u64) } else { 1 };
+        if lane_terms > LANE_TERMS {
+            return Err(limit(
+                GpuLimit::IndexRange,
+                format!("an element's gradient sums up to {lane_terms} terms on one lane; the GPU's gradient takes at most {LANE_TERMS}"),
+            ));
+        }
+        let key = PipelineKey::new(plan.mode(), 4, false, Shader::Backward { split }, false);
+        let mut program = Program { key, dispatches: Vec::new(), in_span: out_span, out_span: in_span };
+        let Some(in_span) = in_span else { return Ok(program) };
+        let rank = plan.axes().len();
+        if rank > MAX_RANK {
+            return Err(limit(GpuLimit::Rank, format!("{rank} axes; the GPU's gradient takes at most {MAX_RANK}")));
+        }
+        let count = plan.in_len() as u64;
+        if count >= INDEX_LIMIT {
+            return Err(limit(
+                GpuLimit::IndexRange,
+                format!("{count} input elements; the GPU's gradient needs under 2^31"),
+            ));
+        }
+        let output = binding(&write, in_span, limits)?;
+        let input = out_span.map(|span| binding(&read, span, limits)).transpose()?;
+        let mut p = BackParams::zeroed();
+        p.rank = rank as u32;
+        p.count = count as u32;
+        p.out_base = input.map_or(0, |(start, _)| ((grad_out.offset - start) / 4) as u32);
+        p.in_base = ((grad_in.offset - output.0) / 4) as u32;
+        p.split_axis = split_axis as u32;
+        for (d, a) in plan.axes().iter().enumerate() {
+            let period = plan.mode().period(a.kept as u64);
+            if a.out_len as u64 + period >= INDEX_LIMIT || a.in_len as u64 >= INDEX_LIMIT {
+                return Err(limit(
+                    GpuLimit::IndexRange,
+                    format!("axis {d} has {} output elements and a period of {period}; the GPU path needs their sum under 2^31", a.out_len),
+                ));
+            }
+            let (in_magic, in_shift) = magic_divisor(a.in_len.max(1) as u32);
+            let (period_magic, period_shift) = magic_divisor(period as u32);
+            p.axes[d] = BackAxis {
+                in_len: a.in_len as u32,
+                in_magic,
+                in_shift,
+                out_len: a.out_len as u32,
+                pad_before: a.pad_before as u32,
+                kept: a.kept as u32,
+                crop_start: a.crop_start as u32,
+                period: period as u32,
+                period_magic,
+                period_shift,
+                out_stride: out_strides[d] as u32,
+                in_stride: in_strides[d] as u32,
+                touched: u32::from(!a.is_identity()),
+                ..BackAxis::default()
+            };
+        }
+        // A lane an element, or a workgroup an element where its sums are split.
+        let groups = if split { count } else { count.div_ceil(super::params::WORKGROUP as u64) };
+        let x = groups.min(limits.max_groups as u64).max(1);
+        let workgroups = [x as u32, groups.div_ceil(x) as u32, 1];
+        if workgroups[1] as u64 > limits.max_groups as u64 {
+            return Err(limit(
+                GpuLimit::IndexRange,
+                format!("{count} elements need more workgroups than the grid holds"),
+            ));
+        }
+        let params: Params = bytemuck::cast(p);
+        program.dispatches.push(Dispatch { params, workgroups, input, output });
+        Ok(program)
+    }
+}
+
+/// The terms one lane may sum (a bound a software GPU holds shaders to: lavapipe leaves a
+/// loop after 65,535 iterations an invocation, a few of which a term takes).
+const LANE_TERMS: u64 = 8192;
+
+/// The most images any index of `axis` has in `mode` (1 for an axis left as it is).
+fn most_images(axis: &crate::plan::AxisMap, mode: Mode) -> u64 {
+    if axis.is_identity() || axis.kept == 0 {
+        return 1;
+    }
+    let (out, n) = (axis.out_len as u64, axis.kept as u64);
+    match mode {
+        Mode::Constant => 1,
+        Mode::Edge if n == 1 => out,
+        Mode::Edge => (axis.pad_before.max(axis.pad_after) + 1) as u64,
+        Mode::Wrap => out.div_ceil(n),
+        // Two images a period: its index and the mirror image.
+        _ => 2 * out.div_ceil(mode.period(n)),
+    }
+}
+
+/// A view's one binding: its span from an aligned start, in whole words; offsets within it
+/// in u32 elements. A `GpuLimit` where it does not fit the device's bindings.
+fn binding(v: &View, (start, end): (u64, u64), limits: &DeviceLimits) -> Result<(u64, u64)> {
+    let align = limits.storage_alignment.max(4);
+    let start = start / align * align;
+    let size = end.next_multiple_of(4) - start;
+    let max = limits.max_binding.min(u32::MAX as u64 * 4);
+    if size > max || end.next_multiple_of(4) > v.buffer_size {
+        return match size > max {
+            true => Err(limit(
+                GpuLimit::Windows,
+                format!(
+                    "the gradient's {} view needs a binding of {size} bytes; the device binds at most {max}, and the GPU's gradient runs in one",
+                    v.which
+                ),
+            )),
+            false => Err(PadError::BufferTooSmall {
+                which: v.which,
+                needed: end.next_multiple_of(4) - v.offset,
+                offset: v.offset,
+                size: v.buffer_size,
+            }),
+        };
+    }
+    Ok((start, size))
+}
+
+/// The gradient pipeline's WGSL for `mode`: its uniform, constants and bindings, then the
+/// kernel and the mode's `list` of images.
+pub(crate) fn wgsl(mode: Mode, workgroup: u32, split: bool) -> String {
+    let mirror = match mode {
+        Mode::Reflect => 1,
+        Mode::Symmetric => 2,
+        _ => 0,
+    };
+    let constants = declare(&[
+        ("MAX_RANK", WgslValue::U32(MAX_RANK as u32)),
+        ("WORKGROUP", WgslValue::U32(workgroup)),
+        ("MAGIC_DIVIDE_BY_ONE", WgslValue::U32(super::params::MAGIC_DIVIDE_BY_ONE)),
+        ("BLOCK", WgslValue::U32(BLOCK as u32)),
+        ("MAX_BLOCKS", WgslValue::U32(MAX_BLOCKS as u32)),
+        ("MIRROR", WgslValue::U32(mirror)),
+        ("SPLIT", WgslValue::Bool(split)),
+    ]);
+    let list = match mode {
+        Mode::Constant => include_str!("../../shaders/backward/constant.wgsl"),
+        Mode::Edge => include_str!("../../shaders/backward/edge.wgsl"),
+        _ => include_str!("../../shaders/backward/periodic.wgsl"),
+    };
+    format!(
+        "{}{}{constants}alias WORD = f32;\n\
+         @group(0) @binding(0) var<uniform> P: BackParams;\n\
+         @group(0) @binding(1) var<storage, read_write> src: array<WORD>;\n\
+         @group(0) @binding(2) var<storage, read_write> dst: array<WORD>;\n\n{}\n{list}",
+        BackAxis::WGSL,
+        BackParams::WGSL,
+        include_str!("../../shaders/backward.wgsl")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::PadRequest;
+
+    /// The gradient's pipelines are valid WGSL, every mode.
+    #[cfg(not(miri))]
+    #[test]
+    fn every_gradient_shader_is_valid_wgsl() {
+        for mode in Mode::ALL {
+            for split in [false, true] {
+                let src = wgsl(mode, 64, split);
+                let module =
+                    naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| panic!("{mode}: {}", e.emit_to_string(&src)));
+                naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
+                    .validate(&module)
+                    .unwrap_or_else(|e| panic!("{mode}: {e:?}"));
+            }
+        }
+    }
+
+    /// Programs of the gradient: one dispatch covering every element of grad_in, the types
+    /// refused by name, views that do not fit one binding a GpuLimit.
+    #[test]
+    fn a_gradient_program_is_one_dispatch() {
+        let limits = DeviceLimits::WEBGPU_DEFAULT;
+        let plan =
+            PadPlan::new(DataType::Float32, &[5, 7], &PadRequest::new(vec![1, 2, 3, 4]).mode(Mode::Wrap)).unwrap();
+        let (i, o) = plan.byte_sizes().unwrap();
+        let p = Program::backward(&plan, &BufferView::dense(0, o), &BufferView::dense(0, i), &limits).unwrap();
+        assert_eq!(p.dispatches().len(), 1);
+        let d = &p.dispatches()[0];
+        assert_eq!((d.workgroups(), d.input(), d.output()), ([1, 1, 1], Some((0, o)), (0, i)));
+        assert!(p.wgsl().contains("fn below("), "wrap's list");
+        assert!(p.wgsl().contains("const SPLIT: bool = false;"), "short sums: a lane an element");
+        // A 2-element axis wrapped by 30,000 a side: 15,001 images an element, in 59 blocks
+        // of 256 on a workgroup's lanes; a workgroup an element.
+        let wide =
+            PadPlan::new(DataType::Float32, &[2], &PadRequest::new(vec![30000, 30000]).mode(Mode::Wrap)).unwrap();
+        let (wi, wo) = wide.byte_sizes().unwrap();
+        let p = Program::backward(&wide, &BufferView::dense(0, wo), &BufferView::dense(0, wi), &limits).unwrap();
+        assert!(p.wgsl().contains("const SPLIT: bool = true;"));
+        assert_eq!(p.dispatches()[0].workgroups(), [2, 1, 1]);
+        // Long sums on two axes: past a lane's bound, refused (the CPU path runs it).
+        let both =
+            PadPlan::new(DataType::Float32, &[2, 2], &PadRequest::new(vec![300, 300, 300, 300]).mode(Mode::Wrap))
+                .unwrap();
+        let (bi, bo) = both.byte_sizes().unwrap();
+        let e = Program::backward(&both, &BufferView::dense(0, bo), &BufferView::dense(0, bi), &limits).unwrap_err();
+        assert!(matches!(e, PadError::GpuLimit { limit: GpuLimit::IndexRange, .. }), "{e}");
+        let ints = PadPlan::new(DataType::Int32, &[5], &PadRequest::new(vec![1, 1])).unwrap();
+        let e = Program::backward(&ints, &BufferView::dense(0, 28), &BufferView::dense(0, 20), &limits).unwrap_err();
+        assert!(e.to_string().contains("no gradient"), "{e}");
+        let small = DeviceLimits { max_binding: 64, ..limits };
+        let e = Program::backward(&plan, &BufferView::dense(0, o), &BufferView::dense(0, i), &small).unwrap_err();
+        assert!(matches!(e, PadError::GpuLimit { limit: GpuLimit::Windows, .. }), "{e}");
+    }
+}

@@ -157,23 +157,50 @@ fn plus_zero(v: f32, touched: bool) -> f32 {
 // SPLIT: level s's blocks, a lane each, each the sum over its images of the nest inside it,
 // then added in order by every lane alike.
 var<workgroup> block_sums: array<f32, MAX_BLOCKS>;
+// SPLIT: the walk's decisions, lane 0's, read back uniform.
+var<workgroup> decision: vec4<u32>;
 
 fn split_sum(s: u32, base: u32, lid: u32) -> f32 {
+    block_sums[lid] = block_part(s, base, lid);
+    workgroupBarrier();
+    let sum = sum_blocks(s);
+    workgroupBarrier();
+    return sum;
+}
+
+// This lane's block of level s: the nest inside it over the block's images, in order from +0.0.
+// (Loops whose trip counts differ between lanes live in functions of their own: after such a
+// loop a caller's control flow would count as non-uniform, and the barriers need it uniform.)
+fn block_part(s: u32, base: u32, lid: u32) -> f32 {
     let n = lists[s].count;
     let b = block_len(n);
-    let blocks = (n + b - 1u) / b;
     var part = 0.0;
     for (var t = lid * b; t < min(lid * b + b, n); t++) {
         part += nest(s + 1u, base + image(lists[s], t) * strides[s]);
     }
-    block_sums[lid] = part;
-    workgroupBarrier();
+    return part;
+}
+
+// The blocks' sums of level s, in order from +0.0.
+fn sum_blocks(s: u32) -> f32 {
+    let n = lists[s].count;
+    let b = block_len(n);
     var sum = 0.0;
-    for (var i = 0u; i < blocks; i++) {
+    for (var i = 0u; i < (n + b - 1u) / b; i++) {
         sum += block_sums[i];
     }
-    workgroupBarrier();
     return sum;
+}
+
+// The level of the element's split axis (`levels` where that axis has one image here).
+fn split_level() -> u32 {
+    var s = levels;
+    for (var l = 0u; l < levels; l++) {
+        if (axis_of[l] == P.split_axis) {
+            s = l;
+        }
+    }
+    return s;
 }
 
 // The element's coordinates off its flat index; the offset of its one image on the axes
@@ -229,50 +256,67 @@ fn main(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    if (!SPLIT) {
-        let e = gid.x + gid.y * nwg.x * WORKGROUP;
-        if (e >= P.count) {
-            return;
-        }
-        let at = element(e);
-        var v = 0.0;
-        if (at.w == 1u) {
-            v = nest(0u, at.x);
-        }
-        store_dst(at.y, plus_zero(v, at.z == 1u));
-        return;
+    if (SPLIT) {
+        element_on_workgroup(wid.x + wid.y * nwg.x, lid);
+    } else {
+        element_on_lane(gid.x + gid.y * nwg.x * WORKGROUP);
     }
-    // A workgroup an element: every lane walks the levels outside the split one alike.
-    let e = wid.x + wid.y * nwg.x;
+}
+
+// A lane an element: every sum in order on it.
+fn element_on_lane(e: u32) {
     if (e >= P.count) {
         return;
     }
     let at = element(e);
-    var s = levels;
-    for (var l = 0u; l < levels; l++) {
-        if (axis_of[l] == P.split_axis) {
-            s = l;
-        }
-    }
     var v = 0.0;
-    if (at.w == 1u && s == levels) {
+    if (at.w == 1u) {
+        v = nest(0u, at.x);
+    }
+    store_dst(at.y, plus_zero(v, at.z == 1u));
+}
+
+// A workgroup an element: every lane walks the levels outside the split one alike, each
+// decision on the walk read back through workgroupUniformLoad (what the lanes keep in
+// private memory a compiler cannot prove uniform, and the barriers need it so).
+fn element_on_workgroup(e: u32, lid: u32) {
+    if (e >= P.count) {
+        return;
+    }
+    let at = element(e);
+    let s = split_level();
+    if (lid == 0u) {
+        decision = vec4<u32>(at.w, s, levels, 0u);
+    }
+    let uniform = workgroupUniformLoad(&decision);
+    let split = uniform.y;
+    var v = 0.0;
+    if (uniform.x == 1u && split == uniform.z) {
         // Its split axis has one image here: no long sum.
         v = nest(0u, at.x);
-    } else if (at.w == 1u && s == 0u) {
+    } else if (uniform.x == 1u && split == 0u) {
         v = split_sum(0u, at.x, lid);
-    } else if (at.w == 1u) {
-        var o: Odometer;
-        start(&o, 0u, s, at.x);
-        loop {
-            let moved = add(&o, 0u, s, split_sum(s, o.at[s - 1u], lid));
-            if (moved == s) {
-                v = o.total[0];
-                break;
-            }
-            walk_levels(&o, moved, 0u, s, at.x);
-        }
+    } else if (uniform.x == 1u) {
+        v = outer_sum(split, at.x, lid);
     }
     if (lid == 0u) {
         store_dst(at.y, plus_zero(v, at.z == 1u));
     }
+}
+
+// The levels outside split level s, every lane alike, each term a split sum.
+fn outer_sum(s: u32, base: u32, lid: u32) -> f32 {
+    var o: Odometer;
+    start(&o, 0u, s, base);
+    loop {
+        let moved = add(&o, 0u, s, split_sum(s, o.at[s - 1u], lid));
+        if (lid == 0u) {
+            decision.x = moved;
+        }
+        if (workgroupUniformLoad(&decision).x == s) {
+            break;
+        }
+        walk_levels(&o, moved, 0u, s, base);
+    }
+    return o.total[0];
 }

@@ -11,7 +11,9 @@
 //!   equals pad + conv bit for bit, every mode (examples/fused_conv/conv.rs);
 //! - every kernel variant kept for a real GPU to decide, on the corpus and long rows;
 //! - the corpus through a JavaScript host: the page's own WebGPU, no wgpu, running the
-//!   `Program`s the wasm module makes (docs/HOSTING.md).
+//!   `Program`s the wasm module makes (docs/HOSTING.md);
+//! - the pad's gradient (a lane an element, and a workgroup an element with its long sums
+//!   split over the lanes and a barrier: Tint checks its uniformity) bit for bit with the CPU's.
 //!
 //! `.ci/browser` reads the lines that start with `adapter=` and `corpus:`.
 #![cfg(target_arch = "wasm32")]
@@ -672,6 +674,45 @@ fn bytemuck_bytes(v: &[f32]) -> Vec<u8> {
 
 /// The CPU path in wasm: one thread, no panic, on an output large enough that native
 /// builds would split it across threads.
+/// The pad's gradient under Tint: both pipelines of every mode (a lane an element; a
+/// workgroup an element, a wrap of many periods split over its lanes) give the CPU's bits.
+#[wasm_bindgen_test]
+async fn the_gradient_is_the_cpus_bit_for_bit() {
+    let gpu = gpu().await;
+    // Tint's own word on the pipelines, where it refuses one.
+    for (pads, split) in [(&[1i64, 1][..], "a lane"), (&[600, 600], "split")] {
+        let p = plan(DataType::Float32, &[2], pads, Mode::Wrap);
+        let (i, o) = p.byte_sizes().unwrap();
+        let limits = DeviceLimits::WEBGPU_DEFAULT;
+        let program = Program::backward(&p, &BufferView::dense(0, o), &BufferView::dense(0, i), &limits).unwrap();
+        let module = gpu.device().create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: None,
+            source: wgpu::ShaderSource::Wgsl(program.wgsl().into()),
+        });
+        for m in module.get_compilation_info().await.messages {
+            let line = m.location.map(|l| l.line_number);
+            console_log!("gradient ({split}): {:?} at line {line:?}: {}", m.message_type, m.message);
+        }
+    }
+    let mut ran = 0;
+    for mode in Mode::ALL {
+        for (shape, pads) in [(&[3usize, 5][..], &[1i64, 2, 2, 4][..]), (&[2, 3], &[-1, 1, 3, 2]), (&[2], &[600, 600])]
+        {
+            let Ok(p) = PadPlan::new(DataType::Float32, shape, &PadRequest::new(pads.to_vec()).mode(mode)) else {
+                continue;
+            };
+            let g: Vec<f32> = (0..p.out_len()).map(|i| ((i * 7919) % 1013) as f32 / 7.0 - 60.0).collect();
+            let grad = Tensor::from_slice(DataType::Float32, p.out_shape().to_vec(), &g).unwrap();
+            let got = gpu.pad_backward(&p, &grad).await.unwrap();
+            assert_eq!(got.path, ExecPath::Gpu, "{mode} {shape:?}");
+            assert_eq!(got.tensor.bytes(), cpu::pad_backward(&p, &grad).unwrap().bytes(), "{mode} {shape:?} {pads:?}");
+            ran += 1;
+        }
+    }
+    console_log!("gradient: {ran} plans bit for bit");
+    assert!(ran >= 12, "{ran}");
+}
+
 #[wasm_bindgen_test]
 fn cpu_path_runs_on_one_thread() {
     assert_eq!(cpu::threads(), 1);

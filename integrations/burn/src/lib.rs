@@ -266,11 +266,14 @@ impl BurnPad {
     /// Burn's autodiff tracks gets a backward (this crate's `autodiff` feature): the gradient
     /// of every input element is the sum over the output positions that read it.
     ///
-    /// Errors, never panics: not a wgpu tensor of this pad's device, a quantized type, pads
-    /// the mode cannot take on that shape (a reflect longer than the axis is fine: ONNX
-    /// reflects again), a constant the type cannot hold, an autodiff tensor without this
-    /// crate's `autodiff` feature. With fusion, what can only be known when the pad runs
-    /// (wgpu refusing, a tiled layout) is Burn's execution error when the output is read.
+    /// Errors, never panics, returned by this call with fusion or without: not a wgpu tensor
+    /// of this pad's device, a quantized type, pads the mode cannot take on that shape (a
+    /// reflect longer than the axis is fine: ONNX reflects again), a constant the type cannot
+    /// hold, an autodiff tensor without this crate's `autodiff` feature, a plan past the
+    /// device's limits (`PadError::GpuLimit`: more than 16 axes left after merging, sizes
+    /// past its buffers). With fusion, what only the tensor Burn hands the pad when it runs
+    /// can tell (its strides or a tiled layout the GPU path cannot take, wgpu refusing) is
+    /// Burn's execution error when the output is read; without fusion, this call's error.
     pub fn pad<const D: usize, K, P>(
         &self,
         tensor: Tensor<D, K>,
@@ -293,7 +296,11 @@ impl BurnPad {
         if device != self.shared.device {
             return Err(Error::OtherDevice { tensor: format!("{device:?}"), pad: format!("{:?}", self.shared.device) });
         }
-        plan_of(dtype, &shape)
+        let plan = plan_of(dtype, &shape)?;
+        // What the plan and the device's limits decide is known now: with fusion the pad runs
+        // later, and its error would come only when the output is read.
+        self.shared.kernel.check_plan(&plan)?;
+        Ok(plan)
     }
 }
 

@@ -329,6 +329,13 @@ fn bad_requests_are_errors() {
     assert!(matches!(err, Error::Pad(wgpu_pad::PadError::NegativeOutputDim { axis: 1, .. })), "{err}");
     let err = pad.pad(x.clone(), &[(-4, 1)], PadMode::Edge).unwrap_err();
     assert!(matches!(err, Error::Pad(_)) && err.to_string().contains("axis 1"), "{err}");
+    // Past the device's limits: 17 axes that cannot merge (each padded by 1 and cropped by
+    // 1), one more than the GPU path holds. Known at the call, fusion or not (round seven:
+    // under fusion it had come back only when the output was read).
+    let deep = Tensor::<17>::ones([2; 17], device);
+    let err = pad.pad(deep, &[(1, -1); 17], PadMode::Edge).unwrap_err();
+    let limit = wgpu_pad::GpuLimit::Rank;
+    assert!(matches!(err, Error::Pad(wgpu_pad::PadError::GpuLimit { limit: l, .. }) if l == limit), "{err}");
     pad.kernel().pop_errors_blocking().unwrap();
 }
 

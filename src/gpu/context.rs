@@ -5,7 +5,6 @@ use std::sync::{Arc, Mutex};
 
 use super::buffers::{describe, pooled_buffer, upload, BufferPool, BufferRange, Role};
 use super::kernel::PadKernel;
-use super::program::{BufferView, Program};
 use crate::cpu;
 use crate::error::{PadError, Result};
 use crate::memory::OutputArena;
@@ -322,9 +321,8 @@ impl GpuContext {
     }
 
     async fn backward_waiting(&self, plan: &PadPlan, grad_out: &Tensor, wait: Wait) -> Result<Padded> {
-        let dense = |n: u64| BufferView { offset: 0, strides: None, end: n, buffer_size: n.next_multiple_of(4).max(4) };
-        let (in_bytes, out_bytes) = plan.byte_sizes().unwrap_or((0, 0));
-        let refusal = match Program::backward(plan, &dense(out_bytes), &dense(in_bytes), &self.kernel.limits()) {
+        let in_bytes = plan.byte_sizes().map_or(0, |b| b.0);
+        let refusal = match self.kernel.check_backward(plan) {
             Ok(_) => None,
             Err(e @ (PadError::GpuLimit { .. } | PadError::Unsupported { .. }))
                 if plan.dtype().name().starts_with("float") || plan.dtype().name().starts_with("complex") =>

@@ -418,6 +418,15 @@ impl PadKernel {
         super::layout::program(plan, &dense, &dense, &self.limits, self.variant()).map(drop)
     }
 
+    /// Checks that the GPU can take `plan`'s gradient with dense buffers on this device, before
+    /// any buffer is made ([`Program::backward`] says what it refuses: types other than
+    /// float32, views past one binding, sums past a lane's bound).
+    pub fn check_backward(&self, plan: &PadPlan) -> Result<()> {
+        let (i, o) = plan.byte_sizes().unwrap_or((0, 0));
+        let dense = |n: u64| BufferView { offset: 0, strides: None, end: n, buffer_size: n.next_multiple_of(4).max(4) };
+        Program::backward(plan, &dense(o), &dense(i), &self.limits).map(drop)
+    }
+
     /// The program of `plan` on these buffers, with the checks only buffers allow (usages,
     /// overlap, bindings inside the buffers).
     fn program(&self, plan: &PadPlan, input: &BufferRange<'_>, output: &BufferRange<'_>) -> Result<Program> {

@@ -20,12 +20,24 @@ use crate::{Error, Shared};
 pub(crate) trait PadBackend: BackendTypes {
     /// The tensor's type, shape and device.
     fn describe(tensor: &Self::FloatTensorPrimitive) -> (DType, Vec<usize>, CubeDevice);
-    /// Pads `tensor` by `plan` (made for its type and shape), into a new tensor.
+    /// Pads `tensor` by `plan` (made for its type and shape), into a new tensor; or, where
+    /// `work` is the gradient, takes `plan`'s gradient of `tensor` (the gradient of the pad's
+    /// output) into a new tensor of the plan's input shape.
     fn pad_planned(
         shared: &Arc<Shared>,
         tensor: Self::FloatTensorPrimitive,
         plan: PadPlan,
+        work: Work,
     ) -> Result<Self::FloatTensorPrimitive, Error>;
+}
+
+/// What a planned run computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Work {
+    /// The pad.
+    Pad,
+    /// The pad's gradient: from its output's to its input's.
+    Gradient,
 }
 
 impl PadBackend for CubeBackend {
@@ -33,8 +45,8 @@ impl PadBackend for CubeBackend {
         (tensor.dtype, tensor.meta.shape().to_vec(), tensor.device.clone())
     }
 
-    fn pad_planned(shared: &Arc<Shared>, tensor: CubeTensor, plan: PadPlan) -> Result<CubeTensor, Error> {
-        shared.pad_now(&tensor, &plan)
+    fn pad_planned(shared: &Arc<Shared>, tensor: CubeTensor, plan: PadPlan, work: Work) -> Result<CubeTensor, Error> {
+        shared.pad_now(&tensor, &plan, work)
     }
 }
 
@@ -57,6 +69,7 @@ where
         shared: &Arc<Shared>,
         tensor: FusionTensor<B::FusionRuntime>,
         plan: PadPlan,
+        work: Work,
     ) -> Result<FusionTensor<B::FusionRuntime>, Error> {
         use burn_fusion::custom::{CustomOpIr, HandleContainer, OperationFn, OperationIr, StreamId, TensorIr};
         use burn_fusion::FusionRuntime;
@@ -64,13 +77,21 @@ where
         let client = tensor.client.clone();
         let dtype = tensor.dtype;
         let output_id = client.create_empty_handle();
-        let output = TensorIr::uninit(output_id, plan.out_shape().to_vec().into(), dtype);
+        let shape = match work {
+            Work::Pad => plan.out_shape(),
+            Work::Gradient => plan.in_shape(),
+        };
+        let output = TensorIr::uninit(output_id, shape.to_vec().into(), dtype);
         let input = tensor.into_ir();
         // The plan travels in the operation itself; the description tells fusion only what
         // the pad reads and writes (several pads of one shape, differing in pads and mode, in
         // one stream: tested).
+        let id = match work {
+            Work::Pad => "wgpu_pad",
+            Work::Gradient => "wgpu_pad_gradient",
+        };
         let description =
-            CustomOpIr { id: "wgpu_pad".into(), inputs: vec![input.clone()], outputs: vec![output], scalars: vec![] };
+            CustomOpIr { id: id.into(), inputs: vec![input.clone()], outputs: vec![output], scalars: vec![] };
         let shared = Arc::clone(shared);
         let operation =
             OperationFn(move |handles: &mut HandleContainer<<B::FusionRuntime as FusionRuntime>::FusionHandle>| {
@@ -82,7 +103,8 @@ where
                 } else {
                     handles.get_int_tensor::<B>(&input)
                 };
-                let padded = shared.pad_now(&tensor, &plan).map_err(|e| ExecutionError::generic(e.to_string()))?;
+                let padded =
+                    shared.pad_now(&tensor, &plan, work).map_err(|e| ExecutionError::generic(e.to_string()))?;
                 if dtype.is_float() {
                     handles.register_float_tensor::<B>(&output_id, padded);
                 } else if dtype.is_bool() {
@@ -100,7 +122,7 @@ where
 impl Shared {
     /// Allocates the output in Burn's memory, reaches both buffers (which puts Burn's work
     /// before them on the queue) and submits the pad.
-    fn pad_now(&self, input: &CubeTensor, plan: &PadPlan) -> Result<CubeTensor, Error> {
+    fn pad_now(&self, input: &CubeTensor, plan: &PadPlan, work: Work) -> Result<CubeTensor, Error> {
         if input.device != self.device {
             return Err(Error::OtherDevice {
                 tensor: format!("{:?}", input.device),
@@ -110,19 +132,30 @@ impl Shared {
         if input.meta.is_tiled() {
             return Err(Error::NotWgpu("a tiled storage layout has no per-axis strides".into()));
         }
+        let (shape, reads, writes) = match work {
+            Work::Pad => (plan.out_shape(), plan.in_len(), plan.out_len()),
+            Work::Gradient => (plan.in_shape(), plan.out_len(), plan.in_len()),
+        };
         let output = burn_cubecl::ops::numeric::empty_device_contiguous_dtype(
             input.client.clone(),
             input.device.clone(),
-            plan.out_shape().to_vec().into(),
+            shape.to_vec().into(),
             input.dtype,
         );
-        if plan.out_len() > 0 {
-            self.record_and_submit(plan, input, &output)?;
+        if writes > 0 {
+            self.record_and_submit(plan, input, &output, reads > 0, work)?;
         }
         Ok(output)
     }
 
-    fn record_and_submit(&self, plan: &PadPlan, input: &CubeTensor, output: &CubeTensor) -> Result<(), Error> {
+    fn record_and_submit(
+        &self,
+        plan: &PadPlan,
+        input: &CubeTensor,
+        output: &CubeTensor,
+        reads: bool,
+        work: Work,
+    ) -> Result<(), Error> {
         let client = &output.client;
         let resource = |handle: &Handle| {
             client.get_resource::<WgpuServer<AutoCompiler>>(handle.clone()).map_err(|e| Error::Burn(format!("{e:?}")))
@@ -131,7 +164,7 @@ impl Shared {
         let out: &WgpuResource = out.resource();
         // An empty input (a constant pad of a zero-length axis) has no memory; the plan reads
         // none, and the binding only needs some valid range.
-        let held_input = if plan.in_len() > 0 { Some(resource(&input.handle)?) } else { None };
+        let held_input = if reads { Some(resource(&input.handle)?) } else { None };
         let strides: Vec<u64> = input.meta.strides().iter().map(|&s| s as u64).collect();
         let input_range = match &held_input {
             Some(r) => {
@@ -150,7 +183,10 @@ impl Shared {
         // submit nothing.
         let device = self.kernel.device();
         let mut encoder = device.create_command_encoder(&Default::default());
-        self.kernel.encode(&mut encoder, plan, input_range, output_range)?;
+        match work {
+            Work::Pad => self.kernel.encode(&mut encoder, plan, input_range, output_range)?,
+            Work::Gradient => self.kernel.encode_backward(&mut encoder, plan, input_range, output_range)?,
+        };
         self.queue.submit([encoder.finish()]);
         Ok(())
     }

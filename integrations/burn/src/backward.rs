@@ -1,9 +1,9 @@
-//! The pad's gradient: the sum, over every output position that read an input element, of
-//! the output's gradient there. Axis by axis (the pad's index map is a product of per-axis
-//! maps, so its adjoint is the product of per-axis adjoints), last axis first, as Burn's own
-//! pad's backward runs. Burn's ops do the work on Burn's device (slices, flips, sums, adds):
-//! they join Burn's graph and fusion as its own pad's backward does, where a kernel of this
-//! crate would have to match Burn's order of sums to give Burn's bits.
+//! The pad's gradient in Burn's ops, for what the core's gradient kernel does not take (float
+//! types other than float32; sums past its per-lane bound): the sum, over every output
+//! position that read an input element, of the output's gradient there. Axis by axis (the
+//! pad's index map is a product of per-axis maps, so its adjoint is the product of per-axis
+//! adjoints), last axis first, as Burn's own pad's backward runs and `wgpu_pad::adjoint`
+//! documents. Burn's ops do the work on Burn's device (slices, flips, sums, adds).
 
 use burn::backend::{Backend, TensorMetadata};
 use burn::tensor::{Shape, Slice};

@@ -6,7 +6,7 @@ use burn::backend::{
     BackendTensor, BackendTypes, Cube, DispatchAutodiffContext, DispatchKindConversion, DispatchTensor,
 };
 
-use crate::backend::PadBackend;
+use crate::backend::{PadBackend, Work};
 use crate::{BurnPad, Error, PadKind, PlanOf};
 
 /// A tensor as Burn's `Cube` backend holds it: Burn's concrete tensor, however it dispatches.
@@ -36,7 +36,7 @@ fn pad_untracked(
     untracked.autodiff = DispatchAutodiffContext::Disabled;
     let tensor = on_cube(untracked)?;
     let plan = pad.plan_for::<Cube>(&tensor, plan_of)?;
-    let padded = <Cube as PadBackend>::pad_planned(&pad.shared, tensor, plan)?;
+    let padded = <Cube as PadBackend>::pad_planned(&pad.shared, tensor, plan, Work::Pad)?;
     let mut out = <DispatchTensor as DispatchKindConversion<Cube>>::from_backend(wrap(padded));
     out.autodiff = context;
     Ok(out)
@@ -79,17 +79,52 @@ mod tracked {
     use burn::backend::autodiff::ops::{unary, Backward, Ops, OpsKind};
     use burn::backend::{Autodiff, GradientCheckpointingStrategy};
 
+    use std::sync::Arc;
+
     use crate::backward::Adjoint;
+    use crate::Shared;
 
     #[derive(Debug)]
     struct PadBackward;
 
-    impl<B: burn::backend::Backend> Backward<B, 1> for PadBackward {
-        type State = Adjoint;
+    /// What the backward keeps of a pad: its plan, the kernel to run its gradient on, and
+    /// the same gradient in Burn's ops where the kernel does not take it.
+    #[derive(Clone)]
+    struct Gradient {
+        shared: Arc<Shared>,
+        plan: wgpu_pad::PadPlan,
+        adjoint: Adjoint,
+    }
 
-        fn backward(self, ops: Ops<Adjoint, 1>, grads: &mut Gradients, _checkpointer: &mut Checkpointer) {
-            let adjoint = ops.state;
-            unary::<B, _>(ops.parents, ops.node, grads, |grad| adjoint.apply::<B>(grad));
+    impl std::fmt::Debug for Gradient {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.debug_struct("Gradient").field("plan", &self.plan).finish_non_exhaustive()
+        }
+    }
+
+    impl Backward<Cube, 1> for PadBackward {
+        type State = Gradient;
+
+        /// float32 on the kernel (one dispatch, in the fusion stream with fusion, the order
+        /// `wgpu_pad::adjoint` documents, so its bits are the core's on every run); other float
+        /// types, and what the kernel refuses (sums past a lane's bound), in Burn's ops in the
+        /// same order.
+        fn backward(self, ops: Ops<Gradient, 1>, grads: &mut Gradients, _checkpointer: &mut Checkpointer) {
+            let state = ops.state;
+            unary::<Cube, _>(ops.parents, ops.node, grads, |grad| {
+                if state.shared.kernel.check_backward(&state.plan).is_ok() {
+                    let planned = <Cube as PadBackend>::pad_planned(
+                        &state.shared,
+                        grad.clone(),
+                        state.plan.clone(),
+                        Work::Gradient,
+                    );
+                    if let Ok(g) = planned {
+                        return g;
+                    }
+                }
+                state.adjoint.apply::<Cube>(grad)
+            });
         }
     }
 
@@ -121,10 +156,10 @@ mod tracked {
             Err(e) => return Err(Error::NotWgpu(e)),
         };
         let plan = pad.plan_for::<Cube>(tensor.primitive(), plan_of)?;
-        let adjoint = Adjoint::of(&plan);
-        let padded = <Cube as PadBackend>::pad_planned(&pad.shared, tensor.primitive().clone(), plan)?;
+        let gradient = Gradient { shared: Arc::clone(&pad.shared), adjoint: Adjoint::of(&plan), plan: plan.clone() };
+        let padded = <Cube as PadBackend>::pad_planned(&pad.shared, tensor.primitive().clone(), plan, Work::Pad)?;
         let out = match PadBackward.prepare::<C>([tensor.node()]).compute_bound().stateful() {
-            OpsKind::Tracked(prep) => prep.finish(adjoint, padded),
+            OpsKind::Tracked(prep) => prep.finish(gradient, padded),
             OpsKind::UnTracked(prep) => prep.finish(padded),
         };
         Ok(<DispatchTensor as DispatchKindConversion<Autodiff<Cube, C>>>::from_backend(BackendTensor::Float(out)))

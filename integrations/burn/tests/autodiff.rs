@@ -100,6 +100,26 @@ fn gradients_of_every_mode_wide_pads_and_crops() {
     }
 }
 
+/// A 2-element axis wrapped by 30,000 a side (15,001 images an element): its backward is one
+/// dispatch of the core's gradient kernel, with the core's bits (Burn's ops took 26.4 s for
+/// it on lavapipe; the time is printed, not held: speeds are the benchmarks').
+#[test]
+fn a_wrap_of_many_periods_has_the_cores_gradient() {
+    let Some((device, pad)) = burn() else { return };
+    let w = values(60002, 0.5);
+    let start = std::time::Instant::now();
+    let x = Tensor::<1>::from_data(TensorData::new(vec![1f32, 2.], [2]), device).require_grad();
+    let y = pad.pad(x.clone(), &[(30000, 30000)], PadMode::Wrap).unwrap();
+    let grads = (y * Tensor::<1>::from_data(TensorData::new(w.clone(), [60002]), device)).sum().backward();
+    let got = x.grad(&grads).unwrap().into_data().try_to_vec::<f32>().unwrap();
+    eprintln!("wrap [2] by 30000: forward and backward in {:?}", start.elapsed());
+    let plan = PadPlan::new(DataType::Float32, &[2], &PadRequest::new(vec![30000, 30000]).mode(Mode::Wrap)).unwrap();
+    let grad_out = wgpu_pad::Tensor::from_slice(DataType::Float32, vec![60002], &w).unwrap();
+    let want = wgpu_pad::cpu::pad_backward(&plan, &grad_out).unwrap();
+    let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&got), bits(want.as_slice::<f32>().unwrap()));
+}
+
 /// Autodiff tracks floats only: an int tensor on the autodiff device pads as it is, and a
 /// float that is not tracked (no `require_grad`) pads without a graph.
 #[test]

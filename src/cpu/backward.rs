@@ -23,11 +23,11 @@ use crate::tensor::Tensor;
 ///
 /// ```
 /// use wgpu_pad::{cpu, DataType, Mode, PadPlan, PadRequest, Tensor};
-/// // [1, 2, 3] wrapped by 2 a side reads 2 3 | 1 2 3 | 1 2: element 0 is read twice, 1 and 2 twice.
+/// // [1, 2, 3] wrapped by 2 a side reads 2 3 | 1 2 3 | 1 2: elements 0 and 2 twice, 1 three times.
 /// let plan = PadPlan::new(DataType::Float32, &[3], &PadRequest::new(vec![2, 2]).mode(Mode::Wrap))?;
 /// let grad_out = Tensor::from_slice(DataType::Float32, vec![7], &[1f32, 10., 100., 1000., 10000., 1e5, 1e6])?;
 /// let grad_in = cpu::pad_backward(&plan, &grad_out)?;
-/// assert_eq!(grad_in.as_slice::<f32>().unwrap(), &[100. + 1e5, 1000. + 1e6, 1. + 10000.]);
+/// assert_eq!(grad_in.as_slice::<f32>().unwrap(), &[100. + 1e5, 1. + 1000. + 1e6, 10. + 10000.]);
 /// # Ok::<(), wgpu_pad::PadError>(())
 /// ```
 pub fn pad_backward(plan: &PadPlan, grad_out: &Tensor) -> Result<Tensor> {

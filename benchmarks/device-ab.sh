@@ -18,7 +18,8 @@
 # There:
 #   run(command="bash benchmarks/device-ab.sh", carry=[".gl", ".devbin"], timeout_s=600)
 # What comes back: $OUT/device-ab.tar.gz, rewritten after every step (a call killed at its
-# limit returns what finished before): every report as JSON and its table as text, named
+# limit returns what finished before): cold-BUILD.json and .txt (the cold start, the
+# driver's shader cache empty); every report as JSON and its table as text, named
 # RUN-SUITE-ROUND where a run is BUILD@VARIANT; torch-SUITE.json and .txt;
 # table-RUN-SUITE-ROUND.md (ours, torch, roofline); compare-FIRST-RUN-SUITE-ROUND.txt (the
 # harness's verdicts against the first run: the first build in the default variant);
@@ -30,7 +31,8 @@
 # (every variant, those the next decision needs first: "default rows16 narrow-loads-first
 # read-only-input device-grid device-grid-256 narrow-spread flat-u4 reference"; a build without
 # --kernel-variant runs the default only), CASE_LIMIT (seconds one run's suite may take, 200),
-# TORCH (1; 0 skips torch).
+# TORCH (1; 0 skips torch), STEADY_ONLY (1: the harness's --steady-only, the kernel, copy and
+# roofline batches alone, where a build has the flag; 0: every figure, CPU and end to end too).
 # Time, measured on an H100 (2026-11-27, REPS=5): a run of the default suite 45 s, of the
 # engine suite 62 s, of the dram suite 53 s; torch 20 s a suite; a machine's start about 30 s.
 # A lease has 15 minutes of device time, 10 a call: plan calls of at most 540 s, e.g. five
@@ -96,12 +98,27 @@ if [[ $torch == 1 ]] && ! python3 -c 'import torch' > "$work/torch-missing.txt" 
     echo "device-ab: no torch here (torch-missing.txt): the torch tables are skipped" >&2
     torch=0
 fi
+# The cold start per build, the driver's shader cache empty (a fresh directory): what an
+# engine's first inference pays, pipelines compiled and their first-pass ms.
+for build in "${builds[@]}"; do
+    echo "--- cold start, $build ($((SECONDS - start)) s)"
+    if __GL_SHADER_DISK_CACHE_PATH=$(mktemp -d) timeout "${CASE_LIMIT:-200}" "./.devbin/$build" --cold-start \
+        --json "$work/cold-$build.json" > "$work/cold-$build.txt" 2>&1; then
+        grep "cold start" "$work/cold-$build.txt" || true
+    else
+        failed "cold start $build" "cold-$build.txt"
+    fi
+done
+archive
 for round in $(seq "$rounds"); do
     for suite in "${suites[@]}"; do
         for run in "${runs[@]}"; do
             build=${run%@*} variant=${run#*@}
             flags=()
             [[ $variant == default ]] || flags=(--kernel-variant "$variant")
+            if [[ ${STEADY_ONLY:-1} == 1 && $("./.devbin/$build" --help 2>/dev/null || true) == *--steady-only* ]]; then
+                flags+=(--steady-only)
+            fi
             name="$run-$suite-$round"
             echo "--- $name ($((SECONDS - start)) s)"
             if timeout "${CASE_LIMIT:-200}" "./.devbin/$build" "${flags[@]}" --suite "$suite" --reps "$reps" \

@@ -98,7 +98,8 @@ pub fn compare(old: &Value, new: &Value, noise: f64) -> Vec<Entry> {
         let Some(o) = old_records.iter().find(|o| case_key(o) == key) else { continue };
         for column in COLUMNS {
             if let (Some(a), Some(b)) = (figure(o, column), figure(n, column)) {
-                if a.median > 0.0 {
+                // A figure of 0 was not measured (--steady-only): no ratio.
+                if a.median > 0.0 && b.median > 0.0 {
                     out.push(Entry {
                         case: key.clone(),
                         column: column.to_string(),
@@ -189,5 +190,8 @@ mod tests {
         assert_eq!(regressions(&e, 50.0).len(), 1);
         assert_eq!(regressions(&e, 150.0).len(), 0);
         assert!(compare(&old, &old, 0.02).iter().all(|e| e.verdict == Verdict::Same));
+        // A figure a --steady-only run left out (0) is no figure: not 0x FASTER.
+        let steady = serde_json::json!({ "records": [rec(0.0)] });
+        assert!(compare(&old, &steady, 0.02).is_empty() && compare(&steady, &old, 0.02).is_empty());
     }
 }

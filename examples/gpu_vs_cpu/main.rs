@@ -113,6 +113,11 @@ struct Args {
     /// A sweep's largest output (bytes; also capped by an eighth of the memory available).
     #[arg(long, default_value_t = 256 << 20)]
     max_bytes: u64,
+    /// Only the steady figures (the kernel's batch, the buffer copy's, the roofline's): no CPU
+    /// path, single dispatches or end-to-end calls, which are written as 0 and listed under
+    /// "skipped". For deciding kernels on a lent GPU, whose minutes are few.
+    #[arg(long)]
+    steady_only: bool,
     /// Every case of the default suite at a tiny size, once, outputs compared bit for bit
     /// between the paths: seconds, for CI.
     #[arg(long)]
@@ -265,6 +270,14 @@ fn validate(args: &Args) -> Result<(), Failure> {
             &[("--json", args.json.is_some()), ("--csv", args.csv.is_some()), ("--markdown", args.markdown.is_some())],
         )?;
     }
+    if args.steady_only && (args.cold_start || args.compare.is_some() || args.replot.is_some()) {
+        return Err(usage(
+            "--steady-only leaves figures out of measured cases: --cold-start, --compare and --replot measure none",
+        ));
+    }
+    if args.steady_only && (args.sweep || args.smoke) {
+        return Err(usage("--steady-only: --sweep fits the CPU and end-to-end paths, --smoke runs them all"));
+    }
     if args.sweep && args.suite.is_some() {
         return Err(usage("--sweep runs its own family of sizes: no --suite"));
     }
@@ -403,8 +416,15 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let setup =
-        Setup { ctx: &ctx, unpooled: &unpooled, timer: &timer, errors: &errors, policy: &policy, steady: &steady };
+    let setup = Setup {
+        ctx: &ctx,
+        unpooled: &unpooled,
+        timer: &timer,
+        errors: &errors,
+        policy: &policy,
+        steady: &steady,
+        steady_only: args.steady_only,
+    };
     let mut records = Vec::new();
     let mut failed = Vec::new();
     let total = cases.len();
@@ -651,6 +671,9 @@ mod tests {
             (&["--cold-start", "--markdown", "x.md"], "--markdown"),
             (&["--cold-start", "--dtype", "float32", "--shape", "4", "--pads", "1,1"], "custom case"),
             (&["--compare", "a.json", "b.json", "--svg", "x.svg"], "--svg"),
+            (&["--steady-only", "--cold-start"], "--steady-only"),
+            (&["--steady-only", "--sweep"], "--steady-only"),
+            (&["--steady-only", "--smoke"], "--steady-only"),
             (&["--sweep", "--suite", "engine"], "--suite"),
             (&["--fail-on-regression", "5"], "something to compare"),
             (&["--save-baseline", "../up"], "--save-baseline"),

@@ -139,6 +139,9 @@ pub struct Record {
     /// Figures whose interval was still wider than `--noise` when `--max-time` ran out.
     #[serde(default)]
     pub noisy: Vec<String>,
+    /// Figures not measured (`--steady-only`): 0 in the record, no interval.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<String>,
 }
 
 fn wall(f: impl FnOnce()) -> f64 {
@@ -285,10 +288,35 @@ pub struct Setup<'a> {
     pub errors: &'a GpuErrors,
     pub policy: &'a Policy,
     pub steady: &'a Steady,
+    /// Only the steady figures (`--steady-only`): the kernel's batch, the buffer copy's and
+    /// the roofline's; the CPU path, single dispatches and end-to-end calls are not run.
+    pub steady_only: bool,
+}
+
+/// The figures `--steady-only` leaves out, in report order.
+pub const NOT_STEADY: [&str; 9] = [
+    "cpu",
+    "cpu_fresh",
+    "cpu_arena",
+    "memcpy",
+    "gpu_kernel",
+    "gpu_kernel_wall",
+    "gpu_copy",
+    "gpu_e2e_pooled",
+    "gpu_e2e_fresh",
+];
+
+/// `a / b`, or 0 where `b` is (a figure left out): a report holds numbers, never NaN.
+fn over(a: f64, b: f64) -> f64 {
+    if b == 0.0 {
+        0.0
+    } else {
+        a / b
+    }
 }
 
 pub fn measure(setup: &Setup, plan: &PadPlan, input: &Tensor) -> Result<Record, Failed> {
-    let Setup { ctx, unpooled, timer, errors, policy, steady } = *setup;
+    let Setup { ctx, unpooled, timer, errors, policy, steady, steady_only } = *setup;
     let device = ctx.device();
     let (in_bytes, out_bytes) = plan.byte_sizes().ok_or("fixed-width types only")?;
     let in_data = input.bytes().ok_or("fixed-width types only")?;
@@ -297,19 +325,25 @@ pub fn measure(setup: &Setup, plan: &PadPlan, input: &Tensor) -> Result<Record, 
 
     // CPU: into a preallocated output, allocating, from an arena, and the memcpy limit,
     // interleaved repetition by repetition so that all four see the same machine state.
-    let mut out = vec![0u8; out_bytes as usize];
-    let src = vec![1u8; out_bytes as usize];
-    let mut dst = vec![0u8; out_bytes as usize];
-    let arena = OutputArena::default();
-    cpu::pad_into(plan, in_data, &mut out).map_err(|e| format!("cpu::pad_into: {e}"))?;
-    let cpu_figures = sample(policy, || {
-        let c = wall(|| dst.copy_from_slice(std::hint::black_box(&src)));
-        let p = wall(|| cpu::pad_into(plan, in_data, &mut out).expect("ran above"));
-        let f = wall(|| drop(cpu::pad(plan, input).expect("ran above")));
-        let a = wall(|| arena.recycle(cpu::pad_in(plan, input, &arena).expect("ran above")));
-        [p, f, a, c]
-    });
-    drop(arena);
+    let cpu_figures = match steady_only {
+        true => [(Summary::of(&[0.0]), false); 4],
+        false => {
+            let mut out = vec![0u8; out_bytes as usize];
+            let src = vec![1u8; out_bytes as usize];
+            let mut dst = vec![0u8; out_bytes as usize];
+            let arena = OutputArena::default();
+            cpu::pad_into(plan, in_data, &mut out).map_err(|e| format!("cpu::pad_into: {e}"))?;
+            let cpu_figures = sample(policy, || {
+                let c = wall(|| dst.copy_from_slice(std::hint::black_box(&src)));
+                let p = wall(|| cpu::pad_into(plan, in_data, &mut out).expect("ran above"));
+                let f = wall(|| drop(cpu::pad(plan, input).expect("ran above")));
+                let a = wall(|| arena.recycle(cpu::pad_in(plan, input, &arena).expect("ran above")));
+                [p, f, a, c]
+            });
+            drop(arena);
+            cpu_figures
+        }
+    };
     let [cpu_s, fresh_s, arena_s, memcpy_s] = cpu_figures;
     let (cpu_ms, cpu_fresh_ms, cpu_arena_ms, memcpy_ms) =
         (cpu_s.0.median, fresh_s.0.median, arena_s.0.median, memcpy_s.0.median);
@@ -362,6 +396,17 @@ pub fn measure(setup: &Setup, plan: &PadPlan, input: &Tensor) -> Result<Record, 
                 f64::NAN
             })
         };
+        let steady_figures = |keep: &mut dyn FnMut(Result<f64, Failed>) -> f64| {
+            [
+                keep(timer.passes(kernel_batch, record_pad)),
+                keep(timer.copies(copy_batch, &gout, &gcopy, copy_bytes)),
+                keep(timer.passes(roofline_batch, record_roofline)),
+            ]
+        };
+        if steady_only {
+            let [k, c, r] = steady_figures(&mut keep);
+            return [0.0, 0.0, 0.0, 0.0, 0.0, k, c, r];
+        }
         let kernel_ts = keep(timer.passes(1, record_pad));
         let kernel_wall = keep((|| {
             let t = Instant::now();
@@ -384,9 +429,7 @@ pub fn measure(setup: &Setup, plan: &PadPlan, input: &Tensor) -> Result<Record, 
             drop(unpooled.pad_blocking(plan, input).map_err(|e| format!("GpuContext::pad, no pool: {e}"))?);
             Ok(t.elapsed().as_secs_f64() * 1e3)
         })());
-        let kernel_batch_ms = keep(timer.passes(kernel_batch, record_pad));
-        let copy_batch_ms = keep(timer.copies(copy_batch, &gout, &gcopy, copy_bytes));
-        let roofline_ms = keep(timer.passes(roofline_batch, record_roofline));
+        let [kernel_batch_ms, copy_batch_ms, roofline_ms] = steady_figures(&mut keep);
         [kernel_ts, kernel_wall, copy, pooled, fresh, kernel_batch_ms, copy_batch_ms, roofline_ms]
     });
     if let Some(e) = failure {
@@ -401,8 +444,15 @@ pub fn measure(setup: &Setup, plan: &PadPlan, input: &Tensor) -> Result<Record, 
     let named = [("cpu", cpu_s), ("cpu_fresh", fresh_s), ("cpu_arena", arena_s), ("memcpy", memcpy_s)]
         .into_iter()
         .chain(GPU_FIGURES.into_iter().zip(gpu_figures));
+    let skipped: Vec<String> = match steady_only {
+        true => NOT_STEADY.map(String::from).to_vec(),
+        false => Vec::new(),
+    };
     for (name, (s, hit_budget)) in named {
         let s: Summary = s;
+        if skipped.iter().any(|x| x == name) {
+            continue;
+        }
         extra.insert(format!("{name}_ci_low_ms"), s.ci_low);
         extra.insert(format!("{name}_ci_high_ms"), s.ci_high);
         extra.insert(format!("{name}_mad_ms"), s.mad);
@@ -421,7 +471,7 @@ pub fn measure(setup: &Setup, plan: &PadPlan, input: &Tensor) -> Result<Record, 
     extra.insert("gpu_kernel_batch_over_gpu_copy_batch".into(), over_copy);
 
     let moved = bytes_moved(plan);
-    let gbps = |bytes: u64, ms: f64| bytes as f64 / (ms * 1e-3) / 1e9;
+    let gbps = |bytes: u64, ms: f64| over(bytes as f64, ms * 1e-3) / 1e9;
     let info = ctx.adapter_info();
     Ok(Record {
         dtype: plan.dtype().name().into(),
@@ -452,16 +502,17 @@ pub fn measure(setup: &Setup, plan: &PadPlan, input: &Tensor) -> Result<Record, 
         gpu_roofline_gbps: gbps(2 * out_bytes, gpu_roofline_ms),
         gpu_e2e_pooled_gbps: gbps(moved, gpu_e2e_pooled_ms),
         gpu_e2e_fresh_gbps: gbps(moved, gpu_e2e_fresh_ms),
-        cpu_over_memcpy: cpu_ms / memcpy_ms,
-        cpu_fresh_over_cpu: cpu_fresh_ms / cpu_ms,
-        cpu_arena_over_cpu: cpu_arena_ms / cpu_ms,
-        gpu_e2e_pooled_over_kernel_and_copies: gpu_e2e_pooled_ms / (gpu_kernel_ms + 2.0 * gpu_copy_ms),
-        gpu_e2e_pooled_over_kernel_wall: gpu_e2e_pooled_ms / gpu_kernel_wall_ms,
+        cpu_over_memcpy: over(cpu_ms, memcpy_ms),
+        cpu_fresh_over_cpu: over(cpu_fresh_ms, cpu_ms),
+        cpu_arena_over_cpu: over(cpu_arena_ms, cpu_ms),
+        gpu_e2e_pooled_over_kernel_and_copies: over(gpu_e2e_pooled_ms, gpu_kernel_ms + 2.0 * gpu_copy_ms),
+        gpu_e2e_pooled_over_kernel_wall: over(gpu_e2e_pooled_ms, gpu_kernel_wall_ms),
         gpu_kernel_over_gpu_copy: over_copy,
         gpu_kernel_over_roofline: gpu_kernel_batch_ms / gpu_roofline_ms,
         gpu_speedup_over_cpu: cpu_ms / gpu_kernel_batch_ms,
         extra,
         noisy,
+        skipped,
     })
 }
 
@@ -546,8 +597,15 @@ mod on_the_gpu {
         let (timer, errors) = (GpuTimer::new(ctx.device(), ctx.queue()), GpuErrors::watch(ctx.device()));
         let policy = Policy { fixed: Some(3), min: 1, noise: 0.02, budget: std::time::Duration::from_secs(2) };
         let steady = Steady { warmup_ms: 1.0, batch_ms: 1.0 };
-        let setup =
-            Setup { ctx: &ctx, unpooled: &unpooled, timer: &timer, errors: &errors, policy: &policy, steady: &steady };
+        let setup = Setup {
+            ctx: &ctx,
+            unpooled: &unpooled,
+            timer: &timer,
+            errors: &errors,
+            policy: &policy,
+            steady: &steady,
+            steady_only: false,
+        };
         let plan = PadPlan::new(DataType::Float32, &[64, 64], &PadRequest::new(vec![1, 1, 1, 1])).unwrap();
         let input = Tensor::from_bytes(DataType::Float32, vec![64, 64], vec![7; 64 * 64 * 4]).unwrap();
         let r = measure(&setup, &plan, &input).unwrap();
@@ -556,6 +614,22 @@ mod on_the_gpu {
         assert_eq!(r.gpu_kernel_over_roofline, batch / r.gpu_roofline_ms);
         assert_eq!(r.gpu_speedup_over_cpu, r.cpu_ms / batch);
         assert_eq!(r.gpu_kernel_over_gpu_copy, batch / r.extra["gpu_copy_batch_ms"]);
+        assert!(r.skipped.is_empty() && r.cpu_ms > 0.0 && r.gpu_e2e_fresh_ms > 0.0 && r.memcpy_ms > 0.0);
+
+        // --steady-only: the steady figures and their ratios alone, the rest 0 and named; the
+        // report still a report (no NaN, which JSON writes as null).
+        let r = measure(&Setup { steady_only: true, ..setup }, &plan, &input).unwrap();
+        let batch = r.extra["gpu_kernel_batch_ms"];
+        assert!(batch > 0.0 && r.gpu_roofline_ms > 0.0 && r.extra["gpu_copy_batch_ms"] > 0.0);
+        assert_eq!(r.gpu_kernel_over_roofline, batch / r.gpu_roofline_ms);
+        assert_eq!(r.skipped, NOT_STEADY.map(String::from).to_vec());
+        let left_out = [r.cpu_ms, r.cpu_fresh_ms, r.cpu_arena_ms, r.memcpy_ms, r.gpu_kernel_ms, r.gpu_kernel_wall_ms];
+        assert!(left_out.iter().chain(&[r.gpu_copy_ms, r.gpu_e2e_pooled_ms, r.gpu_e2e_fresh_ms]).all(|&x| x == 0.0));
+        assert!(!r.extra.contains_key("cpu_ci_low_ms") && r.extra.contains_key("gpu_kernel_batch_ci_low_ms"));
+        let text = serde_json::to_string(&r).unwrap();
+        assert!(!text.contains("null"), "{text}");
+        let back: Record = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.skipped, r.skipped);
     }
 
     /// The roofline copies every byte: one word, a tile less one, and whole tiles with a

@@ -3,7 +3,9 @@
 // src/adjoint.rs documents: axis by axis, the last innermost; an untouched axis takes no sum;
 // each touched axis's images added from +0.0 (pad before ascending, pad after ascending, the
 // kept one last), a sum of more than a block's terms in blocks, the blocks' sums in order.
-// Elements are f32 (WORD); P is a BackParams, its axes outermost first. The mode's `list`
+// Sums are held as f32 and rounded to the element's type at every addition (`add_in_type`, with
+// `load_src` and `store_dst`: the element's prelude, src/gpu/backward.rs); P is a BackParams,
+// its axes outermost first. The mode's `list`
 // (appended after this file) says, for kept index j of axis d, where its images are.
 //
 // SPLIT (a pipeline constant): a workgroup an element, the blocks of its axis P.split_axis on
@@ -55,14 +57,6 @@ fn block_len(n: u32) -> u32 {
     return max((n + MAX_BLOCKS - 1u) / MAX_BLOCKS, BLOCK);
 }
 
-fn load_src(i: u32) -> WORD {
-    return src[i];
-}
-
-fn store_dst(i: u32, v: WORD) {
-    dst[i] = v;
-}
-
 // The element's levels: its touched axes with more than one image, outermost first (an axis
 // of one image adds its one term to +0.0: the `+ 0.0` the result takes where it has any).
 var<private> lists: array<List, MAX_RANK>;
@@ -107,12 +101,12 @@ fn add(o: ptr<function, Odometer>, first: u32, last: u32, term_in: f32) -> u32 {
     var term = term_in;
     var l = last - 1u;
     loop {
-        (*o).block[l] += term;
+        (*o).block[l] = add_in_type((*o).block[l], term);
         (*o).in_block[l] += 1u;
         (*o).t[l] += 1u;
         let n = lists[l].count;
         if ((*o).in_block[l] == block_len(n) || (*o).t[l] == n) {
-            (*o).total[l] += (*o).block[l];
+            (*o).total[l] = add_in_type((*o).total[l], (*o).block[l]);
             (*o).block[l] = 0.0;
             (*o).in_block[l] = 0u;
         }
@@ -176,7 +170,7 @@ fn block_part(s: u32, base: u32, lid: u32) -> f32 {
     let b = block_len(n);
     var part = 0.0;
     for (var t = lid * b; t < min(lid * b + b, n); t++) {
-        part += nest(s + 1u, base + image(lists[s], t) * strides[s]);
+        part = add_in_type(part, nest(s + 1u, base + image(lists[s], t) * strides[s]));
     }
     return part;
 }
@@ -187,7 +181,7 @@ fn sum_blocks(s: u32) -> f32 {
     let b = block_len(n);
     var sum = 0.0;
     for (var i = 0u; i < (n + b - 1u) / b; i++) {
-        sum += block_sums[i];
+        sum = add_in_type(sum, block_sums[i]);
     }
     return sum;
 }

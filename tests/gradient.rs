@@ -23,28 +23,61 @@ impl Rng {
 
 /// A random plan: rank 1-4, crops, pads of many periods now and then, every mode.
 fn random_plan(rng: &mut Rng) -> Option<PadPlan> {
+    random_plan_of(DataType::Float32, rng)
+}
+
+fn random_plan_of(dtype: DataType, rng: &mut Rng) -> Option<PadPlan> {
     let rank = 1 + rng.next(4) as usize;
     let shape: Vec<usize> = (0..rank).map(|_| 1 + rng.next(6) as usize).collect();
     let pads: Vec<i64> =
         (0..2 * rank).map(|_| rng.next(9) as i64 - 2 + if rng.next(10) == 0 { 15 } else { 0 }).collect();
     let mode = Mode::ALL[rng.next(5) as usize];
-    PadPlan::new(DataType::Float32, &shape, &PadRequest::new(pads).mode(mode)).ok().filter(|p| p.out_len() > 0)
+    PadPlan::new(dtype, &shape, &PadRequest::new(pads).mode(mode)).ok().filter(|p| p.out_len() > 0)
+}
+
+/// A gradient of `plan`'s output shape in its type (float32, float16 or bfloat16), values of
+/// every magnitude the type holds without overflow, so that no two orders of a sum round alike.
+fn random_gradient(plan: &PadPlan, rng: &mut Rng) -> Tensor {
+    let exponents = if plan.dtype() == DataType::Float16 { 24 } else { 40 };
+    let g: Vec<f32> = (0..plan.out_len())
+        .map(|_| (rng.next(2001) as f32 - 1000.0) * 2f32.powi(rng.next(exponents) as i32 - 20))
+        .collect();
+    let shape = plan.out_shape().to_vec();
+    match plan.dtype() {
+        DataType::Float16 => {
+            let h: Vec<half::f16> = g.iter().map(|&x| half::f16::from_f32(x)).collect();
+            Tensor::from_slice(DataType::Float16, shape, &h).unwrap()
+        }
+        DataType::Bfloat16 => {
+            let h: Vec<half::bf16> = g.iter().map(|&x| half::bf16::from_f32(x)).collect();
+            Tensor::from_slice(DataType::Bfloat16, shape, &h).unwrap()
+        }
+        _ => Tensor::from_slice(DataType::Float32, shape, &g).unwrap(),
+    }
 }
 
 /// Every element of the GPU's gradient is the CPU's, bit for bit, on gradients of any value
 /// (where the order of the sums shows in the rounding), and a second run gives the same bits.
 #[test]
 fn the_gpus_gradient_is_the_cpus_bit_for_bit() {
+    each_types_gradient_is_the_cpus(DataType::Float32, 400);
+}
+
+/// The same for 16-bit floats, two to a word (neighbouring elements on different lanes), each
+/// sum rounded to the type at every addition as the CPU path adds.
+#[test]
+fn half_precision_gradients_are_the_cpus_bit_for_bit() {
+    each_types_gradient_is_the_cpus(DataType::Float16, 250);
+    each_types_gradient_is_the_cpus(DataType::Bfloat16, 250);
+}
+
+fn each_types_gradient_is_the_cpus(dtype: DataType, plans: usize) {
     let Some(ctx) = gpu() else { return };
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let (mut ran, mut sums, mut fell_back) = (0, 0, 0);
-    for _ in 0..400 {
-        let Some(plan) = random_plan(&mut rng) else { continue };
-        // Values of every magnitude, so that no two orders of a sum round alike.
-        let g: Vec<f32> = (0..plan.out_len())
-            .map(|_| (rng.next(2001) as f32 - 1000.0) * 2f32.powi(rng.next(40) as i32 - 20))
-            .collect();
-        let grad = Tensor::from_slice(DataType::Float32, plan.out_shape().to_vec(), &g).unwrap();
+    for _ in 0..plans {
+        let Some(plan) = random_plan_of(dtype, &mut rng) else { continue };
+        let grad = random_gradient(&plan, &mut rng);
         let want = cpu::pad_backward(&plan, &grad).unwrap();
         let got = ctx.pad_backward_blocking(&plan, &grad).unwrap();
         // Long sums on several axes at once pass a lane's bound: the CPU path, said so.
@@ -53,13 +86,17 @@ fn the_gpus_gradient_is_the_cpus_bit_for_bit() {
             fell_back += 1;
             continue;
         }
-        let what = format!("{} {:?} {:?}", plan.mode(), plan.in_shape(), [plan.begins(), plan.ends()].concat());
+        let what = format!("{dtype} {} {:?} {:?}", plan.mode(), plan.in_shape(), [plan.begins(), plan.ends()].concat());
+        assert_eq!(got.path, ExecPath::Gpu, "{what}");
         assert_eq!(got.tensor.bytes(), want.bytes(), "{what}");
         assert_eq!(ctx.pad_backward_blocking(&plan, &grad).unwrap().tensor.bytes(), want.bytes(), "{what}: run twice");
         sums += usize::from(plan.out_len() > plan.in_len());
         ran += 1;
     }
-    assert!(ran > 300 && sums > 150 && fell_back < ran / 10, "{ran} plans, {sums} with sums, {fell_back} on the CPU");
+    assert!(
+        ran > plans * 3 / 4 && sums > plans * 3 / 8 && fell_back < ran / 10,
+        "{dtype}: {ran} plans, {sums} with sums, {fell_back} on the CPU"
+    );
     common::assert_no_gpu_errors();
 }
 
@@ -163,7 +200,49 @@ fn other_types_fall_back_or_are_refused() {
     let ints = PadPlan::new(DataType::Int32, &[3], &PadRequest::new(vec![1, 1])).unwrap();
     let e = ctx.pad_backward_blocking(&ints, &Tensor::zeros(DataType::Int32, vec![5]).unwrap()).unwrap_err();
     assert!(e.to_string().contains("no gradient"), "{e}");
-    let halves = PadPlan::new(DataType::Float16, &[3], &PadRequest::new(vec![1, 1]).mode(Mode::Edge)).unwrap();
-    let got = ctx.pad_backward_blocking(&halves, &Tensor::zeros(DataType::Float16, vec![5]).unwrap()).unwrap();
+    let doubles = PadPlan::new(DataType::Float64, &[3], &PadRequest::new(vec![1, 1]).mode(Mode::Edge)).unwrap();
+    let got = ctx.pad_backward_blocking(&doubles, &Tensor::zeros(DataType::Float64, vec![5]).unwrap()).unwrap();
     assert!(matches!(got.path, ExecPath::CpuFallback { .. }), "{:?}", got.path);
+}
+
+/// 16-bit gradients in an engine's buffers: grad_out at an odd element's offset, grad_in into
+/// every other element from an odd one, so each word written holds one element of the view
+/// and one byte pair of the engine's, which stays as it was (the stores touch their own half).
+#[test]
+fn half_precision_views_keep_their_neighbours_bits() {
+    let Some(ctx) = gpu() else { return };
+    for dtype in [DataType::Float16, DataType::Bfloat16] {
+        let plan = PadPlan::new(dtype, &[3, 5], &PadRequest::new(vec![1, 2, 2, 1]).mode(Mode::Symmetric)).unwrap();
+        let grad = random_gradient(&plan, &mut Rng(0x1234_5678_9abc_def1));
+        let out_bytes = grad.bytes().unwrap();
+        let mut stored = vec![0x5au8; 6];
+        stored.extend_from_slice(out_bytes);
+        stored.resize(stored.len().next_multiple_of(4), 0x5a);
+        let grad_out = storage(ctx, &stored);
+        // 15 elements at elements 1, 3, 5, ... of a buffer of 32 halves.
+        let grad_in = storage(ctx, &[0xa5u8; 64]);
+        let pad = ctx
+            .kernel()
+            .prepare_backward(
+                &plan,
+                BufferRange::new(&grad_out, 6, out_bytes.len() as u64),
+                BufferRange::new(&grad_in, 2, 60).with_strides(&[10, 2]),
+            )
+            .unwrap();
+        let mut encoder = ctx.device().create_command_encoder(&Default::default());
+        pad.record(&mut encoder.begin_compute_pass(&Default::default()));
+        ctx.queue().submit([encoder.finish()]);
+        let got = read(ctx, &grad_in, 0, 64);
+        let want = cpu::pad_backward(&plan, &grad).unwrap();
+        let want = want.bytes().unwrap();
+        for (i, pair) in got.chunks(4).enumerate() {
+            assert_eq!(pair[..2], [0xa5, 0xa5], "{dtype}: the engine's half of word {i} was written");
+            if i < 15 {
+                assert_eq!(pair[2..], want[2 * i..2 * i + 2], "{dtype}: element {i}");
+            } else {
+                assert_eq!(pair[2..], [0xa5, 0xa5], "{dtype}: word {i} is past the view");
+            }
+        }
+    }
+    common::assert_no_gpu_errors();
 }

@@ -53,6 +53,12 @@ pub fn pad_backward(plan: &PadPlan, grad_out: &Tensor) -> Result<Tensor> {
     Tensor::from_bytes(dtype, plan.in_shape().to_vec(), out)
 }
 
+/// Whether [`pad_backward`] takes `dtype` (the floats but float8, and the complex types).
+pub(crate) fn has_gradient(dtype: DataType) -> bool {
+    use DataType::*;
+    matches!(dtype, Float32 | Float64 | Float16 | Bfloat16 | Complex64 | Complex128)
+}
+
 fn unsupported(dtype: DataType) -> PadError {
     let float = dtype.name().starts_with("float");
     let reason = match float {

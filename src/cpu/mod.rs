@@ -76,6 +76,7 @@ mod extend;
 mod store;
 mod walk;
 
+pub(crate) use backward::has_gradient;
 pub use backward::pad_backward;
 
 pub use crate::threads::{set_max_threads, threads, MAX_THREADS};

@@ -2,48 +2,50 @@
 //! an element of the input's gradient summing the output's gradient over the positions that
 //! read it, in the order `crate::adjoint` documents, so its bits are `cpu::pad_backward`'s.
 //! One dispatch a pad: its two views must each fit one binding (a `GpuLimit` otherwise,
-//! which `GpuContext::pad_backward` answers on the CPU path). float32.
+//! which `GpuContext::pad_backward` answers on the CPU path). float32, float16 and bfloat16
+//! (16-bit elements two to a word, summed as f32 rounded to the type at every addition).
 
 use crate::error::{GpuLimit, PadError, Result, Side};
 use crate::mode::Mode;
 use crate::plan::PadPlan;
 
-use super::kernels::Shader;
+use super::kernels::{GradientElement, Shader};
 use super::layout::{check_device, check_view_bounds, limit, view};
 use super::params::{declare, magic_divisor, BackAxis, BackParams, Params, WgslValue, INDEX_LIMIT, MAX_RANK};
 use super::program::{BufferView, DeviceLimits, Dispatch, Program};
 use super::shader::PipelineKey;
 use super::view::{check_no_self_overlap, view_strides, View};
 use crate::adjoint::{block_len, BLOCK, MAX_BLOCKS};
-use crate::DataType;
 
 impl Program {
     /// The program of `plan`'s gradient: reads `grad_out` (the gradient of the pad's output:
     /// the plan's output shape) and writes `grad_in` (of its input shape), any strides on
     /// either side, on a device with `limits`. Each element of `grad_in` is the sum of
     /// `grad_out` over the output positions that read it, in `crate::adjoint`'s order: the
-    /// bits of `cpu::pad_backward`. float32 only; one dispatch, so each view must fit one
-    /// storage binding (`PadError::GpuLimit` otherwise). Everything is checked here.
+    /// bits of `cpu::pad_backward`. float32, float16 and bfloat16; one dispatch, so each view
+    /// must fit one storage binding (`PadError::GpuLimit` otherwise). Everything is checked
+    /// here.
     pub fn backward(
         plan: &PadPlan,
         grad_out: &BufferView,
         grad_in: &BufferView,
         limits: &DeviceLimits,
     ) -> Result<Program> {
-        if plan.dtype() != DataType::Float32 {
-            let reason = match plan.dtype().name().starts_with("float") || plan.dtype().name().starts_with("complex") {
-                true => "the GPU's gradient is float32's; cpu::pad_backward takes the other float types",
-                false => "integer, bool and string tensors have no gradient",
+        let Some(element) = GradientElement::of(plan.dtype()) else {
+            let reason = match crate::cpu::has_gradient(plan.dtype()) {
+                true => "the GPU's gradient takes float32, float16 and bfloat16; cpu::pad_backward takes float64 and the complex types",
+                false => "no gradient is taken of integer, bool, string, float8 or 4-bit tensors",
             };
             return Err(PadError::Unsupported { dtype: plan.dtype().name(), reason: reason.into() });
-        }
+        };
+        let elem = element.bytes();
         check_device(plan, limits)?;
         let (read, write) = (view(Side::Input, grad_out), view(Side::Output, grad_in));
         for v in [&read, &write] {
             check_view_bounds(v, limits)?;
         }
-        let (out_strides, out_span) = view_strides(&read, plan.out_shape(), 4)?;
-        let (in_strides, in_span) = view_strides(&write, plan.in_shape(), 4)?;
+        let (out_strides, out_span) = view_strides(&read, plan.out_shape(), elem)?;
+        let (in_strides, in_span) = view_strides(&write, plan.in_shape(), elem)?;
         if in_span.is_some() {
             check_no_self_overlap(plan.in_shape(), &in_strides)?;
         }
@@ -60,7 +62,7 @@ impl Program {
                 format!("an element's gradient sums up to {lane_terms} terms on one lane; the GPU's gradient takes at most {LANE_TERMS}"),
             ));
         }
-        let key = PipelineKey::new(plan.mode(), 4, false, Shader::Backward { split }, false);
+        let key = PipelineKey::new(plan.mode(), elem as u8, false, Shader::Backward { split, element }, false);
         let mut program = Program { key, dispatches: Vec::new(), in_span: out_span, out_span: in_span };
         let Some(in_span) = in_span else { return Ok(program) };
         let rank = plan.axes().len();
@@ -79,8 +81,8 @@ impl Program {
         let mut p = BackParams::zeroed();
         p.rank = rank as u32;
         p.count = count as u32;
-        p.out_base = input.map_or(0, |(start, _)| ((grad_out.offset - start) / 4) as u32);
-        p.in_base = ((grad_in.offset - output.0) / 4) as u32;
+        p.out_base = input.map_or(0, |(start, _)| ((grad_out.offset - start) / elem) as u32);
+        p.in_base = ((grad_in.offset - output.0) / elem) as u32;
         p.split_axis = split_axis as u32;
         for (d, a) in plan.axes().iter().enumerate() {
             let period = plan.mode().period(a.kept as u64);
@@ -146,7 +148,7 @@ fn most_images(axis: &crate::plan::AxisMap, mode: Mode) -> u64 {
 }
 
 /// A view's one binding: its span from an aligned start, in whole words; offsets within it
-/// in u32 elements. A `GpuLimit` where it does not fit the device's bindings.
+/// in elements. A `GpuLimit` where it does not fit the device's bindings.
 fn binding(v: &View, (start, end): (u64, u64), limits: &DeviceLimits) -> Result<(u64, u64)> {
     let align = limits.storage_alignment.max(4);
     let start = start / align * align;
@@ -172,9 +174,10 @@ fn binding(v: &View, (start, end): (u64, u64), limits: &DeviceLimits) -> Result<
     Ok((start, size))
 }
 
-/// The gradient pipeline's WGSL for `mode`: its uniform, constants and bindings, then the
-/// kernel and the mode's `list` of images.
-pub(crate) fn wgsl(mode: Mode, workgroup: u32, split: bool) -> String {
+/// The gradient pipeline's WGSL for `mode` and `element`: its uniform, constants and
+/// bindings, the element's loads, stores and rounded addition, then the kernel and the mode's
+/// `list` of images.
+pub(crate) fn wgsl(mode: Mode, workgroup: u32, split: bool, element: GradientElement) -> String {
     let mirror = match mode {
         Mode::Reflect => 1,
         Mode::Symmetric => 2,
@@ -194,11 +197,33 @@ pub(crate) fn wgsl(mode: Mode, workgroup: u32, split: bool) -> String {
         Mode::Edge => include_str!("../../shaders/backward/edge.wgsl"),
         _ => include_str!("../../shaders/backward/periodic.wgsl"),
     };
+    // f32 elements a word each; 16-bit ones two to a word, stored by atomics (half.wgsl).
+    let (words, element_code) = match element {
+        GradientElement::Float32 => (
+            "array<f32>",
+            "fn load_src(i: u32) -> f32 {\n    return src[i];\n}\n\n\
+             fn store_dst(i: u32, v: f32) {\n    dst[i] = v;\n}\n\n\
+             fn add_in_type(a: f32, b: f32) -> f32 {\n    return a + b;\n}\n"
+                .to_string(),
+        ),
+        GradientElement::Float16 | GradientElement::Bfloat16 => (
+            "array<atomic<u32>>",
+            format!(
+                "{}\n{}",
+                match element {
+                    GradientElement::Float16 => include_str!("../../shaders/backward/float16.wgsl"),
+                    _ => include_str!("../../shaders/backward/bfloat16.wgsl"),
+                },
+                include_str!("../../shaders/backward/half.wgsl")
+            ),
+        ),
+    };
+    let src_words = if element == GradientElement::Float32 { "array<f32>" } else { "array<u32>" };
     format!(
-        "{}{}{constants}alias WORD = f32;\n\
+        "{}{}{constants}\
          @group(0) @binding(0) var<uniform> P: BackParams;\n\
-         @group(0) @binding(1) var<storage, read_write> src: array<WORD>;\n\
-         @group(0) @binding(2) var<storage, read_write> dst: array<WORD>;\n\n{}\n{list}",
+         @group(0) @binding(1) var<storage, read_write> src: {src_words};\n\
+         @group(0) @binding(2) var<storage, read_write> dst: {words};\n\n{element_code}\n{}\n{list}",
         BackAxis::WGSL,
         BackParams::WGSL,
         include_str!("../../shaders/backward.wgsl")
@@ -208,20 +233,23 @@ pub(crate) fn wgsl(mode: Mode, workgroup: u32, split: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::PadRequest;
+    use crate::{DataType, PadRequest};
 
     /// The gradient's pipelines are valid WGSL, every mode.
     #[cfg(not(miri))]
     #[test]
     fn every_gradient_shader_is_valid_wgsl() {
+        use GradientElement::*;
         for mode in Mode::ALL {
-            for split in [false, true] {
-                let src = wgsl(mode, 64, split);
+            for (split, element) in [false, true].into_iter().flat_map(|s| [(s, Float32), (s, Float16), (s, Bfloat16)])
+            {
+                let src = wgsl(mode, 64, split, element);
+                let what = format!("{mode} {element:?} split {split}");
                 let module =
-                    naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| panic!("{mode}: {}", e.emit_to_string(&src)));
+                    naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| panic!("{what}: {}", e.emit_to_string(&src)));
                 naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
                     .validate(&module)
-                    .unwrap_or_else(|e| panic!("{mode}: {e:?}"));
+                    .unwrap_or_else(|e| panic!("{what}: {e:?}"));
             }
         }
     }
@@ -255,6 +283,17 @@ mod tests {
         let (bi, bo) = both.byte_sizes().unwrap();
         let e = Program::backward(&both, &BufferView::dense(0, bo), &BufferView::dense(0, bi), &limits).unwrap_err();
         assert!(matches!(e, PadError::GpuLimit { limit: GpuLimit::IndexRange, .. }), "{e}");
+        // 16-bit floats: two to a word, stored by atomics; the element's conversions only.
+        let halves =
+            PadPlan::new(DataType::Bfloat16, &[4, 7], &PadRequest::new(vec![1, 2, 3, 4]).mode(Mode::Wrap)).unwrap();
+        let (hi, ho) = halves.byte_sizes().unwrap();
+        let h = Program::backward(&halves, &BufferView::dense(0, ho), &BufferView::dense(0, hi), &limits).unwrap();
+        assert_eq!((h.dispatches()[0].output(), h.dispatches()[0].input()), ((0, 56), Some((0, 208))));
+        assert!(h.wgsl().contains("array<atomic<u32>>") && h.wgsl().contains("0x17fffu"), "bfloat16's rounding");
+        assert!(!h.wgsl().contains("0x2fffu") && !p.wgsl().contains("atomic"), "float16's, and float32's plain stores");
+        let doubles = PadPlan::new(DataType::Float64, &[5], &PadRequest::new(vec![1, 1])).unwrap();
+        let e = Program::backward(&doubles, &BufferView::dense(0, 56), &BufferView::dense(0, 40), &limits).unwrap_err();
+        assert!(e.to_string().contains("cpu::pad_backward takes float64"), "{e}");
         let ints = PadPlan::new(DataType::Int32, &[5], &PadRequest::new(vec![1, 1])).unwrap();
         let e = Program::backward(&ints, &BufferView::dense(0, 28), &BufferView::dense(0, 20), &limits).unwrap_err();
         assert!(e.to_string().contains("no gradient"), "{e}");

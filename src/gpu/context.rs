@@ -307,9 +307,10 @@ impl GpuContext {
     /// The gradient of `plan`'s input from `grad_out`, the gradient of its output (of the
     /// plan's type and output shape): each element the sum of `grad_out` over the output
     /// positions that read it, in the one order `wgpu_pad::adjoint` documents, so the bits are
-    /// the CPU path's (`cpu::pad_backward`) and the same on every run. float32 runs on the GPU
-    /// (one dispatch); the other float types, and gradients past one binding, on the CPU path,
-    /// which says so (`ExecPath::CpuFallback`). Integer and bool tensors have no gradient.
+    /// the CPU path's (`cpu::pad_backward`) and the same on every run. float32, float16 and
+    /// bfloat16 run on the GPU (one dispatch); the other float types, and gradients past one
+    /// binding or a lane's sum, on the CPU path, which says so (`ExecPath::CpuFallback`).
+    /// Integer and bool tensors have no gradient.
     pub async fn pad_backward(&self, plan: &PadPlan, grad_out: &Tensor) -> Result<Padded> {
         self.backward_waiting(plan, grad_out, Wait::OnHelper).await
     }
@@ -325,7 +326,7 @@ impl GpuContext {
         let refusal = match self.kernel.check_backward(plan) {
             Ok(_) => None,
             Err(e @ (PadError::GpuLimit { .. } | PadError::Unsupported { .. }))
-                if plan.dtype().name().starts_with("float") || plan.dtype().name().starts_with("complex") =>
+                if crate::cpu::has_gradient(plan.dtype()) =>
             {
                 Some(e.to_string())
             }

@@ -268,7 +268,12 @@ mod tests {
     fn layout_matches_the_wgsl_struct() {
         use std::mem::size_of;
         let key = super::super::shader::PipelineKey::all_for(crate::Mode::Wrap, 1, Default::default())[0];
-        let gradient = super::super::backward::wgsl(crate::Mode::Wrap, WORKGROUP, true);
+        let gradient = super::super::backward::wgsl(
+            crate::Mode::Wrap,
+            WORKGROUP,
+            true,
+            super::super::kernels::GradientElement::Float16,
+        );
         for src in [key.wgsl(), gradient] {
             let module = naga::front::wgsl::parse_str(&src).expect("the shader parses");
             let members = |name: &str| {

@@ -170,7 +170,44 @@ pub(crate) enum Shader {
     Rows16,
     /// The pad's gradient (`gpu/backward.rs`; its WGSL assembled there, by mode): a lane an
     /// element, or (`split`) a workgroup an element, one axis's long sums over its lanes.
-    Backward { split: bool },
+    Backward { split: bool, element: GradientElement },
+}
+
+/// The element type of a gradient pipeline: what its sums round to at every addition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum GradientElement {
+    Float32,
+    Float16,
+    Bfloat16,
+}
+
+impl GradientElement {
+    /// The gradient pipeline's element for `dtype`, where the GPU takes its gradient.
+    pub(crate) fn of(dtype: crate::DataType) -> Option<GradientElement> {
+        match dtype {
+            crate::DataType::Float32 => Some(GradientElement::Float32),
+            crate::DataType::Float16 => Some(GradientElement::Float16),
+            crate::DataType::Bfloat16 => Some(GradientElement::Bfloat16),
+            _ => None,
+        }
+    }
+
+    /// Bytes an element.
+    pub(crate) fn bytes(self) -> u64 {
+        match self {
+            GradientElement::Float32 => 4,
+            GradientElement::Float16 | GradientElement::Bfloat16 => 2,
+        }
+    }
+
+    /// For a pipeline's label.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            GradientElement::Float32 => "float32",
+            GradientElement::Float16 => "float16",
+            GradientElement::Bfloat16 => "bfloat16",
+        }
+    }
 }
 
 impl Shader {
@@ -204,7 +241,7 @@ impl Shader {
     pub(crate) fn word_defs(self, word_bytes: u8) -> &'static str {
         match (self, word_bytes) {
             (Shader::Rows16, _) => "alias WORD = vec4<u32>;\n",
-            (Shader::Backward { .. }, _) => "alias WORD = f32;\n",
+            (Shader::Backward { .. }, _) => "",
             (_, 1 | 2) => "alias WORD = u32;\n",
             (_, 4) => "alias WORD = u32;\nfn constant_word() -> WORD { return P.constant.x; }\n",
             (_, 8) => "alias WORD = vec2<u32>;\nfn constant_word() -> WORD { return P.constant.xy; }\n",
@@ -249,7 +286,9 @@ impl Shader {
             Shader::Flat(grid) => grid.label(),
             Shader::Narrow(n) => n.label(),
             Shader::Rows16 => " rows16".to_string(),
-            Shader::Backward { split } => format!(" gradient{}", if split { " split" } else { "" }),
+            Shader::Backward { split, element } => {
+                format!(" gradient {}{}", element.name(), if split { " split" } else { "" })
+            }
         }
     }
 }

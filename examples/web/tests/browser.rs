@@ -694,23 +694,38 @@ async fn the_gradient_is_the_cpus_bit_for_bit() {
             console_log!("gradient ({split}): {:?} at line {line:?}: {}", m.message_type, m.message);
         }
     }
+    // float32, and the 16-bit floats (two to a word, stored by atomics, each sum rounded).
     let mut ran = 0;
-    for mode in Mode::ALL {
-        for (shape, pads) in [(&[3usize, 5][..], &[1i64, 2, 2, 4][..]), (&[2, 3], &[-1, 1, 3, 2]), (&[2], &[600, 600])]
-        {
-            let Ok(p) = PadPlan::new(DataType::Float32, shape, &PadRequest::new(pads.to_vec()).mode(mode)) else {
-                continue;
-            };
-            let g: Vec<f32> = (0..p.out_len()).map(|i| ((i * 7919) % 1013) as f32 / 7.0 - 60.0).collect();
-            let grad = Tensor::from_slice(DataType::Float32, p.out_shape().to_vec(), &g).unwrap();
-            let got = gpu.pad_backward(&p, &grad).await.unwrap();
-            assert_eq!(got.path, ExecPath::Gpu, "{mode} {shape:?}");
-            assert_eq!(got.tensor.bytes(), cpu::pad_backward(&p, &grad).unwrap().bytes(), "{mode} {shape:?} {pads:?}");
-            ran += 1;
+    for dtype in [DataType::Float32, DataType::Float16, DataType::Bfloat16] {
+        for mode in Mode::ALL {
+            for (shape, pads) in
+                [(&[3usize, 5][..], &[1i64, 2, 2, 4][..]), (&[2, 3], &[-1, 1, 3, 2]), (&[2], &[600, 600])]
+            {
+                let Ok(p) = PadPlan::new(dtype, shape, &PadRequest::new(pads.to_vec()).mode(mode)) else {
+                    continue;
+                };
+                let g: Vec<f32> = (0..p.out_len()).map(|i| ((i * 7919) % 1013) as f32 / 7.0 - 60.0).collect();
+                let grad = match dtype {
+                    DataType::Float16 => {
+                        let h: Vec<half::f16> = g.iter().map(|&x| half::f16::from_f32(x)).collect();
+                        Tensor::from_slice(dtype, p.out_shape().to_vec(), &h).unwrap()
+                    }
+                    DataType::Bfloat16 => {
+                        let h: Vec<half::bf16> = g.iter().map(|&x| half::bf16::from_f32(x)).collect();
+                        Tensor::from_slice(dtype, p.out_shape().to_vec(), &h).unwrap()
+                    }
+                    _ => Tensor::from_slice(dtype, p.out_shape().to_vec(), &g).unwrap(),
+                };
+                let got = gpu.pad_backward(&p, &grad).await.unwrap();
+                let what = format!("{dtype} {mode} {shape:?} {pads:?}");
+                assert_eq!(got.path, ExecPath::Gpu, "{what}");
+                assert_eq!(got.tensor.bytes(), cpu::pad_backward(&p, &grad).unwrap().bytes(), "{what}");
+                ran += 1;
+            }
         }
     }
     console_log!("gradient: {ran} plans bit for bit");
-    assert!(ran >= 12, "{ran}");
+    assert!(ran >= 36, "{ran}");
 }
 
 #[wasm_bindgen_test]

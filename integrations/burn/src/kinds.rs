@@ -105,10 +105,10 @@ mod tracked {
     impl Backward<Cube, 1> for PadBackward {
         type State = Gradient;
 
-        /// float32 on the kernel (one dispatch, in the fusion stream with fusion, the order
-        /// `wgpu_pad::adjoint` documents, so its bits are the core's on every run); other float
-        /// types, and what the kernel refuses (sums past a lane's bound), in Burn's ops in the
-        /// same order.
+        /// float32 and float16 on the kernel (one dispatch, in the fusion stream with fusion, the
+        /// order `wgpu_pad::adjoint` documents, so its bits are the core's on every run); what
+        /// the kernel refuses (sums past a lane's bound, float64), in Burn's ops in the same
+        /// order.
         fn backward(self, ops: Ops<Gradient, 1>, grads: &mut Gradients, _checkpointer: &mut Checkpointer) {
             let state = ops.state;
             unary::<Cube, _>(ops.parents, ops.node, grads, |grad| {

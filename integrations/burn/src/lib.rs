@@ -40,9 +40,9 @@
 //! **Burn's features.** Burn's `wgpu` backend with or without fusion: the adapter builds
 //! against whichever the application's `burn` turns on (it asks for neither; its own `fusion`
 //! feature only turns Burn's on, for its tests). With its `autodiff` feature (which turns on
-//! Burn's) a float tensor Burn's autodiff tracks pads with a backward, computed with Burn's ops
-//! in the order of Burn's own pad's backward; without it such a tensor is an
-//! [`Error::NotWgpu`].
+//! Burn's) a float tensor Burn's autodiff tracks pads with a backward: the core's gradient
+//! kernel for float32 and float16 (one dispatch), else Burn's ops, both in the order of Burn's
+//! own pad's backward; without it such a tensor is an [`Error::NotWgpu`].
 #![warn(missing_docs)]
 // docs.rs (--cfg docsrs, nightly): each feature-gated item says which feature it needs.
 #![cfg_attr(docsrs, feature(doc_cfg))]

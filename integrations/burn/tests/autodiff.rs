@@ -164,3 +164,38 @@ fn a_parameter_trains_through_the_pad() {
     }
     assert!(last < first, "the loss did not fall: {first} then {last}");
 }
+
+/// float16: the backward is the core's kernel too, its bits `cpu::pad_backward`'s (each sum
+/// rounded to the type at every addition), in modes where an element's images take three or
+/// more terms and the rounding order shows. (bfloat16 is not here: Burn's wgpu compiles no
+/// kernel of it, cubecl-wgpu 0.11 answering `UnsupportedType("cube.bf16")`.)
+#[test]
+fn half_precision_gradients_are_the_cores() {
+    let Some((device, pad)) = burn() else { return };
+    use burn::tensor::DType;
+    let (dtype, burn_dtype) = (DataType::Float16, DType::F16);
+    let to_bytes = |v: &[f32]| -> Vec<u8> { v.iter().flat_map(|&x| half::f16::from_f32(x).to_le_bytes()).collect() };
+    let tensor = |v: &[f32], shape: [usize; 2]| {
+        let data = TensorData::from_bytes_vec(to_bytes(v), shape, burn_dtype);
+        Tensor::<2>::from_data(data, (device, burn_dtype))
+    };
+    let shape = [5, 7];
+    for (mode, pairs) in [
+        (Mode::Wrap, [(4i64, 6i64), (9, 8)]),
+        (Mode::Reflect, [(2, 1), (3, 2)]),
+        (Mode::Symmetric, [(6, 5), (2, 7)]),
+        (Mode::Edge, [(3, 3), (4, 2)]),
+    ] {
+        let plan = PadPlan::new(dtype, &shape, &PadRequest::from_pairs(&pairs).mode(mode)).unwrap();
+        let out = [plan.out_shape()[0], plan.out_shape()[1]];
+        let w = values(out[0] * out[1], 2.0);
+        let x = tensor(&values(35, 0.0), shape).require_grad();
+        let y = pad.pad(x.clone(), &pairs, mode_of(mode)).unwrap();
+        // sum(y * w): the gradient reaching the pad is w, exactly.
+        let grads = (y * tensor(&w, out)).sum().backward();
+        let got = x.grad(&grads).unwrap().into_data();
+        let grad_out = wgpu_pad::Tensor::from_bytes(dtype, out.to_vec(), to_bytes(&w)).unwrap();
+        let want = wgpu_pad::cpu::pad_backward(&plan, &grad_out).unwrap();
+        assert_eq!(got.as_bytes(), want.bytes().unwrap(), "{dtype} {mode} {pairs:?}");
+    }
+}

@@ -26,7 +26,9 @@
 # variants-SUITE-ROUND.md and .txt (every run of a suite side by side over the first:
 # benchmarks/variant_table.py); failed.txt, the steps that failed (each passed over, its log
 # kept).
-# Knobs: ROUNDS (1), REPS (7), SUITES ("default engine"; "dram" adds outputs past 256 MiB),
+# Knobs: ROUNDS (1), REPS (7), SUITES ("default engine"; "dram" adds outputs past 256 MiB;
+# SUITE+backward is that suite's float cases' gradients, the harness's --backward, with torch's
+# backward and whether torch could run it deterministically),
 # BUILDS (every executable in .devbin, in name order; the first is the baseline), VARIANTS
 # (every variant, those the next decision needs first: "default rows16 narrow-loads-first
 # read-only-input device-grid device-grid-256 narrow-spread flat-u4 reference"; a build without
@@ -116,12 +118,13 @@ for round in $(seq "$rounds"); do
             build=${run%@*} variant=${run#*@}
             flags=()
             [[ $variant == default ]] || flags=(--kernel-variant "$variant")
+            [[ $suite == *+backward ]] && flags+=(--backward)
             if [[ ${STEADY_ONLY:-1} == 1 && $("./.devbin/$build" --help 2>/dev/null || true) == *--steady-only* ]]; then
                 flags+=(--steady-only)
             fi
             name="$run-$suite-$round"
             echo "--- $name ($((SECONDS - start)) s)"
-            if timeout "${CASE_LIMIT:-200}" "./.devbin/$build" "${flags[@]}" --suite "$suite" --reps "$reps" \
+            if timeout "${CASE_LIMIT:-200}" "./.devbin/$build" "${flags[@]}" --suite "${suite%+backward}" --reps "$reps" \
                 --json "$work/$name.json" > "$work/$name.txt" 2>&1; then
                 head -2 "$work/$name.txt"
             else

@@ -9,6 +9,10 @@ records are the cases, so both sides pad exactly the same tensors. Per case:
 - `torch_pad_ms`: `F.pad` (constant, reflect, replicate for edge, circular for wrap; torch has
   no symmetric), output allocated per call as an eager engine does;
 - `torch_copy_ms`: `dst.copy_(src)` of the output's bytes, torch's own roofline.
+A record of the harness's `--backward` is the pad's gradient: `torch_pad_ms` is then torch's
+backward of `F.pad` alone (`torch.autograd.grad` of the padded output, its graph kept), and
+`torch_deterministic` says whether `torch.use_deterministic_algorithms(True)` lets it run
+(`refused: ...` where torch knows it is not), `torch_same_bits_twice` whether two runs agreed.
 Each is warmed up for --warmup-ms of GPU time (CUDA events), then timed in batches of
 --batch-ms of back-to-back calls, sized from a warm batch; the median of --reps batches, per
 call, with the 95 % interval of order statistics (as the harness's `stats`). Every case's
@@ -118,9 +122,35 @@ class Timer:
         return (*order_interval(samples), batch)
 
 
+def backward_call(torch, F, x, flat, mode):
+    """torch's backward of F.pad alone: (a call, what was seen of its determinism), or (None,
+    why not). The graph is built once and kept, so each call is the backward's kernels only."""
+    if not x.dtype.is_floating_point:
+        return None, f"{x.dtype}: no gradient"
+    x = x.detach().requires_grad_(True)
+    y = F.pad(x, flat, mode=mode)
+    g = torch.randn(y.shape, generator=torch.Generator().manual_seed(11)).to(y.dtype).to(y.device)
+    call = lambda: torch.autograd.grad(y, x, g, retain_graph=True)[0]  # noqa: E731
+    bits = {torch.float32: torch.int32, torch.float64: torch.int64, torch.float16: torch.int16, torch.bfloat16: torch.int16}
+    a, b = call(), call()
+    same = bool(torch.equal(a.view(bits[a.dtype]), b.view(bits[b.dtype])))
+    torch.use_deterministic_algorithms(True)
+    try:
+        call()
+        deterministic = "ran"
+    except RuntimeError as e:
+        deterministic = "refused: " + str(e).splitlines()[0][:160]
+    finally:
+        torch.use_deterministic_algorithms(False)
+    return call, {"torch_deterministic": deterministic, "torch_same_bits_twice": same}
+
+
 def measure(torch, F, np, record, args, timer):
     shape, pads, mode, dtype = record["shape"], record["pads"], record["mode"], record["dtype"]
     out = {k: record[k] for k in ("dtype", "shape", "pads", "mode", "out_bytes")}
+    backward = bool(record.get("backward"))
+    if backward:
+        out["backward"] = True
     if mode not in MODES:
         return {**out, "torch": f"torch has no {mode}"}
     if dtype not in DTYPES:
@@ -156,6 +186,11 @@ def measure(torch, F, np, record, args, timer):
         if not np.array_equal(got.numpy(), ref, equal_nan=dtype != "bool" and dtype.startswith(("float", "bfloat"))):
             return {**out, "torch": "torch's output differs from numpy.pad: the mapping is wrong"}
     del y
+    if backward:
+        call, extra = backward_call(torch, F, x, flat, MODES[mode])
+        if call is None:
+            return {**out, "torch": extra}
+        out.update(extra)
     pad_ms, pad_low, pad_high, pad_batch = timer.steady(call, args)
     src = torch.empty(record["out_bytes"], dtype=torch.uint8, device=args.device)
     dst = torch.empty_like(src)
@@ -205,7 +240,7 @@ def main():
                 continue
             view, flat = torch_call(r["shape"], r["pads"], r["mode"])
             call = flat if view is None else f"F.pad(x{view}, {tuple(flat)}, mode={MODES[r['mode']]!r})"
-            print(f"{r['dtype']} {r['shape']} {r['mode']}: {call}")
+            print(f"{r['dtype']} {r['shape']} {r['mode']}: {'the backward of ' if r.get('backward') else ''}{call}")
         return
     try:
         import torch
@@ -224,11 +259,14 @@ def main():
     for i, r in enumerate(records):
         result = measure(torch, F, np, r, args, timer)
         results.append(result)
+        what = "F.pad's backward" if result.get("backward") else "F.pad"
         figure = (
-            f"F.pad {result['torch_pad_ms'] * 1e3:.1f} us, copy {result['torch_copy_ms'] * 1e3:.1f} us"
+            f"{what} {result['torch_pad_ms'] * 1e3:.1f} us, copy {result['torch_copy_ms'] * 1e3:.1f} us"
             if "torch_pad_ms" in result
             else result["torch"]
         )
+        if "torch_deterministic" in result:
+            figure += f"; deterministic: {result['torch_deterministic']}, same bits twice: {result['torch_same_bits_twice']}"
         print(f"[{i + 1}/{len(records)}] {r['dtype']} {r['shape']} {r['mode']}: {figure}", flush=True)
     report = {"torch": torch.__version__, "device": name, "batch_ms": args.batch_ms, "warmup_ms": args.warmup_ms, "records": results}
     if args.json:

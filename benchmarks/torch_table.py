@@ -20,7 +20,8 @@ import sys
 
 
 def key(r):
-    return (r["dtype"], tuple(r["shape"]), tuple(r["pads"]), r["mode"])
+    """A case: a pad's figures and its gradient's (`backward`) are of different cases."""
+    return (r["dtype"], tuple(r["shape"]), tuple(r["pads"]), r["mode"], bool(r.get("backward")))
 
 
 def load(path, what):

@@ -76,7 +76,15 @@ pub const COLUMNS: [&str; 11] = [
 ];
 
 fn case_key(r: &Value) -> String {
-    format!("{} {} {} {}", r["dtype"].as_str().unwrap_or("?"), r["shape"], r["pads"], r["mode"].as_str().unwrap_or("?"))
+    // A gradient's figures are of another case than the pad's.
+    let direction = if r["backward"].as_bool() == Some(true) { " backward" } else { "" };
+    format!(
+        "{} {} {} {}{direction}",
+        r["dtype"].as_str().unwrap_or("?"),
+        r["shape"],
+        r["pads"],
+        r["mode"].as_str().unwrap_or("?")
+    )
 }
 
 fn figure(r: &Value, column: &str) -> Option<Figure> {
@@ -190,6 +198,10 @@ mod tests {
         assert_eq!(regressions(&e, 50.0).len(), 1);
         assert_eq!(regressions(&e, 150.0).len(), 0);
         assert!(compare(&old, &old, 0.02).iter().all(|e| e.verdict == Verdict::Same));
+        // A gradient is another case than its pad.
+        let mut back = rec(1.0);
+        back["backward"] = serde_json::json!(true);
+        assert!(compare(&old, &serde_json::json!({ "records": [back] }), 0.02).is_empty());
         // A figure a --steady-only run left out (0) is no figure: not 0x FASTER.
         let steady = serde_json::json!({ "records": [rec(0.0)] });
         assert!(compare(&old, &steady, 0.02).is_empty() && compare(&steady, &old, 0.02).is_empty());

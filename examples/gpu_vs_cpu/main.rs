@@ -118,6 +118,11 @@ struct Args {
     /// "skipped". For deciding kernels on a lent GPU, whose minutes are few.
     #[arg(long)]
     steady_only: bool,
+    /// The pad's gradient in place of the pad, on each case of a float type (the others are
+    /// passed over, said so): `cpu::pad_backward`, the GPU's gradient kernel at steady clocks
+    /// against the roofline copy of the output's bytes, `GpuContext::pad_backward` end to end.
+    #[arg(long)]
+    backward: bool,
     /// Every case of the default suite at a tiny size, once, outputs compared bit for bit
     /// between the paths: seconds, for CI.
     #[arg(long)]
@@ -278,6 +283,10 @@ fn validate(args: &Args) -> Result<(), Failure> {
     if args.steady_only && (args.sweep || args.smoke) {
         return Err(usage("--steady-only: --sweep fits the CPU and end-to-end paths, --smoke runs them all"));
     }
+    if args.backward && (args.cold_start || args.compare.is_some() || args.replot.is_some() || args.sweep || args.smoke)
+    {
+        return Err(usage("--backward measures a suite's or a custom case's gradient: no --cold-start, --compare, --replot, --sweep or --smoke"));
+    }
     if args.sweep && args.suite.is_some() {
         return Err(usage("--sweep runs its own family of sizes: no --suite"));
     }
@@ -367,7 +376,25 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
         }
         None => None,
     };
-    let cases = cases_of(args)?;
+    let mut cases = cases_of(args)?;
+    if args.backward {
+        // The gradient is a float's: the other cases are passed over, and said so.
+        let (floats, others): (Vec<_>, Vec<_>) = cases.into_iter().partition(|(p, _)| {
+            matches!(p.dtype(), DataType::Float32 | DataType::Float64 | DataType::Float16 | DataType::Bfloat16)
+        });
+        for (p, _) in &others {
+            println!(
+                "--backward: {} {:?} {} passed over: no gradient of its type here",
+                p.dtype(),
+                p.in_shape(),
+                p.mode()
+            );
+        }
+        if floats.is_empty() {
+            return Err(usage("--backward: no case of a float type (float32, float64, float16, bfloat16)"));
+        }
+        cases = floats;
+    }
 
     let (ctx, unpooled) = contexts(kernel_variant(args)?)?;
     let errors = GpuErrors::watch(ctx.device());
@@ -424,6 +451,7 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
         policy: &policy,
         steady: &steady,
         steady_only: args.steady_only,
+        backward: args.backward,
     };
     let mut records = Vec::new();
     let mut failed = Vec::new();
@@ -431,6 +459,14 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
     for (i, (plan, input)) in cases.iter().enumerate() {
         eprint!("\r[{}/{total}] {} {:?} {}...        ", i + 1, plan.dtype(), plan.in_shape(), plan.mode());
         let case = format!("{} {:?} {}", plan.dtype(), plan.in_shape(), plan.mode());
+        // A gradient the GPU does not take (sums past a lane's bound) is the CPU path's:
+        // passed over, and said so; the pad's own refusals stay errors.
+        if let (true, Err(e @ wgpu_pad::PadError::GpuLimit { .. })) = (args.backward, ctx.kernel().check_backward(plan))
+        {
+            eprintln!("\r{:60}", "");
+            println!("--backward: {case} passed over: {e}");
+            continue;
+        }
         let record = measure(&setup, plan, input).map_err(|e| {
             eprintln!("\r{:60}", "");
             Failure::Run(format!("{case}: {e}"))
@@ -672,6 +708,8 @@ mod tests {
             (&["--cold-start", "--dtype", "float32", "--shape", "4", "--pads", "1,1"], "custom case"),
             (&["--compare", "a.json", "b.json", "--svg", "x.svg"], "--svg"),
             (&["--steady-only", "--cold-start"], "--steady-only"),
+            (&["--backward", "--sweep"], "--backward"),
+            (&["--backward", "--cold-start"], "--backward"),
             (&["--steady-only", "--sweep"], "--steady-only"),
             (&["--steady-only", "--smoke"], "--steady-only"),
             (&["--sweep", "--suite", "engine"], "--suite"),

@@ -142,6 +142,9 @@ pub struct Record {
     /// Figures not measured (`--steady-only`): 0 in the record, no interval.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skipped: Vec<String>,
+    /// The pad's gradient was measured (`--backward`), not the pad.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub backward: bool,
 }
 
 fn wall(f: impl FnOnce()) -> f64 {
@@ -291,6 +294,43 @@ pub struct Setup<'a> {
     /// Only the steady figures (`--steady-only`): the kernel's batch, the buffer copy's and
     /// the roofline's; the CPU path, single dispatches and end-to-end calls are not run.
     pub steady_only: bool,
+    /// The pad's gradient (`--backward`) in place of the pad: `cpu::pad_backward`, the GPU's
+    /// gradient kernel, `GpuContext::pad_backward`, on a gradient of the output's shape.
+    pub backward: bool,
+}
+
+/// The figures `--backward` leaves out (the CPU path has one form of the gradient).
+pub const NOT_BACKWARD: [&str; 2] = ["cpu_fresh", "cpu_arena"];
+
+/// What the gradient must move at the least: the output's gradient read where the pad read
+/// anything (all of it but a constant pad's border) and the input's written.
+pub fn bytes_moved_backward(plan: &PadPlan) -> u64 {
+    let (in_bytes, out_bytes) = plan.byte_sizes().unwrap_or((0, 0));
+    match plan.mode() {
+        Mode::Constant => bytes_moved(plan) - out_bytes + in_bytes,
+        _ => out_bytes + in_bytes,
+    }
+}
+
+/// A gradient of `plan`'s output shape in its type (values of a few magnitudes, finite), or
+/// why the type has none here.
+pub fn gradient_of(plan: &PadPlan) -> Result<Tensor, Failed> {
+    let g: Vec<f32> = (0..plan.out_len()).map(|i| ((i * 7919) % 1013) as f32 / 7.0 - 60.0).collect();
+    let shape = plan.out_shape().to_vec();
+    let tensor = match plan.dtype() {
+        wgpu_pad::DataType::Float32 => Tensor::from_slice(plan.dtype(), shape, &g),
+        wgpu_pad::DataType::Float64 => {
+            Tensor::from_slice(plan.dtype(), shape, &g.iter().map(|&x| x as f64).collect::<Vec<_>>())
+        }
+        wgpu_pad::DataType::Float16 => {
+            Tensor::from_slice(plan.dtype(), shape, &g.iter().map(|&x| half::f16::from_f32(x)).collect::<Vec<_>>())
+        }
+        wgpu_pad::DataType::Bfloat16 => {
+            Tensor::from_slice(plan.dtype(), shape, &g.iter().map(|&x| half::bf16::from_f32(x)).collect::<Vec<_>>())
+        }
+        other => return Err(format!("{other}: the harness's gradients are float32, float64, float16 and bfloat16")),
+    };
+    tensor.map_err(|e| e.to_string())
 }
 
 /// The figures `--steady-only` leaves out, in report order.
@@ -316,12 +356,22 @@ fn over(a: f64, b: f64) -> f64 {
 }
 
 pub fn measure(setup: &Setup, plan: &PadPlan, input: &Tensor) -> Result<Record, Failed> {
-    let Setup { ctx, unpooled, timer, errors, policy, steady, steady_only } = *setup;
+    let Setup { ctx, unpooled, timer, errors, policy, steady, steady_only, backward } = *setup;
     let device = ctx.device();
     let (in_bytes, out_bytes) = plan.byte_sizes().ok_or("fixed-width types only")?;
     let in_data = input.bytes().ok_or("fixed-width types only")?;
     // Refused before anything is timed: a plan the GPU path cannot run (its rank, a limit).
-    ctx.kernel().check_plan(plan).map_err(|e| format!("the GPU cannot run it: {e}"))?;
+    match backward {
+        true => ctx.kernel().check_backward(plan),
+        false => ctx.kernel().check_plan(plan),
+    }
+    .map_err(|e| format!("the GPU cannot run it: {e}"))?;
+    // The gradient reads the output's gradient and writes the input's.
+    let grad = if backward { Some(gradient_of(plan)?) } else { None };
+    let (src_data, src_bytes, dst_bytes) = match &grad {
+        Some(g) => (g.bytes().ok_or("fixed-width types only")?, out_bytes, in_bytes),
+        None => (in_data, in_bytes, out_bytes),
+    };
 
     // CPU: into a preallocated output, allocating, from an arena, and the memcpy limit,
     // interleaved repetition by repetition so that all four see the same machine state.
@@ -332,9 +382,16 @@ pub fn measure(setup: &Setup, plan: &PadPlan, input: &Tensor) -> Result<Record, 
             let src = vec![1u8; out_bytes as usize];
             let mut dst = vec![0u8; out_bytes as usize];
             let arena = OutputArena::default();
-            cpu::pad_into(plan, in_data, &mut out).map_err(|e| format!("cpu::pad_into: {e}"))?;
+            match &grad {
+                Some(g) => drop(cpu::pad_backward(plan, g).map_err(|e| format!("cpu::pad_backward: {e}"))?),
+                None => cpu::pad_into(plan, in_data, &mut out).map_err(|e| format!("cpu::pad_into: {e}"))?,
+            }
             let cpu_figures = sample(policy, || {
                 let c = wall(|| dst.copy_from_slice(std::hint::black_box(&src)));
+                if let Some(g) = &grad {
+                    let p = wall(|| drop(cpu::pad_backward(plan, g).expect("ran above")));
+                    return [p, 0.0, 0.0, c];
+                }
                 let p = wall(|| cpu::pad_into(plan, in_data, &mut out).expect("ran above"));
                 let f = wall(|| drop(cpu::pad(plan, input).expect("ran above")));
                 let a = wall(|| arena.recycle(cpu::pad_in(plan, input, &arena).expect("ran above")));
@@ -348,30 +405,31 @@ pub fn measure(setup: &Setup, plan: &PadPlan, input: &Tensor) -> Result<Record, 
     let (cpu_ms, cpu_fresh_ms, cpu_arena_ms, memcpy_ms) =
         (cpu_s.0.median, fresh_s.0.median, arena_s.0.median, memcpy_s.0.median);
 
-    // GPU buffers: the input, the output, and a copy target of the output's size; the
-    // output and copy sized to whole 16-byte words for the roofline, which copies one into
-    // the other (the kernel and the buffer copy see the output's own size).
+    // GPU buffers: the kernel's source and destination (the input and output; for the
+    // gradient, the output's gradient and the input's), and a copy target of the output's
+    // size; the output (the output's gradient) and the copy sized to whole 16-byte words for
+    // the roofline, which copies one into the other (the kernel and the buffer copy see the
+    // output's own size).
     let size4 = |b: u64| b.next_multiple_of(4).max(4);
     let size16 = |b: u64| b.next_multiple_of(16).max(16);
     let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
-    let mut padded = in_data.to_vec();
-    padded.resize(size4(in_bytes) as usize, 0);
+    let mut padded = src_data.to_vec();
+    padded.resize(if backward { size16(src_bytes) } else { size4(src_bytes) } as usize, 0);
     let gin = device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: None, contents: &padded, usage });
-    let mk = || {
-        device.create_buffer(&wgpu::BufferDescriptor {
-            label: None,
-            size: size16(out_bytes),
-            usage,
-            mapped_at_creation: false,
-        })
+    let mk = |size: u64| {
+        device.create_buffer(&wgpu::BufferDescriptor { label: None, size, usage, mapped_at_creation: false })
     };
-    let (gout, gcopy) = (mk(), mk());
-    let out_range = BufferRange { size: Some(size4(out_bytes)), ..BufferRange::whole(&gout) };
-    let pad = ctx
-        .kernel()
-        .prepare(plan, BufferRange::whole(&gin), out_range)
-        .map_err(|e| format!("preparing the pad: {e}"))?;
-    let roofline = Roofline::new(device, &gout, &gcopy);
+    let (gout, gcopy) = (mk(size16(dst_bytes)), mk(size16(out_bytes)));
+    let src_range = BufferRange { size: Some(size4(src_bytes)), ..BufferRange::whole(&gin) };
+    let dst_range = BufferRange { size: Some(size4(dst_bytes)), ..BufferRange::whole(&gout) };
+    let pad = match backward {
+        true => ctx.kernel().prepare_backward(plan, src_range, dst_range),
+        false => ctx.kernel().prepare(plan, BufferRange::whole(&gin), dst_range),
+    }
+    .map_err(|e| format!("preparing the pad: {e}"))?;
+    // The roofline and the buffer copy move the output's bytes (the output's gradient's).
+    let copied = if backward { &gin } else { &gout };
+    let roofline = Roofline::new(device, copied, &gcopy);
     errors.check("making the buffers and pipelines")?;
 
     let record_pad = |pass: &mut wgpu::ComputePass<'_>| pad.record(pass);
@@ -379,7 +437,7 @@ pub fn measure(setup: &Setup, plan: &PadPlan, input: &Tensor) -> Result<Record, 
     let copy_bytes = size4(out_bytes);
     // Steady clocks: each batch figure warmed up and sized from a warm batch of its own.
     let kernel_batch = steady_batch(steady, |n| timer.passes(n, record_pad))?;
-    let copy_batch = steady_batch(steady, |n| timer.copies(n, &gout, &gcopy, copy_bytes))?;
+    let copy_batch = steady_batch(steady, |n| timer.copies(n, copied, &gcopy, copy_bytes))?;
     let roofline_batch = steady_batch(steady, |n| timer.passes(n, record_roofline))?;
     errors.check("warming up")?;
 
@@ -399,7 +457,7 @@ pub fn measure(setup: &Setup, plan: &PadPlan, input: &Tensor) -> Result<Record, 
         let steady_figures = |keep: &mut dyn FnMut(Result<f64, Failed>) -> f64| {
             [
                 keep(timer.passes(kernel_batch, record_pad)),
-                keep(timer.copies(copy_batch, &gout, &gcopy, copy_bytes)),
+                keep(timer.copies(copy_batch, copied, &gcopy, copy_bytes)),
                 keep(timer.passes(roofline_batch, record_roofline)),
             ]
         };
@@ -416,17 +474,25 @@ pub fn measure(setup: &Setup, plan: &PadPlan, input: &Tensor) -> Result<Record, 
             device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| format!("waiting for the GPU: {e}"))?;
             Ok(t.elapsed().as_secs_f64() * 1e3)
         })());
-        let copy = keep(timer.copies(1, &gout, &gcopy, copy_bytes));
+        let copy = keep(timer.copies(1, copied, &gcopy, copy_bytes));
         // Pooled: device buffers kept, and the output given back to the context's arena.
         let pooled = keep((|| {
             let t = Instant::now();
-            let padded = ctx.pad_blocking(plan, input).map_err(|e| format!("GpuContext::pad: {e}"))?;
+            let padded = match &grad {
+                Some(g) => ctx.pad_backward_blocking(plan, g),
+                None => ctx.pad_blocking(plan, input),
+            }
+            .map_err(|e| format!("GpuContext::pad: {e}"))?;
             ctx.output_arena().recycle(padded.tensor);
             Ok(t.elapsed().as_secs_f64() * 1e3)
         })());
         let fresh = keep((|| {
             let t = Instant::now();
-            drop(unpooled.pad_blocking(plan, input).map_err(|e| format!("GpuContext::pad, no pool: {e}"))?);
+            let padded = match &grad {
+                Some(g) => unpooled.pad_backward_blocking(plan, g),
+                None => unpooled.pad_blocking(plan, input),
+            };
+            drop(padded.map_err(|e| format!("GpuContext::pad, no pool: {e}"))?);
             Ok(t.elapsed().as_secs_f64() * 1e3)
         })());
         let [kernel_batch_ms, copy_batch_ms, roofline_ms] = steady_figures(&mut keep);
@@ -444,10 +510,17 @@ pub fn measure(setup: &Setup, plan: &PadPlan, input: &Tensor) -> Result<Record, 
     let named = [("cpu", cpu_s), ("cpu_fresh", fresh_s), ("cpu_arena", arena_s), ("memcpy", memcpy_s)]
         .into_iter()
         .chain(GPU_FIGURES.into_iter().zip(gpu_figures));
-    let skipped: Vec<String> = match steady_only {
+    let mut skipped: Vec<String> = match steady_only {
         true => NOT_STEADY.map(String::from).to_vec(),
         false => Vec::new(),
     };
+    if backward {
+        for name in NOT_BACKWARD {
+            if !skipped.iter().any(|s| s == name) {
+                skipped.push(name.to_string());
+            }
+        }
+    }
     for (name, (s, hit_budget)) in named {
         let s: Summary = s;
         if skipped.iter().any(|x| x == name) {
@@ -470,7 +543,7 @@ pub fn measure(setup: &Setup, plan: &PadPlan, input: &Tensor) -> Result<Record, 
     let over_copy = gpu_kernel_batch_ms / gpu_copy_batch_ms;
     extra.insert("gpu_kernel_batch_over_gpu_copy_batch".into(), over_copy);
 
-    let moved = bytes_moved(plan);
+    let moved = if backward { bytes_moved_backward(plan) } else { bytes_moved(plan) };
     let gbps = |bytes: u64, ms: f64| over(bytes as f64, ms * 1e-3) / 1e9;
     let info = ctx.adapter_info();
     Ok(Record {
@@ -513,6 +586,7 @@ pub fn measure(setup: &Setup, plan: &PadPlan, input: &Tensor) -> Result<Record, 
         extra,
         noisy,
         skipped,
+        backward,
     })
 }
 
@@ -527,6 +601,13 @@ mod tests {
         let plan = PadPlan::new(DataType::Float32, &[4, 6], &PadRequest::new(vec![1, -2, 1, 0])).unwrap();
         // Kept input 4 x 4, output 6 x 4.
         assert_eq!(bytes_moved(&plan), (16 + 24) * 4);
+        // The gradient reads the output's gradient where the pad read (a constant pad's kept
+        // part; all of it otherwise) and writes the input's. Input 4 x 6, kept 4 x 4, output 7 x 4.
+        let request = PadRequest::new(vec![2, -2, 1, 0]);
+        let constant = PadPlan::new(DataType::Float32, &[4, 6], &request).unwrap();
+        assert_eq!(bytes_moved_backward(&constant), (16 + 24) * 4);
+        let edge = PadPlan::new(DataType::Float32, &[4, 6], &request.mode(Mode::Edge)).unwrap();
+        assert_eq!(bytes_moved_backward(&edge), (28 + 24) * 4);
     }
 }
 
@@ -605,6 +686,7 @@ mod on_the_gpu {
             policy: &policy,
             steady: &steady,
             steady_only: false,
+            backward: false,
         };
         let plan = PadPlan::new(DataType::Float32, &[64, 64], &PadRequest::new(vec![1, 1, 1, 1])).unwrap();
         let input = Tensor::from_bytes(DataType::Float32, vec![64, 64], vec![7; 64 * 64 * 4]).unwrap();
@@ -630,6 +712,20 @@ mod on_the_gpu {
         assert!(!text.contains("null"), "{text}");
         let back: Record = serde_json::from_str(&text).unwrap();
         assert_eq!(back.skipped, r.skipped);
+
+        // --backward: the gradient's kernel and paths on a gradient of the output's shape (its
+        // bytes moved: the output's gradient read, the input's written), named a backward case.
+        let wrap =
+            PadPlan::new(DataType::Float32, &[64, 64], &PadRequest::new(vec![1, 1, 1, 1]).mode(Mode::Wrap)).unwrap();
+        let r = measure(&Setup { backward: true, ..setup }, &wrap, &input).unwrap();
+        assert!(r.backward && r.extra["gpu_kernel_batch_ms"] > 0.0 && r.cpu_ms > 0.0 && r.gpu_e2e_pooled_ms > 0.0);
+        assert_eq!((r.cpu_fresh_ms, r.cpu_arena_ms), (0.0, 0.0));
+        assert_eq!(r.skipped, NOT_BACKWARD.map(String::from).to_vec());
+        assert_eq!(r.bytes_moved, (66 * 66 + 64 * 64) * 4);
+        assert!(crate::report::case_name(&r).ends_with("wrap backward"));
+        let int = PadPlan::new(DataType::Int32, &[64, 64], &PadRequest::new(vec![1, 1, 1, 1])).unwrap();
+        let int_input = Tensor::zeros(DataType::Int32, vec![64, 64]).unwrap();
+        assert!(measure(&Setup { backward: true, ..setup }, &int, &int_input).is_err(), "no gradient of an int32");
     }
 
     /// The roofline copies every byte: one word, a tile less one, and whole tiles with a

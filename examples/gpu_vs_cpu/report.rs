@@ -4,7 +4,8 @@ use crate::measure::Record;
 
 pub fn case_name(r: &Record) -> String {
     let shape: Vec<String> = r.shape.iter().map(|d| d.to_string()).collect();
-    format!("{} [{}] {}", r.dtype, shape.join(","), r.mode)
+    let direction = if r.backward { " backward" } else { "" };
+    format!("{} [{}] {}{direction}", r.dtype, shape.join(","), r.mode)
 }
 
 /// The table's columns: (header, width, decimals, value).

@@ -3,13 +3,15 @@
 // src/adjoint.rs documents: axis by axis, the last innermost; an untouched axis takes no sum;
 // each touched axis's images added from +0.0 (pad before ascending, pad after ascending, the
 // kept one last), a sum of more than a block's terms in blocks, the blocks' sums in order.
-// Sums are held as f32 and rounded to the element's type at every addition (`add_in_type`, with
-// `load_src` and `store_dst`: the element's prelude, src/gpu/backward.rs); P is a BackParams,
-// its axes outermost first. The mode's `list`
-// (appended after this file) says, for kept index j of axis d, where its images are.
+// Sums are held as f32 and rounded to the element's type at every addition (`add_in_type`,
+// with `load_src` and `store_dst`: the element's prelude, src/gpu/backward.rs); P is a
+// BackParams, its axes outermost first. The mode's `list` (appended after this file) says, for
+// kept index j of axis d, where its images are.
 //
-// SPLIT (a pipeline constant): a workgroup an element, the blocks of its axis P.split_axis on
-// as many lanes, their sums added in order (long sums: a wrap of many periods); else a lane an
+// SPLIT (a pipeline constant): a workgroup an element, the sum over its axis P.split_axis spread
+// over the lanes, in blocks (past BLOCK terms) or term by term (the nests inside each term
+// long: an edge pad of 100 on two axes), the blocks' sums then added in order (a sum of up to
+// BLOCK terms is the same bits added from +0.0 one by one or as blocks of one); else a lane an
 // element, every sum in order on it.
 
 // An axis's images of one kept index, ascending: the a-th is residue s0 or s1 (a % c) plus
@@ -148,37 +150,45 @@ fn plus_zero(v: f32, touched: bool) -> f32 {
     return select(v, 0.0, touched && bitcast<u32>(v) == 0x80000000u);
 }
 
-// SPLIT: level s's blocks, a lane each, each the sum over its images of the nest inside it,
-// then added in order by every lane alike.
-var<workgroup> block_sums: array<f32, MAX_BLOCKS>;
+// SPLIT: level s's blocks (a term each up to BLOCK terms), the lanes taking them in turn, each
+// the sum over its images of the nest inside it, then added in order by every lane alike.
+var<workgroup> block_sums: array<f32, BLOCK>;
 // SPLIT: the walk's decisions, lane 0's, read back uniform.
 var<workgroup> decision: vec4<u32>;
 
 fn split_sum(s: u32, base: u32, lid: u32) -> f32 {
-    block_sums[lid] = block_part(s, base, lid);
+    block_parts(s, base, lid);
     workgroupBarrier();
     let sum = sum_blocks(s);
     workgroupBarrier();
     return sum;
 }
 
-// This lane's block of level s: the nest inside it over the block's images, in order from +0.0.
-// (Loops whose trip counts differ between lanes live in functions of their own: after such a
-// loop a caller's control flow would count as non-uniform, and the barriers need it uniform.)
-fn block_part(s: u32, base: u32, lid: u32) -> f32 {
+// Terms a block of level s's split sum holds: src/adjoint.rs's blocks past BLOCK terms, else one.
+fn split_block_len(n: u32) -> u32 {
+    return select(1u, block_len(n), n > BLOCK);
+}
+
+// This lane's blocks of level s (lid, lid + WORKGROUP, ...): each the nest inside it over the
+// block's images, in order from +0.0. (Loops whose trip counts differ between lanes live in
+// functions of their own: after such a loop a caller's control flow would count as
+// non-uniform, and the barriers need it uniform.)
+fn block_parts(s: u32, base: u32, lid: u32) {
     let n = lists[s].count;
-    let b = block_len(n);
-    var part = 0.0;
-    for (var t = lid * b; t < min(lid * b + b, n); t++) {
-        part = add_in_type(part, nest(s + 1u, base + image(lists[s], t) * strides[s]));
+    let b = split_block_len(n);
+    for (var k = lid; k * b < n; k += WORKGROUP) {
+        var part = 0.0;
+        for (var t = k * b; t < min(k * b + b, n); t++) {
+            part = add_in_type(part, nest(s + 1u, base + image(lists[s], t) * strides[s]));
+        }
+        block_sums[k] = part;
     }
-    return part;
 }
 
 // The blocks' sums of level s, in order from +0.0.
 fn sum_blocks(s: u32) -> f32 {
     let n = lists[s].count;
-    let b = block_len(n);
+    let b = split_block_len(n);
     var sum = 0.0;
     for (var i = 0u; i < (n + b - 1u) / b; i++) {
         sum = add_in_type(sum, block_sums[i]);

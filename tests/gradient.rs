@@ -246,3 +246,22 @@ fn half_precision_views_keep_their_neighbours_bits() {
     }
     common::assert_no_gpu_errors();
 }
+
+/// Edge pads of 100 on two axes: a corner element sums 101 x 101 terms, past a lane's bound
+/// with no axis past a block; the outer axis's terms go to a workgroup's lanes, the sums still
+/// in the one order: the CPU's bits in float32 and float16 (ran on the CPU path before).
+#[test]
+fn long_sums_on_two_axes_are_split_over_lanes() {
+    let Some(ctx) = gpu() else { return };
+    for dtype in [DataType::Float32, DataType::Float16] {
+        for (shape, pads) in [(&[2usize, 3][..], &[100i64, 100, 100, 100][..]), (&[2, 3, 4], &[0, 90, 95, 1, 100, 99])]
+        {
+            let plan = PadPlan::new(dtype, shape, &PadRequest::new(pads.to_vec()).mode(Mode::Edge)).unwrap();
+            let grad = random_gradient(&plan, &mut Rng(0x5eed_1234_abcd_0001));
+            let got = ctx.pad_backward_blocking(&plan, &grad).unwrap();
+            assert_eq!(got.path, ExecPath::Gpu, "{dtype} {shape:?}");
+            assert_eq!(got.tensor.bytes(), cpu::pad_backward(&plan, &grad).unwrap().bytes(), "{dtype} {shape:?}");
+        }
+    }
+    common::assert_no_gpu_errors();
+}

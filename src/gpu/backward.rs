@@ -49,13 +49,20 @@ impl Program {
         if in_span.is_some() {
             check_no_self_overlap(plan.in_shape(), &in_strides)?;
         }
-        // The terms a lane sums at most: each touched axis's most images an index has; where
-        // the most of any axis passes a block, that axis's blocks go to a workgroup's lanes.
+        // The terms a lane sums at most: each touched axis's most images an index has. Where
+        // one axis's sum passes a block, or all of them a lane's bound, one axis's sum goes to
+        // a workgroup's lanes: the one that leaves a lane the fewest terms.
         let counts: Vec<u64> = plan.axes().iter().map(|a| most_images(a, plan.mode())).collect();
-        let (split_axis, &most) = counts.iter().enumerate().max_by_key(|&(_, c)| *c).unwrap_or((0, &1));
-        let split = most > BLOCK as u64;
-        let lane_terms = counts.iter().product::<u64>() / if split { most } else { 1 }
-            * if split { (block_len(most as usize) as u64).max(MAX_BLOCKS as u64) } else { 1 };
+        let whole = counts.iter().product::<u64>();
+        let split_at = (0..counts.len())
+            .filter(|&d| counts[d] > 1)
+            .map(|d| (split_lane_terms(&counts, d), d))
+            .min()
+            .filter(|_| counts.iter().any(|&c| c > BLOCK as u64) || whole > LANE_TERMS);
+        let (split, split_axis, lane_terms) = match split_at {
+            Some((terms, d)) => (true, d, terms),
+            None => (false, 0, whole),
+        };
         if lane_terms > LANE_TERMS {
             return Err(limit(
                 GpuLimit::IndexRange,
@@ -130,6 +137,18 @@ impl Program {
 /// The terms one lane may sum (a bound a software GPU holds shaders to: lavapipe leaves a
 /// loop after 65,535 iterations an invocation, a few of which a term takes).
 const LANE_TERMS: u64 = 8192;
+
+/// The terms a lane sums at most where axis `d`'s sums (of at most `counts[d]` terms) are split
+/// over a workgroup's lanes: for each image outside it, its share of the blocks (each a nest of
+/// the axes inside), then every block's sum.
+fn split_lane_terms(counts: &[u64], d: usize) -> u64 {
+    let (outer, inner) = (counts[..d].iter().product::<u64>(), counts[d + 1..].iter().product::<u64>());
+    let n = counts[d];
+    let b = if n > BLOCK as u64 { block_len(n as usize) as u64 } else { 1 };
+    let blocks = n.div_ceil(b);
+    let lanes = super::params::WORKGROUP as u64;
+    outer * (blocks.div_ceil(lanes) * b * inner + blocks)
+}
 
 /// The most images any index of `axis` has in `mode` (1 for an axis left as it is).
 fn most_images(axis: &crate::plan::AxisMap, mode: Mode) -> u64 {
@@ -276,6 +295,20 @@ mod tests {
         let p = Program::backward(&wide, &BufferView::dense(0, wo), &BufferView::dense(0, wi), &limits).unwrap();
         assert!(p.wgsl().contains("const SPLIT: bool = true;"));
         assert_eq!(p.dispatches()[0].workgroups(), [2, 1, 1]);
+        // Edge pads of 100 on two axes: a corner sums 101 x 101 terms, past a lane's bound,
+        // no axis past a block: the outer axis's 101 terms go to the lanes (303 terms a lane,
+        // where splitting the inner one would leave 10,403).
+        let corners =
+            PadPlan::new(DataType::Float32, &[2, 3], &PadRequest::new(vec![100, 100, 100, 100]).mode(Mode::Edge))
+                .unwrap();
+        let (ci, co) = corners.byte_sizes().unwrap();
+        let p = Program::backward(&corners, &BufferView::dense(0, co), &BufferView::dense(0, ci), &limits).unwrap();
+        assert!(p.wgsl().contains("const SPLIT: bool = true;"));
+        assert_eq!(p.dispatches()[0].workgroups(), [6, 1, 1]);
+        let split_axis = bytemuck::cast::<_, BackParams>(p.dispatches()[0].params).split_axis;
+        assert_eq!(split_axis, 0);
+        assert_eq!((split_lane_terms(&[101, 101], 0), split_lane_terms(&[101, 101], 1)), (303, 10403));
+        assert_eq!(split_lane_terms(&[15001], 0), 256 + 59);
         // Long sums on two axes: past a lane's bound, refused (the CPU path runs it).
         let both =
             PadPlan::new(DataType::Float32, &[2, 2], &PadRequest::new(vec![300, 300, 300, 300]).mode(Mode::Wrap))

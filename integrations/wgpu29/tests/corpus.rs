@@ -235,3 +235,55 @@ fn outputs_past_the_binding_limit_run_in_windows() {
     assert!(dispatches > 1, "one binding of 150 MiB");
     assert!(got[..n + 8] == *cpu::pad(&plan, &x).unwrap().bytes().unwrap(), "150 MiB through windows");
 }
+
+/// The pad's gradient as plain data (`Program::backward`) on wgpu 29: every mode, float32 and
+/// float16 (two to a word, stored by atomics), views at offsets in larger buffers, a wrap long
+/// enough to split over a workgroup's lanes; the bits of `cpu::pad_backward`, the bytes around
+/// the view untouched.
+#[test]
+fn the_gradient_runs_through_program_on_wgpu_29() {
+    let Some((device, queue)) = device() else { return };
+    let host = Host::new(&device);
+    let limits = device_limits(&device);
+    let mut ran = 0;
+    for dtype in [DataType::Float32, DataType::Float16] {
+        for mode in Mode::ALL {
+            for (shape, pads) in
+                [(vec![3usize, 5], vec![1i64, 2, 2, 4]), (vec![2, 3], vec![-1, 1, 3, 2]), (vec![2], vec![600, 600])]
+            {
+                let Ok(plan) = PadPlan::new(dtype, &shape, &PadRequest::new(pads.clone()).mode(mode)) else { continue };
+                let (in_bytes, out_bytes) = plan.byte_sizes().unwrap();
+                let g: Vec<f32> = (0..plan.out_len()).map(|i| ((i * 7919) % 1013) as f32 / 7.0 - 60.0).collect();
+                let grad_bytes: Vec<u8> = match dtype {
+                    DataType::Float16 => g.iter().flat_map(|&x| half::f16::from_f32(x).to_le_bytes()).collect(),
+                    _ => g.iter().flat_map(|x| x.to_le_bytes()).collect(),
+                };
+                let grad = Tensor::from_bytes(dtype, plan.out_shape().to_vec(), grad_bytes.clone()).unwrap();
+                let want = cpu::pad_backward(&plan, &grad).unwrap();
+                // grad_out 256 bytes in, grad_in 512 bytes in, 100 bytes after it.
+                let (src_at, dst_at) = (256u64, 512u64);
+                let mut src = vec![0xa5u8; src_at as usize];
+                src.extend_from_slice(&grad_bytes);
+                let dst_size = (dst_at + in_bytes + 100).next_multiple_of(4);
+                let program = Program::backward(
+                    &plan,
+                    &BufferView::dense(src_at, (src_at + out_bytes).next_multiple_of(4)),
+                    &BufferView::dense(dst_at, dst_size),
+                    &limits,
+                )
+                .expect("a program");
+                let (input, output) = (storage(&device, &src), storage(&device, &vec![0x5c; dst_size as usize]));
+                let mut enc = device.create_command_encoder(&Default::default());
+                host.record(&mut enc, &program, &input, &output).expect("recorded");
+                queue.submit([enc.finish()]);
+                let got = read(&device, &queue, &output);
+                let at = dst_at as usize..(dst_at + in_bytes) as usize;
+                let what = format!("{dtype} {mode} {shape:?} {pads:?}");
+                assert_eq!(&got[at.clone()], want.bytes().unwrap(), "{what}");
+                assert!(got[..at.start].iter().chain(&got[at.end..]).all(|&b| b == 0x5c), "{what}: outside the view");
+                ran += 1;
+            }
+        }
+    }
+    assert!(ran >= 24, "{ran}");
+}

@@ -319,7 +319,19 @@ async fn pad_in_javascript_at(
     let program = Program::new(plan, &BufferView::dense(in_offset, in_size), &BufferView::dense(0, out_size), limits)
         .map_err(|e| e.to_string())?;
     let input: Vec<u8> = std::iter::repeat_n(0, in_offset as usize).chain(input.iter().copied()).collect();
-    let input = &input[..];
+    let bytes = program_in_javascript(&program, &input, in_size, out_size, out_bytes).await?;
+    Ok((bytes, program.dispatches().len()))
+}
+
+/// Runs `program` through the JavaScript host on an input buffer of `in_size` bytes holding
+/// `input` and an output buffer of `out_size`; the output's first `out_bytes`.
+async fn program_in_javascript(
+    program: &Program,
+    input: &[u8],
+    in_size: u64,
+    out_size: u64,
+    out_bytes: u64,
+) -> Result<Vec<u8>, String> {
     let dispatches: Vec<serde_json::Value> = program
         .dispatches()
         .iter()
@@ -336,7 +348,42 @@ async fn pad_in_javascript_at(
         .map_err(|e| format!("{e:?}"))?;
     let mut bytes = js_sys::Uint8Array::new(&out).to_vec();
     bytes.truncate(out_bytes as usize);
-    Ok((bytes, program.dispatches().len()))
+    Ok(bytes)
+}
+
+/// The pad's gradient as plain data (`Program::backward`) through the JavaScript host (the
+/// page's WebGPU, no wgpu): every mode, float32 and float16, sums split over a workgroup's
+/// lanes; the bits of `cpu::pad_backward`.
+#[wasm_bindgen_test]
+async fn the_gradient_runs_through_the_javascript_host() {
+    let limits = DeviceLimits::WEBGPU_DEFAULT;
+    let mut ran = 0;
+    for dtype in [DataType::Float32, DataType::Float16] {
+        for mode in Mode::ALL {
+            for (shape, pads) in [(&[3usize, 5][..], &[1i64, 2, 2, 4][..]), (&[2], &[600, 600]), (&[2, 3], &[100; 4])] {
+                let Ok(p) = PadPlan::new(dtype, shape, &PadRequest::new(pads.to_vec()).mode(mode)) else { continue };
+                let (in_bytes, out_bytes) = p.byte_sizes().unwrap();
+                let g: Vec<f32> = (0..p.out_len()).map(|i| ((i * 7919) % 1013) as f32 / 7.0 - 60.0).collect();
+                let bytes: Vec<u8> = match dtype {
+                    DataType::Float16 => g.iter().flat_map(|&x| half::f16::from_f32(x).to_le_bytes()).collect(),
+                    _ => g.iter().flat_map(|x| x.to_le_bytes()).collect(),
+                };
+                let grad = Tensor::from_bytes(dtype, p.out_shape().to_vec(), bytes.clone()).unwrap();
+                let (src_size, dst_size) = (out_bytes.next_multiple_of(4), in_bytes.next_multiple_of(4));
+                let program =
+                    Program::backward(&p, &BufferView::dense(0, src_size), &BufferView::dense(0, dst_size), &limits)
+                        .unwrap();
+                let what = format!("{dtype} {mode} {shape:?} {pads:?}");
+                let got = program_in_javascript(&program, &bytes, src_size, dst_size, in_bytes)
+                    .await
+                    .unwrap_or_else(|e| panic!("{what}: {e}"));
+                assert_eq!(got, cpu::pad_backward(&p, &grad).unwrap().bytes().unwrap(), "{what}");
+                ran += 1;
+            }
+        }
+    }
+    console_log!("gradient through the JavaScript host: {ran} plans bit for bit");
+    assert!(ran >= 24, "{ran}");
 }
 
 /// Round six: the JavaScript host refuses, before making anything, a Program made for

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{gpu, read, storage};
+use common::{gpu, gpu_small_bindings, read, storage};
 use wgpu_pad::gpu::{BufferRange, ExecPath};
 use wgpu_pad::{cpu, reference, DataType, Mode, PadPlan, PadRequest, Tensor};
 
@@ -263,5 +263,34 @@ fn long_sums_on_two_axes_are_split_over_lanes() {
             assert_eq!(got.tensor.bytes(), cpu::pad_backward(&plan, &grad).unwrap().bytes(), "{dtype} {shape:?}");
         }
     }
+    common::assert_no_gpu_errors();
+}
+
+/// Gradients past one storage binding (a device of 1 KiB bindings): windows of the outer axes
+/// the pad leaves alone, each a dispatch, the CPU's bits, float16 too; where the pad touches
+/// every axis, the CPU path.
+#[test]
+fn gradients_past_one_binding_run_in_windows() {
+    let Some(ctx) = gpu_small_bindings() else { return };
+    let mut rng = Rng(0x0bad_cafe_f00d_0001);
+    for (dtype, shape, pads, mode) in [
+        (DataType::Float32, &[3usize, 4, 5, 6][..], &[0i64, 0, 1, 2, 0, 0, 2, 1][..], Mode::Reflect),
+        (DataType::Float16, &[3, 4, 5, 6], &[0, 0, 1, 2, 0, 0, 2, 1], Mode::Symmetric),
+        (DataType::Float32, &[6, 2], &[0, 60, 0, 60], Mode::Wrap),
+        (DataType::Float32, &[2, 3, 40], &[0, 0, -3, 0, 0, 9], Mode::Edge),
+    ] {
+        let plan = PadPlan::new(dtype, shape, &PadRequest::new(pads.to_vec()).mode(mode)).unwrap();
+        let (_, out_bytes) = plan.byte_sizes().unwrap();
+        assert!(out_bytes > 1024, "{shape:?}: past one binding");
+        let grad = random_gradient(&plan, &mut rng);
+        let got = ctx.pad_backward_blocking(&plan, &grad).unwrap();
+        let what = format!("{dtype} {mode} {shape:?}");
+        assert_eq!(got.path, ExecPath::Gpu, "{what}");
+        assert_eq!(got.tensor.bytes(), cpu::pad_backward(&plan, &grad).unwrap().bytes(), "{what}");
+    }
+    // The pad touches every axis: no window holds a row, the CPU path says why.
+    let plan = PadPlan::new(DataType::Float32, &[20, 20], &PadRequest::new(vec![1, 1, 1, 1])).unwrap();
+    let got = ctx.pad_backward_blocking(&plan, &random_gradient(&plan, &mut rng)).unwrap();
+    assert!(matches!(&got.path, ExecPath::CpuFallback { reason } if reason.contains("binding")), "{:?}", got.path);
     common::assert_no_gpu_errors();
 }

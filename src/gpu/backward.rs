@@ -1,8 +1,9 @@
 //! The pad's gradient on the GPU as a [`Program`] (`shaders/backward.wgsl`): a gather, a lane
 //! an element of the input's gradient summing the output's gradient over the positions that
 //! read it, in the order `crate::adjoint` documents, so its bits are `cpu::pad_backward`'s.
-//! One dispatch a pad: its two views must each fit one binding (a `GpuLimit` otherwise,
-//! which `GpuContext::pad_backward` answers on the CPU path). float32, float16 and bfloat16
+//! One dispatch a pad where its two views fit a binding; past it, one a window of the outer
+//! axes the pad leaves alone (a `GpuLimit` where no window fits, which
+//! `GpuContext::pad_backward` answers on the CPU path). float32, float16 and bfloat16
 //! (16-bit elements two to a word, summed as f32 rounded to the type at every addition).
 
 use crate::error::{GpuLimit, PadError, Result, Side};
@@ -22,116 +23,224 @@ impl Program {
     /// the plan's output shape) and writes `grad_in` (of its input shape), any strides on
     /// either side, on a device with `limits`. Each element of `grad_in` is the sum of
     /// `grad_out` over the output positions that read it, in `crate::adjoint`'s order: the
-    /// bits of `cpu::pad_backward`. float32, float16 and bfloat16; one dispatch, so each view
-    /// must fit one storage binding (`PadError::GpuLimit` otherwise). Everything is checked
-    /// here.
+    /// bits of `cpu::pad_backward`. float32, float16 and bfloat16. One dispatch where both
+    /// views fit a storage binding; past it, one a window of the outer axes the pad leaves
+    /// alone (a batch, channels), each window's sums whole; else `PadError::GpuLimit`.
+    /// Everything is checked here.
     pub fn backward(
         plan: &PadPlan,
         grad_out: &BufferView,
         grad_in: &BufferView,
         limits: &DeviceLimits,
     ) -> Result<Program> {
-        let Some(element) = GradientElement::of(plan.dtype()) else {
-            let reason = match crate::cpu::has_gradient(plan.dtype()) {
-                true => "the GPU's gradient takes float32, float16 and bfloat16; cpu::pad_backward takes float64 and the complex types",
-                false => "no gradient is taken of integer, bool, string, float8 or 4-bit tensors",
-            };
-            return Err(PadError::Unsupported { dtype: plan.dtype().name(), reason: reason.into() });
-        };
-        let elem = element.bytes();
-        check_device(plan, limits)?;
-        let (read, write) = (view(Side::Input, grad_out), view(Side::Output, grad_in));
-        for v in [&read, &write] {
-            check_view_bounds(v, limits)?;
-        }
-        let (out_strides, out_span) = view_strides(&read, plan.out_shape(), elem)?;
-        let (in_strides, in_span) = view_strides(&write, plan.in_shape(), elem)?;
-        if in_span.is_some() {
-            check_no_self_overlap(plan.in_shape(), &in_strides)?;
-        }
-        // The terms a lane sums at most: each touched axis's most images an index has. Where
-        // one axis's sum passes a block, or all of them a lane's bound, one axis's sum goes to
-        // a workgroup's lanes: the one that leaves a lane the fewest terms.
-        let counts: Vec<u64> = plan.axes().iter().map(|a| most_images(a, plan.mode())).collect();
-        let whole = counts.iter().product::<u64>();
-        let split_at = (0..counts.len())
-            .filter(|&d| counts[d] > 1)
-            .map(|d| (split_lane_terms(&counts, d), d))
-            .min()
-            .filter(|_| counts.iter().any(|&c| c > BLOCK as u64) || whole > LANE_TERMS);
-        let (split, split_axis, lane_terms) = match split_at {
-            Some((terms, d)) => (true, d, terms),
-            None => (false, 0, whole),
-        };
-        if lane_terms > LANE_TERMS {
-            return Err(limit(
-                GpuLimit::IndexRange,
-                format!("an element's gradient sums up to {lane_terms} terms on one lane; the GPU's gradient takes at most {LANE_TERMS}"),
-            ));
-        }
-        let key = PipelineKey::new(plan.mode(), elem as u8, false, Shader::Backward { split, element }, false);
-        let mut program = Program { key, dispatches: Vec::new(), in_span: out_span, out_span: in_span };
-        let Some(in_span) = in_span else { return Ok(program) };
-        let rank = plan.axes().len();
-        if rank > MAX_RANK {
-            return Err(limit(GpuLimit::Rank, format!("{rank} axes; the GPU's gradient takes at most {MAX_RANK}")));
-        }
-        let count = plan.in_len() as u64;
-        if count >= INDEX_LIMIT {
-            return Err(limit(
-                GpuLimit::IndexRange,
-                format!("{count} input elements; the GPU's gradient needs under 2^31"),
-            ));
-        }
-        let output = binding(&write, in_span, limits)?;
-        let input = out_span.map(|span| binding(&read, span, limits)).transpose()?;
-        let mut p = BackParams::zeroed();
-        p.rank = rank as u32;
-        p.count = count as u32;
-        p.out_base = input.map_or(0, |(start, _)| ((grad_out.offset - start) / elem) as u32);
-        p.in_base = ((grad_in.offset - output.0) / elem) as u32;
-        p.split_axis = split_axis as u32;
-        for (d, a) in plan.axes().iter().enumerate() {
-            let period = plan.mode().period(a.kept as u64);
-            if a.out_len as u64 + period >= INDEX_LIMIT || a.in_len as u64 >= INDEX_LIMIT {
-                return Err(limit(
-                    GpuLimit::IndexRange,
-                    format!("axis {d} has {} output elements and a period of {period}; the GPU path needs their sum under 2^31", a.out_len),
-                ));
+        match one_dispatch(plan, grad_out, grad_in, limits) {
+            Err(e @ PadError::GpuLimit { limit: GpuLimit::Windows, .. }) => {
+                windows(plan, grad_out, grad_in, limits)?.ok_or(e)
             }
-            let (in_magic, in_shift) = magic_divisor(a.in_len.max(1) as u32);
-            let (period_magic, period_shift) = magic_divisor(period as u32);
-            p.axes[d] = BackAxis {
-                in_len: a.in_len as u32,
-                in_magic,
-                in_shift,
-                out_len: a.out_len as u32,
-                pad_before: a.pad_before as u32,
-                kept: a.kept as u32,
-                crop_start: a.crop_start as u32,
-                period: period as u32,
-                period_magic,
-                period_shift,
-                out_stride: out_strides[d] as u32,
-                in_stride: in_strides[d] as u32,
-                touched: u32::from(!a.is_identity()),
-                ..BackAxis::default()
-            };
+            result => result,
         }
-        // A lane an element, or a workgroup an element where its sums are split.
-        let groups = if split { count } else { count.div_ceil(super::params::WORKGROUP as u64) };
-        let x = groups.min(limits.max_groups as u64).max(1);
-        let workgroups = [x as u32, groups.div_ceil(x) as u32, 1];
-        if workgroups[1] as u64 > limits.max_groups as u64 {
+    }
+}
+
+/// Windows of the gradient over the outer axes the pad leaves alone (a batch, channels): a
+/// window is one index of each axis before axis `d` and a run of rows of `d`, whose sums read
+/// and write their own slabs, so each is the same program on a shorter axis at its offsets.
+/// Of the axes `d` where a row fits a binding, the one that makes the fewest windows, its runs
+/// of near-equal rows; `None` where no row fits.
+fn windows(
+    plan: &PadPlan,
+    grad_out: &BufferView,
+    grad_in: &BufferView,
+    limits: &DeviceLimits,
+) -> Result<Option<Program>> {
+    let prefix = plan.axes().iter().take_while(|a| a.is_identity()).count();
+    let mut best: Option<Program> = None;
+    for d in 0..prefix {
+        if let Some(p) = windows_on(plan, d, grad_out, grad_in, limits)? {
+            if best.as_ref().is_none_or(|b| p.dispatches.len() < b.dispatches.len()) {
+                best = Some(p);
+            }
+        }
+    }
+    Ok(best)
+}
+
+fn windows_on(
+    plan: &PadPlan,
+    d: usize,
+    grad_out: &BufferView,
+    grad_in: &BufferView,
+    limits: &DeviceLimits,
+) -> Result<Option<Program>> {
+    let shape = plan.in_shape();
+    let elem = GradientElement::of(plan.dtype()).map_or(4, |e| e.bytes());
+    let strides_of = |v: &BufferView, shape: &[usize]| match v.strides {
+        Some(s) => s.to_vec(),
+        None => super::view::dense_strides(shape),
+    };
+    let (out_strides, in_strides) = (strides_of(grad_out, plan.out_shape()), strides_of(grad_in, shape));
+    let pads: Vec<i64> = plan.begins().iter().chain(plan.ends()).copied().collect();
+    let request = crate::PadRequest::new(pads).mode(plan.mode());
+    let unit = (out_strides[d].max(in_strides[d]) * elem).max(1);
+    let mut rows =
+        (limits.max_binding.saturating_sub(limits.storage_alignment) / unit).clamp(1, shape[d].max(1) as u64);
+    let outer: usize = shape[..d].iter().product();
+    loop {
+        let runs = (shape[d] as u64).div_ceil(rows);
+        let even = (shape[d] as u64).div_ceil(runs.max(1));
+        let (mut dispatches, mut key, mut refused) = (Vec::new(), None, false);
+        'windows: for o in 0..outer {
+            // The offset of outer index o, in elements, on each side.
+            let (mut rest, mut out_at, mut in_at) = (o, 0u64, 0u64);
+            for a in (0..d).rev() {
+                let i = (rest % shape[a]) as u64;
+                rest /= shape[a];
+                out_at += i * out_strides[a];
+                in_at += i * in_strides[a];
+            }
+            for r in 0..runs {
+                let (first, n) = (r * even, even.min(shape[d] as u64 - r * even));
+                let mut sub = shape.to_vec();
+                sub[..d].fill(1);
+                sub[d] = n as usize;
+                let window = PadPlan::new(plan.dtype(), &sub, &request)?;
+                let at = |v: &BufferView, base: u64, stride: u64| -> Result<u64> {
+                    (base.checked_add(first * stride))
+                        .and_then(|e| e.checked_mul(elem))
+                        .and_then(|b| v.offset.checked_add(b))
+                        .ok_or_else(|| limit(GpuLimit::Windows, "a window's offset past 2^64".to_string()))
+                };
+                let out_view = BufferView { offset: at(grad_out, out_at, out_strides[d])?, ..*grad_out };
+                let in_view = BufferView { offset: at(grad_in, in_at, in_strides[d])?, ..*grad_in };
+                match one_dispatch(&window, &out_view, &in_view, limits) {
+                    Ok(p) => {
+                        key = Some(p.key);
+                        dispatches.extend(p.dispatches);
+                    }
+                    Err(PadError::GpuLimit { limit: GpuLimit::Windows, .. }) => {
+                        refused = true;
+                        break 'windows;
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        if !refused {
+            let Some(key) = key else { return Ok(None) };
+            let (read, write) = (view(Side::Input, grad_out), view(Side::Output, grad_in));
+            let (_, in_span) = view_strides(&read, plan.out_shape(), elem)?;
+            let (_, out_span) = view_strides(&write, shape, elem)?;
+            return Ok(Some(Program { key, dispatches, in_span, out_span }));
+        }
+        if even <= 1 {
+            return Ok(None);
+        }
+        rows = even - 1;
+    }
+}
+
+/// The program of `plan`'s gradient in one dispatch ([`Program::backward`]).
+fn one_dispatch(plan: &PadPlan, grad_out: &BufferView, grad_in: &BufferView, limits: &DeviceLimits) -> Result<Program> {
+    let Some(element) = GradientElement::of(plan.dtype()) else {
+        let reason = match crate::cpu::has_gradient(plan.dtype()) {
+            true => "the GPU's gradient takes float32, float16 and bfloat16; cpu::pad_backward takes float64 and the complex types",
+            false => "no gradient is taken of integer, bool, string, float8 or 4-bit tensors",
+        };
+        return Err(PadError::Unsupported { dtype: plan.dtype().name(), reason: reason.into() });
+    };
+    let elem = element.bytes();
+    check_device(plan, limits)?;
+    let (read, write) = (view(Side::Input, grad_out), view(Side::Output, grad_in));
+    for v in [&read, &write] {
+        check_view_bounds(v, limits)?;
+    }
+    let (out_strides, out_span) = view_strides(&read, plan.out_shape(), elem)?;
+    let (in_strides, in_span) = view_strides(&write, plan.in_shape(), elem)?;
+    if in_span.is_some() {
+        check_no_self_overlap(plan.in_shape(), &in_strides)?;
+    }
+    // The terms a lane sums at most: each touched axis's most images an index has. Where
+    // one axis's sum passes a block, or all of them a lane's bound, one axis's sum goes to
+    // a workgroup's lanes: the one that leaves a lane the fewest terms.
+    let counts: Vec<u64> = plan.axes().iter().map(|a| most_images(a, plan.mode())).collect();
+    let whole = counts.iter().product::<u64>();
+    let split_at = (0..counts.len())
+        .filter(|&d| counts[d] > 1)
+        .map(|d| (split_lane_terms(&counts, d), d))
+        .min()
+        .filter(|_| counts.iter().any(|&c| c > BLOCK as u64) || whole > LANE_TERMS);
+    let (split, split_axis, lane_terms) = match split_at {
+        Some((terms, d)) => (true, d, terms),
+        None => (false, 0, whole),
+    };
+    if lane_terms > LANE_TERMS {
+        return Err(limit(
+            GpuLimit::IndexRange,
+            format!("an element's gradient sums up to {lane_terms} terms on one lane; the GPU's gradient takes at most {LANE_TERMS}"),
+        ));
+    }
+    let key = PipelineKey::new(plan.mode(), elem as u8, false, Shader::Backward { split, element }, false);
+    let mut program = Program { key, dispatches: Vec::new(), in_span: out_span, out_span: in_span };
+    let Some(in_span) = in_span else { return Ok(program) };
+    let rank = plan.axes().len();
+    if rank > MAX_RANK {
+        return Err(limit(GpuLimit::Rank, format!("{rank} axes; the GPU's gradient takes at most {MAX_RANK}")));
+    }
+    let count = plan.in_len() as u64;
+    if count >= INDEX_LIMIT {
+        return Err(limit(
+            GpuLimit::IndexRange,
+            format!("{count} input elements; the GPU's gradient needs under 2^31"),
+        ));
+    }
+    let output = binding(&write, in_span, limits)?;
+    let input = out_span.map(|span| binding(&read, span, limits)).transpose()?;
+    let mut p = BackParams::zeroed();
+    p.rank = rank as u32;
+    p.count = count as u32;
+    p.out_base = input.map_or(0, |(start, _)| ((grad_out.offset - start) / elem) as u32);
+    p.in_base = ((grad_in.offset - output.0) / elem) as u32;
+    p.split_axis = split_axis as u32;
+    for (d, a) in plan.axes().iter().enumerate() {
+        let period = plan.mode().period(a.kept as u64);
+        if a.out_len as u64 + period >= INDEX_LIMIT || a.in_len as u64 >= INDEX_LIMIT {
             return Err(limit(
                 GpuLimit::IndexRange,
-                format!("{count} elements need more workgroups than the grid holds"),
+                format!(
+                    "axis {d} has {} output elements and a period of {period}; the GPU path needs their sum under 2^31",
+                    a.out_len
+                ),
             ));
         }
-        let params: Params = bytemuck::cast(p);
-        program.dispatches.push(Dispatch { params, workgroups, input, output });
-        Ok(program)
+        let (in_magic, in_shift) = magic_divisor(a.in_len.max(1) as u32);
+        let (period_magic, period_shift) = magic_divisor(period as u32);
+        p.axes[d] = BackAxis {
+            in_len: a.in_len as u32,
+            in_magic,
+            in_shift,
+            out_len: a.out_len as u32,
+            pad_before: a.pad_before as u32,
+            kept: a.kept as u32,
+            crop_start: a.crop_start as u32,
+            period: period as u32,
+            period_magic,
+            period_shift,
+            out_stride: out_strides[d] as u32,
+            in_stride: in_strides[d] as u32,
+            touched: u32::from(!a.is_identity()),
+            ..BackAxis::default()
+        };
     }
+    // A lane an element, or a workgroup an element where its sums are split.
+    let groups = if split { count } else { count.div_ceil(super::params::WORKGROUP as u64) };
+    let x = groups.min(limits.max_groups as u64).max(1);
+    let workgroups = [x as u32, groups.div_ceil(x) as u32, 1];
+    if workgroups[1] as u64 > limits.max_groups as u64 {
+        return Err(limit(GpuLimit::IndexRange, format!("{count} elements need more workgroups than the grid holds")));
+    }
+    let params: Params = bytemuck::cast(p);
+    program.dispatches.push(Dispatch { params, workgroups, input, output });
+    Ok(program)
 }
 
 /// The terms one lane may sum (a bound a software GPU holds shaders to: lavapipe leaves a
@@ -178,7 +287,7 @@ fn binding(v: &View, (start, end): (u64, u64), limits: &DeviceLimits) -> Result<
             true => Err(limit(
                 GpuLimit::Windows,
                 format!(
-                    "the gradient's {} view needs a binding of {size} bytes; the device binds at most {max}, and the GPU's gradient runs in one",
+                    "the gradient's {} view needs a binding of {size} bytes; the device binds at most {max}, and no window of the axes the pad leaves alone fits one",
                     v.which
                 ),
             )),
@@ -330,6 +439,24 @@ mod tests {
         let ints = PadPlan::new(DataType::Int32, &[5], &PadRequest::new(vec![1, 1])).unwrap();
         let e = Program::backward(&ints, &BufferView::dense(0, 28), &BufferView::dense(0, 20), &limits).unwrap_err();
         assert!(e.to_string().contains("no gradient"), "{e}");
+        // Past one binding, windows of the outer axes the pad leaves alone: 6 rows of 468 bytes
+        // of grad_out on bindings of 1 KiB at 256-byte alignment, a row a window.
+        let batch =
+            PadPlan::new(DataType::Float32, &[6, 5, 7], &PadRequest::new(vec![0, 1, 2, 0, 3, 4]).mode(Mode::Wrap))
+                .unwrap();
+        let (bi, bo) = batch.byte_sizes().unwrap();
+        let kib = DeviceLimits { max_binding: 1024, storage_alignment: 256, ..limits };
+        let p = Program::backward(&batch, &BufferView::dense(0, bo), &BufferView::dense(0, bi), &kib).unwrap();
+        assert_eq!(p.dispatches().len(), 6);
+        for (w, d) in p.dispatches().iter().enumerate() {
+            let (start, size) = d.output();
+            assert!(
+                size <= 1024 && start % 256 == 0 && start <= w as u64 * 140 && start + size >= (w as u64 + 1) * 140
+            );
+            let (start, size) = d.input().unwrap();
+            assert!(size <= 1024 && start <= w as u64 * 468 && start + size >= (w as u64 + 1) * 468);
+        }
+        // An axis the pad touches is never cut: [5, 7] padded on both cannot be windowed.
         let small = DeviceLimits { max_binding: 64, ..limits };
         let e = Program::backward(&plan, &BufferView::dense(0, o), &BufferView::dense(0, i), &small).unwrap_err();
         assert!(matches!(e, PadError::GpuLimit { limit: GpuLimit::Windows, .. }), "{e}");

@@ -485,7 +485,8 @@ impl PadKernel {
     /// plan's output shape) and writes `grad_in` (of its input shape), strided views included,
     /// each element the sum of `grad_out` over the positions that read it in the order
     /// `wgpu_pad::adjoint` documents: the bits of `cpu::pad_backward`, on every run. float32,
-    /// float16 and bfloat16; one dispatch ([`Program::backward`] says what it refuses). Record it as a pad.
+    /// float16 and bfloat16; one dispatch, or windows of the axes the pad leaves alone past a
+    /// binding ([`Program::backward`] says what it refuses). Record it as a pad.
     pub fn prepare_backward(
         &self,
         plan: &PadPlan,

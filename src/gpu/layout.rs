@@ -603,26 +603,6 @@ pub(super) mod tests {
         assert!(c.key.multi_period && !a.key.multi_period);
     }
 
-    /// The engine issue's cold-start mix: 5 modes x 4 types x 6 shapes. 38 pipelines on the
-    /// row grid alone; the flat grid for large and single-row wide-word outputs adds 11. (On
-    /// an H100 the mix's 38 took 3.96 s in a lease's first process, 0.18 s in the next.)
-    #[test]
-    fn the_cold_start_mix_needs_at_most_49_pipelines() {
-        let mut keys = std::collections::HashSet::new();
-        for mode in Mode::ALL {
-            for dtype in crate::gpu::measurement::COLD_MIX_TYPES {
-                for (shape, pads) in crate::gpu::measurement::COLD_MIX {
-                    keys.insert(lay(&plan(dtype, shape, pads, mode), &LIMITS).key);
-                }
-            }
-        }
-        assert!(keys.len() <= 49, "{} pipelines", keys.len());
-        assert!(
-            keys.iter().any(|k| k.flat_grid().is_some_and(|g| g.words == 8)),
-            "the large outputs take the flat grid"
-        );
-    }
-
     /// Each kernel variant reaches the pipelines and grids it is measured for, and only
     /// those: a variant silently run as the default would pass every correctness test.
     #[test]

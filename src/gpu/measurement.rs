@@ -11,7 +11,7 @@
 //!   exactly as the default does, so that the variants' tests skip what the default's runs
 //!   cover;
 //! - [`COLD_MIX`] and [`COLD_MIX_TYPES`]: the cold-start mix (the harness's `--cold-start`,
-//!   and the layout's test of how many pipelines it compiles).
+//!   and the test below of how many pipelines it compiles).
 
 use super::program::{BufferView, DeviceLimits, Program};
 pub use super::variant::KernelVariant;
@@ -77,4 +77,31 @@ pub fn runs_the_default(kernel: &super::PadKernel, plan: &PadPlan) -> bool {
     a.pipeline_key() == b.pipeline_key()
         && a.dispatches().len() == b.dispatches().len()
         && a.dispatches().iter().zip(b.dispatches()).all(|(x, y)| same(x, y))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::layout::tests::{lay, plan, LIMITS};
+    use crate::mode::Mode;
+
+    /// The engine issue's cold-start mix: 5 modes x 4 types x 6 shapes. 38 pipelines on the
+    /// row grid alone; the flat grid for large and single-row wide-word outputs adds 11. (On
+    /// an H100 the mix's 38 took 3.96 s in a lease's first process, 0.18 s in the next.)
+    #[test]
+    fn the_cold_start_mix_needs_at_most_49_pipelines() {
+        let mut keys = std::collections::HashSet::new();
+        for mode in Mode::ALL {
+            for dtype in COLD_MIX_TYPES {
+                for (shape, pads) in COLD_MIX {
+                    keys.insert(lay(&plan(dtype, shape, pads, mode), &LIMITS).key);
+                }
+            }
+        }
+        assert!(keys.len() <= 49, "{} pipelines", keys.len());
+        assert!(
+            keys.iter().any(|k| k.flat_grid().is_some_and(|g| g.words == 8)),
+            "the large outputs take the flat grid"
+        );
+    }
 }

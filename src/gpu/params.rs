@@ -268,7 +268,7 @@ mod tests {
     fn layout_matches_the_wgsl_struct() {
         use std::mem::size_of;
         let key = super::super::shader::PipelineKey::all_for(crate::Mode::Wrap, 1, Default::default())[0];
-        let gradient = super::super::backward::wgsl(
+        let gradient = super::super::kernels::gradient::wgsl(
             crate::Mode::Wrap,
             WORKGROUP,
             true,

@@ -84,7 +84,7 @@ impl PipelineKey {
     /// the mode's index function and the kernel's code.
     pub(crate) fn wgsl(&self) -> String {
         if let Shader::Backward { split, element } = self.shader {
-            return super::backward::wgsl(self.mode, self.shader.workgroup(), split, element);
+            return super::kernels::gradient::wgsl(self.mode, self.shader.workgroup(), split, element);
         }
         let mode_src = match self.mode {
             Mode::Constant => include_str!("../../shaders/constant.wgsl"),

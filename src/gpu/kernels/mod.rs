@@ -14,6 +14,7 @@
 //! them only through [`Kernel`], shader.rs only through [`Shader`].
 
 pub(super) mod flat;
+pub(super) mod gradient;
 pub(super) mod narrow;
 pub(super) mod rows16;
 pub(super) mod wide;

@@ -127,7 +127,8 @@ pub fn pad(plan: &PadPlan, input: &Tensor) -> Tensor {
 /// The pad's adjoint as its definition says, a scatter: each output position's gradient
 /// added into the input element it read, in output order (numpy's `np.add.at`). Its sums
 /// match the library's fixed order only where they are exact (small integers): the oracle of
-/// the gradient tests. Floats (f16, bf16, f32, f64) and complex types (each part alone).
+/// the gradient tests. Floats (f16, bf16, f32, f64, the float8s) and complex types (each part
+/// alone).
 pub fn backward_by_scatter(plan: &PadPlan, grad_out: &Tensor) -> Tensor {
     use half::{bf16, f16};
     let bytes = grad_out.bytes().expect("a fixed-width gradient");
@@ -137,7 +138,13 @@ pub fn backward_by_scatter(plan: &PadPlan, grad_out: &Tensor) -> Tensor {
         d => (d.width().bytes().expect("fixed width"), 1),
     };
     // In f64, then rounded once into the type: exact for the sums this oracle is meant for.
+    // The float8s by their values' definition and the constant rule's rounding (constant/).
+    let dtype = plan.dtype();
+    let float8 = w == 1;
     let read = |b: &[u8]| -> f64 {
+        if float8 {
+            return crate::constant::small_float_value(dtype, b[0]).expect("a gradient without NaN");
+        }
         match (plan.dtype(), w) {
             (crate::DataType::Float16, _) => f16::from_le_bytes([b[0], b[1]]).to_f64(),
             (crate::DataType::Bfloat16, _) => bf16::from_le_bytes([b[0], b[1]]).to_f64(),
@@ -146,6 +153,10 @@ pub fn backward_by_scatter(plan: &PadPlan, grad_out: &Tensor) -> Tensor {
         }
     };
     let write = |v: f64| -> Vec<u8> {
+        if float8 {
+            let t = crate::Scalar::from(v).to_tensor(dtype).expect("a sum the type holds");
+            return t.bytes().expect("fixed width").to_vec();
+        }
         match (plan.dtype(), w) {
             (crate::DataType::Float16, _) => f16::from_f64(v).to_le_bytes().to_vec(),
             (crate::DataType::Bfloat16, _) => bf16::from_f64(v).to_le_bytes().to_vec(),

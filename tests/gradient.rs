@@ -203,6 +203,15 @@ fn other_types_fall_back_or_are_refused() {
     let doubles = PadPlan::new(DataType::Float64, &[3], &PadRequest::new(vec![1, 1]).mode(Mode::Edge)).unwrap();
     let got = ctx.pad_backward_blocking(&doubles, &Tensor::zeros(DataType::Float64, vec![5]).unwrap()).unwrap();
     assert!(matches!(got.path, ExecPath::CpuFallback { .. }), "{:?}", got.path);
+    // The float8s on the CPU path (1, 2, 3 by edge: 1 + 1 + 1, 2, 3 + 3 in float8e5m2).
+    let f8 = PadPlan::new(DataType::Float8e5m2, &[3], &PadRequest::new(vec![2, 1]).mode(Mode::Edge)).unwrap();
+    let grad = Tensor::from_bytes(DataType::Float8e5m2, vec![6], vec![0x3c, 0x3c, 0x3c, 0x40, 0x42, 0x42]).unwrap();
+    let got = ctx.pad_backward_blocking(&f8, &grad).unwrap();
+    assert!(matches!(got.path, ExecPath::CpuFallback { .. }), "{:?}", got.path);
+    assert_eq!(got.tensor.bytes().unwrap(), &[0x42, 0x40, 0x46], "3, 2, 6");
+    let scales = PadPlan::new(DataType::Float8e8m0, &[3], &PadRequest::new(vec![1, 1]).mode(Mode::Edge)).unwrap();
+    let e = ctx.pad_backward_blocking(&scales, &Tensor::zeros(DataType::Float8e8m0, vec![5]).unwrap()).unwrap_err();
+    assert!(e.to_string().contains("float8e8m0"), "{e}");
 }
 
 /// 16-bit gradients in an engine's buffers: grad_out at an odd element's offset, grad_in into

@@ -379,7 +379,7 @@ pub(crate) fn float_value(dtype: DataType, bytes: &[u8]) -> Option<f64> {
 }
 
 /// The value of one bit pattern of an 8-bit or 4-bit float type, or `None` for NaN.
-fn small_float_value(dtype: DataType, bits: u8) -> Option<f64> {
+pub(crate) fn small_float_value(dtype: DataType, bits: u8) -> Option<f64> {
     use DataType::*;
     // (exponent bits, mantissa bits, bias)
     let (e_bits, m_bits, bias): (u32, u32, i32) = match dtype {

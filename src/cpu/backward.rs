@@ -4,6 +4,7 @@
 
 use half::{bf16, f16};
 
+use super::float8::Float8;
 use crate::adjoint::{images, ordered_sum};
 use crate::dtype::DataType;
 use crate::error::{PadError, Result};
@@ -16,10 +17,12 @@ use crate::tensor::Tensor;
 /// order [`crate::adjoint`] documents, so that every run and every path gives the same bits.
 /// The GPU's `PadKernel::pad_backward` gives these bits too.
 ///
-/// Types: the floats (`float16`, `bfloat16`, `float32`, `float64`, each addition rounded in
-/// the type as numpy and ml_dtypes round it) and the complex types (each part summed
-/// alone). Integer, bool, string, float8 and 4-bit tensors are a [`PadError::Unsupported`]
-/// (integers and bools have no gradient).
+/// Types: the floats (`float16`, `bfloat16`, `float32`, `float64` and the float8s but
+/// `float8e8m0`, each addition rounded in the type as numpy and ml_dtypes round it: a float8
+/// sum is taken in f32 and rounded to nearest-even, past the type's range to its infinity
+/// where it has one, else to its NaN) and the complex types (each part summed alone).
+/// Integer, bool, string and 4-bit tensors, and `float8e8m0` (a scale type with no zero to
+/// start a sum from), are a [`PadError::Unsupported`] (integers and bools have no gradient).
 ///
 /// ```
 /// use wgpu_pad::{cpu, DataType, Mode, PadPlan, PadRequest, Tensor};
@@ -48,21 +51,25 @@ pub fn pad_backward(plan: &PadPlan, grad_out: &Tensor) -> Result<Tensor> {
         // Each part alone: real, imaginary, real, … is a float array of twice the elements.
         DataType::Complex64 => run_parts::<f32>(plan, bytes, 0.0, |a, b| a + b),
         DataType::Complex128 => run_parts::<f64>(plan, bytes, 0.0, |a, b| a + b),
-        _ => return Err(unsupported(dtype)),
+        _ => match Float8::new(dtype) {
+            // +0 is 0x00 in every float8 type.
+            Some(f8) => run::<u8>(plan, bytes, 0, |a, b| f8.add(a, b)),
+            None => return Err(unsupported(dtype)),
+        },
     };
     Tensor::from_bytes(dtype, plan.in_shape().to_vec(), out)
 }
 
-/// Whether [`pad_backward`] takes `dtype` (the floats but float8, and the complex types).
+/// Whether [`pad_backward`] takes `dtype` (the floats but float8e8m0, and the complex types).
 pub(crate) fn has_gradient(dtype: DataType) -> bool {
     use DataType::*;
-    matches!(dtype, Float32 | Float64 | Float16 | Bfloat16 | Complex64 | Complex128)
+    matches!(dtype, Float32 | Float64 | Float16 | Bfloat16 | Complex64 | Complex128) || Float8::new(dtype).is_some()
 }
 
 fn unsupported(dtype: DataType) -> PadError {
     let float = dtype.name().starts_with("float");
     let reason = match float {
-        true => "its gradient is taken in float16, bfloat16, float32, float64 and the complex types only",
+        true => "its gradient is taken in float16, bfloat16, float32, float64, the float8s but float8e8m0 (which has no zero) and the complex types only",
         false => "integer, bool and string tensors have no gradient",
     };
     PadError::Unsupported { dtype: dtype.name(), reason: reason.into() }
@@ -171,6 +178,69 @@ mod tests {
             assert_eq!(got.bytes(), backward_by_scatter(&q, &grad).bytes(), "{dtype}");
             assert_eq!(got.shape(), p.in_shape());
         }
+    }
+
+    /// The float8s (but float8e8m0) against the scatter on exact sums: gradients of -1, 0
+    /// and 1 on random plans where no input element is read more than 7 times, so that every
+    /// partial sum is a small integer each type holds. Their rounding is float8.rs's tests'.
+    #[test]
+    fn the_float8s_match_the_scatter_on_exact_sums() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        let types = [DataType::Float8e4m3fn, DataType::Float8e4m3fnuz, DataType::Float8e5m2, DataType::Float8e5m2fnuz];
+        let mut ran = [0; 4];
+        for _ in 0..2000 {
+            let rank = 1 + next(3) as usize;
+            let shape: Vec<usize> = (0..rank).map(|_| 1 + next(5) as usize).collect();
+            let pads: Vec<i64> = (0..2 * rank).map(|_| next(7) as i64 - 2).collect();
+            let mode = Mode::ALL[next(5) as usize];
+            let request = PadRequest::new(pads.clone()).mode(mode);
+            let Ok(counting) = PadPlan::new(DataType::Float64, &shape, &request) else { continue };
+            let ones =
+                Tensor::from_slice(DataType::Float64, counting.out_shape().to_vec(), &vec![1f64; counting.out_len()]);
+            let reads = backward_by_scatter(&counting, &ones.unwrap());
+            if reads.as_slice::<f64>().unwrap().iter().any(|&n| n > 7.0) {
+                continue;
+            }
+            let t = next(4) as usize;
+            let p = PadPlan::new(types[t], &shape, &request).unwrap();
+            // ±1: the pattern of 1 by the type's own values, and its sign bit.
+            let one = (0..=0x7fu8).find(|&b| crate::constant::small_float_value(types[t], b) == Some(1.0)).unwrap();
+            let g: Vec<u8> = (0..p.out_len()).map(|_| [0, one, one | 0x80][next(3) as usize]).collect();
+            let grad = Tensor::from_bytes(types[t], p.out_shape().to_vec(), g).unwrap();
+            let got = pad_backward(&p, &grad).unwrap();
+            assert_eq!(got.bytes(), backward_by_scatter(&p, &grad).bytes(), "{} {shape:?} {pads:?} {mode}", types[t]);
+            ran[t] += 1;
+        }
+        assert!(ran.iter().all(|&n| n > 100), "{ran:?}");
+    }
+
+    /// A float8 sum is rounded at every addition, in the fixed order: [1] wrapped by 3 before
+    /// sums 16, 1, 1 (the pads) then 1 (the kept one); in float8e4m3fn 16 + 1 is a tie that
+    /// stays at 16, so the sum is 16 where the exact 19 would round to 20.
+    #[test]
+    fn a_float8_sum_is_rounded_at_every_addition() {
+        let p = plan(DataType::Float8e4m3fn, &[1], &[3, 0], Mode::Wrap);
+        let (sixteen, one) = (0x58, 0x38); // 1.000b x 2^4 and 1.000b x 2^0, bias 7
+        let grad = Tensor::from_bytes(DataType::Float8e4m3fn, vec![4], vec![sixteen, one, one, one]).unwrap();
+        assert_eq!(pad_backward(&p, &grad).unwrap().bytes().unwrap(), &[sixteen]);
+    }
+
+    /// float8e8m0 has no zero to start a sum from, 4-bit types no gradient: refused by name.
+    #[test]
+    fn float8e8m0_and_4_bit_types_are_refused() {
+        for dtype in [DataType::Float8e8m0, DataType::Float4e2m1, DataType::Int4] {
+            let p = plan(dtype, &[3], &[1, 1], Mode::Edge);
+            let e = pad_backward(&p, &Tensor::zeros(dtype, vec![5]).unwrap()).unwrap_err();
+            assert!(matches!(e, PadError::Unsupported { .. }), "{dtype}: {e}");
+            assert!(!has_gradient(dtype), "{dtype}");
+        }
+        assert!(has_gradient(DataType::Float8e5m2fnuz));
     }
 
     /// Rounding shows the order: in f32, 1 + 2^-24 + 2^-24 depends on which two add first.

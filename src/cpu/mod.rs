@@ -73,6 +73,7 @@ impl Planes {
 
 mod backward;
 mod extend;
+mod float8;
 mod store;
 mod walk;
 

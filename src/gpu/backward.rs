@@ -143,8 +143,8 @@ fn windows_on(
 fn one_dispatch(plan: &PadPlan, grad_out: &BufferView, grad_in: &BufferView, limits: &DeviceLimits) -> Result<Program> {
     let Some(element) = GradientElement::of(plan.dtype()) else {
         let reason = match crate::cpu::has_gradient(plan.dtype()) {
-            true => "the GPU's gradient takes float32, float16 and bfloat16; cpu::pad_backward takes float64 and the complex types",
-            false => "no gradient is taken of integer, bool, string, float8 or 4-bit tensors",
+            true => "the GPU's gradient takes float32, float16 and bfloat16; cpu::pad_backward takes float64, the float8s and the complex types",
+            false => "no gradient is taken of integer, bool, string, float8e8m0 or 4-bit tensors",
         };
         return Err(PadError::Unsupported { dtype: plan.dtype().name(), reason: reason.into() });
     };

@@ -72,6 +72,18 @@ pub use memory::{OutputArena, DEFAULT_OUTPUT_ARENA_BYTES};
 #[cfg(test)]
 pub(crate) const MIRI_SAMPLE: bool = cfg!(miri) && option_env!("WGPU_PAD_MIRI_FULL").is_none();
 
+/// The unit tests' random numbers: xorshift64 from `seed` (not zero), each draw below `n`.
+#[cfg(test)]
+pub(crate) fn draws(seed: u64) -> impl FnMut(u64) -> u64 {
+    let mut state = seed;
+    move |n| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % n
+    }
+}
+
 pub use constant::{Constant, ConstantValue, Scalar};
 pub use dtype::{DataType, ElementWidth};
 pub use error::{GpuLimit, PadError, Result, Side};

@@ -550,13 +550,7 @@ pub(super) mod tests {
     /// splitter took 40 windows for an int32 [1048581, 40] wrap on 128 MiB bindings.)
     #[test]
     fn windows_are_few_and_even() {
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = |n: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % n
-        };
+        let mut next = crate::draws(0x9e37_79b9_7f4a_7c15u64);
         let (mut checked, mut split) = (0, 0);
         for _ in 0..600 {
             let dtype = [DataType::Uint8, DataType::Float16, DataType::Float32, DataType::Int64][next(4) as usize];

@@ -19,8 +19,8 @@ pub(crate) struct Float8 {
     /// What a magnitude past the boundary becomes: the type's infinity where it has one
     /// (float8e5m2), else its NaN.
     overflow: Overflow,
-    /// The type's NaN, as ml_dtypes writes it (float8e4m3fn 0x7f, float8e5m2 0x7e, the fnuz
-    /// types 0x80, their only NaN).
+    /// The type's NaN, ml_dtypes' quiet NaN (float8e4m3fn 0x7f, float8e5m2 0x7e, the fnuz
+    /// types 0x80, their only NaN), whatever the sign of the f32 NaN it stands for.
     nan: u8,
     /// Whether -0 exists (0x80); the fnuz types have none, and -0 is +0 there.
     negative_zero: bool,

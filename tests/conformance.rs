@@ -59,12 +59,26 @@ fn corpus_on_gpu_with_small_bindings() {
     }
 }
 
-/// The same for every kernel variant a real GPU is to decide between (on the shared device
-/// and the small-bindings one): each is bit-exact before it is measured, on every case
-/// where it runs another program than the default's.
+// The same for every kernel variant a real GPU is to decide between (on the shared device
+// and the small-bindings one): each is bit-exact before it is measured, on every case
+// where it runs another program than the default's.
+common::variant_shard_tests!(corpus_on_gpu_kernel_variants, corpus_on_variants);
+
+/// The shards are every variant's context, each once: a context left out of them all would
+/// pass untested.
 #[test]
-fn corpus_on_gpu_kernel_variants() {
-    for (variant, gpu) in common::gpu_variants() {
+fn the_variant_shards_hold_every_context_once() {
+    let all = common::gpu_variants();
+    let mut seen: Vec<*const wgpu_pad::gpu::GpuContext> =
+        (0..common::VARIANT_SHARDS).flat_map(common::gpu_variant_shard).map(|(_, ctx)| ctx as *const _).collect();
+    seen.sort();
+    let mut expected: Vec<_> = all.iter().map(|(_, ctx)| ctx as *const _).collect();
+    expected.sort();
+    assert_eq!(seen, expected);
+}
+
+fn corpus_on_variants(shard: usize) {
+    for (variant, gpu) in common::gpu_variant_shard(shard) {
         eprintln!("kernel variant {}", variant.name());
         corpus_on(gpu);
     }

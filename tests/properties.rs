@@ -276,11 +276,12 @@ fn check(path: common::PadPath, cases: impl Strategy<Value = Case>, count: u32, 
 test_each_path!(random_pads_match_reference, |path| check(path, case(), 384, true));
 test_each_path!(long_rows_match_reference, |path| check(path, long_rows(), 128, false));
 
-/// Every kernel variant a real GPU is to decide between, on fewer cases each (the corpus and
-/// the window tests run them too), each case where it runs another program than the default's.
-#[test]
-fn kernel_variants_match_reference() {
-    for (variant, ctx) in common::gpu_variants() {
+// Every kernel variant a real GPU is to decide between, on fewer cases each (the corpus and
+// the window tests run them too), each case where it runs another program than the default's.
+common::variant_shard_tests!(kernel_variants_match_reference, variants_match_reference);
+
+fn variants_match_reference(shard: usize) {
+    for (variant, ctx) in common::gpu_variant_shard(shard) {
         eprintln!("kernel variant {}", variant.name());
         check(common::PadPath::Gpu(ctx), case(), 96, false);
         check(common::PadPath::Gpu(ctx), long_rows(), 48, false);

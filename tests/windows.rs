@@ -65,12 +65,16 @@ fn long_narrow_rows_over_several_workgroups_are_bit_exact() {
     long_narrow_rows_on(ctx);
 }
 
-/// The long-row tests on every kernel variant (the narrow-spread variant's long rows are
-/// these), and the windows that start in a row's pads on each variant's small bindings:
-/// each case where the variant runs another program than the default's.
-#[test]
-fn every_kernel_variant_runs_long_rows_and_windows_bit_exact() {
-    for (variant, ctx) in gpu_variants() {
+// The long-row tests on every kernel variant (the narrow-spread variant's long rows are
+// these), and the windows that start in a row's pads on each variant's small bindings:
+// each case where the variant runs another program than the default's.
+common::variant_shard_tests!(
+    every_kernel_variant_runs_long_rows_and_windows_bit_exact,
+    variants_run_long_rows_and_windows
+);
+
+fn variants_run_long_rows_and_windows(shard: usize) {
+    for (variant, ctx) in common::gpu_variant_shard(shard) {
         eprintln!("kernel variant {}", variant.name());
         long_narrow_rows_on(ctx);
         full_row_iterations_on(ctx);

@@ -125,6 +125,44 @@ pub fn gpu_variants() -> &'static [(wgpu_pad::gpu::measurement::KernelVariant, w
     })
 }
 
+/// How many tests a kernel-variant test is split into ([`variant_shard_tests`]).
+pub const VARIANT_SHARDS: usize = 4;
+
+/// Every [`VARIANT_SHARDS`]th of [`gpu_variants`]' contexts, from the `shard`th: the shards
+/// together are all of them, each once.
+pub fn gpu_variant_shard(
+    shard: usize,
+) -> impl Iterator<Item = &'static (wgpu_pad::gpu::measurement::KernelVariant, wgpu_pad::gpu::GpuContext)> {
+    gpu_variants().iter().skip(shard).step_by(VARIANT_SHARDS)
+}
+
+/// One test for each shard of the kernel variants' contexts, `shard_0` to `shard_3`, each
+/// calling `$run(shard)`: a variant's run is one thread's work (lavapipe's included), so
+/// libtest runs the shards side by side where one test for them all kept a core idle.
+macro_rules! variant_shard_tests {
+    ($name:ident, $run:ident) => {
+        mod $name {
+            #[test]
+            fn shard_0() {
+                super::$run(0)
+            }
+            #[test]
+            fn shard_1() {
+                super::$run(1)
+            }
+            #[test]
+            fn shard_2() {
+                super::$run(2)
+            }
+            #[test]
+            fn shard_3() {
+                super::$run(3)
+            }
+        }
+    };
+}
+pub(crate) use variant_shard_tests;
+
 /// Whether a variant's context would run `plan` exactly as the default does (the same
 /// program: `measurement::runs_the_default`), so that its tests skip it: the default's
 /// own run covers it. Never for the default's contexts.

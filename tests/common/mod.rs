@@ -2,7 +2,7 @@
 //! the helpers the GPU tests share (`gpu.rs`), and the one way a test builds a compute
 //! pipeline of its own WGSL (`pipeline.rs`, which the encode bench and the embed example
 //! include too). Each test binary uses part of it.
-#![allow(dead_code, unused_imports)]
+#![allow(dead_code, unused_imports, unused_macros)]
 
 mod corpus;
 mod gpu;

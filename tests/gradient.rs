@@ -35,11 +35,13 @@ fn random_plan_of(dtype: DataType, rng: &mut Rng) -> Option<PadPlan> {
     PadPlan::new(dtype, &shape, &PadRequest::new(pads).mode(mode)).ok().filter(|p| p.out_len() > 0)
 }
 
-/// A gradient of `plan`'s output shape in its type (float32, float16 or bfloat16), values of
-/// every magnitude the type holds without overflow, so that no two orders of a sum round alike.
+/// A gradient of `plan`'s output shape in its type (float32, complex64, float16 or bfloat16),
+/// values of every magnitude the type holds without overflow, so that no two orders of a sum
+/// round alike.
 fn random_gradient(plan: &PadPlan, rng: &mut Rng) -> Tensor {
     let exponents = if plan.dtype() == DataType::Float16 { 24 } else { 40 };
-    let g: Vec<f32> = (0..plan.out_len())
+    let parts = if plan.dtype() == DataType::Complex64 { 2 } else { 1 };
+    let g: Vec<f32> = (0..plan.out_len() * parts)
         .map(|_| (rng.next(2001) as f32 - 1000.0) * 2f32.powi(rng.next(exponents) as i32 - 20))
         .collect();
     let shape = plan.out_shape().to_vec();
@@ -51,6 +53,9 @@ fn random_gradient(plan: &PadPlan, rng: &mut Rng) -> Tensor {
         DataType::Bfloat16 => {
             let h: Vec<half::bf16> = g.iter().map(|&x| half::bf16::from_f32(x)).collect();
             Tensor::from_slice(DataType::Bfloat16, shape, &h).unwrap()
+        }
+        DataType::Complex64 => {
+            Tensor::from_bytes(DataType::Complex64, shape, bytemuck::cast_slice(&g).to_vec()).unwrap()
         }
         _ => Tensor::from_slice(DataType::Float32, shape, &g).unwrap(),
     }
@@ -69,6 +74,13 @@ fn the_gpus_gradient_is_the_cpus_bit_for_bit() {
 fn half_precision_gradients_are_the_cpus_bit_for_bit() {
     each_types_gradient_is_the_cpus(DataType::Float16, 250);
     each_types_gradient_is_the_cpus(DataType::Bfloat16, 250);
+}
+
+/// The same for complex64: its real and imaginary parts, each summed alone, on the GPU as
+/// float32 values with one more axis (strides doubled).
+#[test]
+fn complex64_gradients_are_the_cpus_bit_for_bit() {
+    each_types_gradient_is_the_cpus(DataType::Complex64, 250);
 }
 
 fn each_types_gradient_is_the_cpus(dtype: DataType, plans: usize) {
@@ -202,6 +214,9 @@ fn other_types_fall_back_or_are_refused() {
     assert!(e.to_string().contains("no gradient"), "{e}");
     let doubles = PadPlan::new(DataType::Float64, &[3], &PadRequest::new(vec![1, 1]).mode(Mode::Edge)).unwrap();
     let got = ctx.pad_backward_blocking(&doubles, &Tensor::zeros(DataType::Float64, vec![5]).unwrap()).unwrap();
+    assert!(matches!(got.path, ExecPath::CpuFallback { .. }), "{:?}", got.path);
+    let pairs = PadPlan::new(DataType::Complex128, &[3], &PadRequest::new(vec![1, 1]).mode(Mode::Edge)).unwrap();
+    let got = ctx.pad_backward_blocking(&pairs, &Tensor::zeros(DataType::Complex128, vec![5]).unwrap()).unwrap();
     assert!(matches!(got.path, ExecPath::CpuFallback { .. }), "{:?}", got.path);
     // The float8s on the CPU path (1, 2, 3 by edge: 1 + 1 + 1, 2, 3 + 3 in float8e5m2).
     let f8 = PadPlan::new(DataType::Float8e5m2, &[3], &PadRequest::new(vec![2, 1]).mode(Mode::Edge)).unwrap();

@@ -3,12 +3,14 @@
 //! read it, in the order `crate::adjoint` documents, so its bits are `cpu::pad_backward`'s.
 //! One dispatch a pad where its two views fit a binding; past it, one a window of the outer
 //! axes the pad leaves alone (a `GpuLimit` where no window fits, which
-//! `GpuContext::pad_backward` answers on the CPU path). float32, float16 and bfloat16
-//! (16-bit elements two to a word, summed as f32 rounded to the type at every addition).
+//! `GpuContext::pad_backward` answers on the CPU path). float32, complex64 (its two parts
+//! summed alone, as float32 with one more axis), float16 and bfloat16 (16-bit elements two to
+//! a word, summed as f32 rounded to the type at every addition).
 
+use crate::dtype::DataType;
 use crate::error::{GpuLimit, PadError, Result, Side};
 use crate::mode::Mode;
-use crate::plan::PadPlan;
+use crate::plan::{PadPlan, PadRequest};
 
 use super::kernels::{GradientElement, Shader};
 use super::layout::{check_device, check_view_bounds, limit, view};
@@ -23,16 +25,19 @@ impl Program {
     /// the plan's output shape) and writes `grad_in` (of its input shape), any strides on
     /// either side, on a device with `limits`. Each element of `grad_in` is the sum of
     /// `grad_out` over the output positions that read it, in `crate::adjoint`'s order: the
-    /// bits of `cpu::pad_backward`. float32, float16 and bfloat16. One dispatch where both
-    /// views fit a storage binding; past it, one a window of the outer axes the pad leaves
-    /// alone (a batch, channels), each window's sums whole; else `PadError::GpuLimit`.
-    /// Everything is checked here.
+    /// bits of `cpu::pad_backward`. float32, complex64 (its parts as float32), float16 and
+    /// bfloat16. One dispatch where both views fit a storage binding; past it, one a window
+    /// of the outer axes the pad leaves alone (a batch, channels), each window's sums whole;
+    /// else `PadError::GpuLimit`. Everything is checked here.
     pub fn backward(
         plan: &PadPlan,
         grad_out: &BufferView,
         grad_in: &BufferView,
         limits: &DeviceLimits,
     ) -> Result<Program> {
+        if plan.dtype() == DataType::Complex64 {
+            return complex_as_parts(plan, grad_out, grad_in, limits);
+        }
         match one_dispatch(plan, grad_out, grad_in, limits) {
             Err(e @ PadError::GpuLimit { limit: GpuLimit::Windows, .. }) => {
                 windows(plan, grad_out, grad_in, limits)?.ok_or(e)
@@ -40,6 +45,34 @@ impl Program {
             result => result,
         }
     }
+}
+
+/// complex64's gradient: `cpu::pad_backward` sums each of an element's two f32 parts alone,
+/// in the one order, so it is the gradient of a float32 pad with one more axis, of the 2
+/// parts, that the pad leaves alone; the views' element strides double, the new axis's is 1.
+fn complex_as_parts(
+    plan: &PadPlan,
+    grad_out: &BufferView,
+    grad_in: &BufferView,
+    limits: &DeviceLimits,
+) -> Result<Program> {
+    let shape: Vec<usize> = plan.in_shape().iter().copied().chain([2]).collect();
+    let (begins, ends) = (plan.begins().iter().copied().chain([0]), plan.ends().iter().copied().chain([0]));
+    let request =
+        PadRequest::new(begins.chain(ends).collect()).mode(plan.mode()).max_output_bytes(plan.max_output_bytes());
+    let parts = PadPlan::new(DataType::Float32, &shape, &request)?;
+    let strides = |v: &BufferView, side: Side| -> Result<Option<Vec<u64>>> {
+        let Some(s) = v.strides else { return Ok(None) };
+        let doubled: Option<Vec<u64>> = s.iter().map(|&x| x.checked_mul(2)).chain([Some(1)]).collect();
+        doubled.map(Some).ok_or_else(|| PadError::InvalidView {
+            which: side,
+            reason: "a complex64 stride past 2^63 elements (its parts' strides are twice it)".into(),
+        })
+    };
+    let (out_strides, in_strides) = (strides(grad_out, Side::Input)?, strides(grad_in, Side::Output)?);
+    let part_out = BufferView { strides: out_strides.as_deref(), ..*grad_out };
+    let part_in = BufferView { strides: in_strides.as_deref(), ..*grad_in };
+    Program::backward(&parts, &part_out, &part_in, limits)
 }
 
 /// Windows of the gradient over the outer axes the pad leaves alone (a batch, channels): a
@@ -143,7 +176,7 @@ fn windows_on(
 fn one_dispatch(plan: &PadPlan, grad_out: &BufferView, grad_in: &BufferView, limits: &DeviceLimits) -> Result<Program> {
     let Some(element) = GradientElement::of(plan.dtype()) else {
         let reason = match crate::cpu::has_gradient(plan.dtype()) {
-            true => "the GPU's gradient takes float32, float16 and bfloat16; cpu::pad_backward takes float64, the float8s and the complex types",
+            true => "the GPU's gradient takes float32, complex64, float16 and bfloat16; cpu::pad_backward takes float64, complex128 and the float8s",
             false => "no gradient is taken of integer, bool, string, float8e8m0 or 4-bit tensors",
         };
         return Err(PadError::Unsupported { dtype: plan.dtype().name(), reason: reason.into() });
@@ -309,6 +342,36 @@ mod tests {
 
     /// Programs of the gradient: one dispatch covering every element of grad_in, the types
     /// refused by name, views that do not fit one binding a GpuLimit.
+    /// complex64's gradient is its parts' as float32: one more axis of 2 the pad leaves
+    /// alone, each view's strides doubled, 1 for the parts.
+    #[test]
+    fn a_complex64_gradient_is_its_parts_as_float32() {
+        let limits = DeviceLimits::WEBGPU_DEFAULT;
+        let request = |pads: Vec<i64>| PadRequest::new(pads).mode(Mode::Reflect);
+        let c = PadPlan::new(DataType::Complex64, &[3, 4], &request(vec![1, 2, 0, 3])).unwrap();
+        let f = PadPlan::new(DataType::Float32, &[3, 4, 2], &request(vec![1, 2, 0, 0, 3, 0])).unwrap();
+        let (i, o) = c.byte_sizes().unwrap();
+        assert_eq!(f.byte_sizes().unwrap(), (i, o));
+        let same = |a: Program, b: Program| assert_eq!(format!("{a:?}"), format!("{b:?}"));
+        let dense = BufferView::dense;
+        same(
+            Program::backward(&c, &dense(0, o), &dense(0, i), &limits).unwrap(),
+            Program::backward(&f, &dense(0, o), &dense(0, i), &limits).unwrap(),
+        );
+        // The output's gradient every other element of rows of 16, the input's transposed.
+        fn view(strides: &[u64]) -> BufferView<'_> {
+            BufferView { offset: 16, strides: Some(strides), end: 2048, buffer_size: 2048 }
+        }
+        let (c_out, c_in, f_out, f_in) = ([32, 2], [1, 3], [64, 4, 1], [2, 6, 1]);
+        same(
+            Program::backward(&c, &view(&c_out), &view(&c_in), &limits).unwrap(),
+            Program::backward(&f, &view(&f_out), &view(&f_in), &limits).unwrap(),
+        );
+        let too_far = [u64::MAX / 2 + 1, 1];
+        let e = Program::backward(&c, &view(&too_far), &dense(0, i), &limits).unwrap_err();
+        assert!(matches!(e, PadError::InvalidView { which: Side::Input, .. }), "{e}");
+    }
+
     #[test]
     fn a_gradient_program_is_one_dispatch() {
         let limits = DeviceLimits::WEBGPU_DEFAULT;

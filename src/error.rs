@@ -58,6 +58,15 @@ pub enum PadError {
         /// The (negative) output length.
         out: i128,
     },
+    /// Interior padding that cannot be used: the wrong number of counts, a negative one, one
+    /// with a mode other than constant, or a dilated axis cropped below zero.
+    #[error("interior padding {interior:?}: {reason}")]
+    Interior {
+        /// The counts as given.
+        interior: Vec<i64>,
+        /// What is wrong, naming the axis.
+        reason: String,
+    },
     /// A non-constant mode asked to extend an axis with nothing left after cropping.
     #[error("{mode} pad on axis {axis}: nothing left to {verb} after cropping {cropped} of {len} elements (output length {out})", verb = mode.verb())]
     EmptyAxis {

@@ -1,5 +1,6 @@
 //! Building a [`PadPlan`] from each operator form: ONNX Pad-1 to Pad-24, com.microsoft
-//! Pad-1 and OpenVINO Pad-1. Each checks what its declared version allows (pads as an
+//! Pad-1, OpenVINO Pad-1 and StableHLO's `pad` (XLA's, JAX's `lax.pad`: edges and interior
+//! padding). Each checks what its declared version allows (pads as an
 //! attribute or an input, which modes and types, whether axes exist), since a model
 //! declaring Pad-11 must not get Pad-19's wrap; then hands a [`PadRequest`] to [`PadPlan::new`].
 
@@ -285,6 +286,76 @@ pub fn openvino_pad(
     PadPlan::new(dtype, shape, &req)
 }
 
+/// StableHLO's `pad` (XLA's, and what JAX's `lax.pad` lowers to): `edge_padding_low`,
+/// `edge_padding_high` and `interior_padding`, one value per axis of the operand, and
+/// `padding_value`, a 0-D tensor of the operand's type. Checked as StableHLO's spec states:
+/// the value's type is the operand's (C1), each list has one value per axis (C2),
+/// `interior_padding` is not negative (C3), and no result dimension is negative (C4's shape).
+/// Each refusal is a [`PadError::InvalidInput`] naming the input and the axis.
+///
+/// ```
+/// use wgpu_pad::{cpu, forms, DataType, FormOptions, Tensor};
+/// let x = Tensor::from_slice(DataType::Int32, vec![2, 3], &[1i32, 2, 3, 4, 5, 6]).unwrap();
+/// let v = Tensor::from_slice(DataType::Int32, vec![], &[0i32]).unwrap();
+/// let plan = forms::stablehlo_pad(x.dtype(), x.shape(), &v, &[0, 1], &[1, -1], &[1, 1], FormOptions::default()).unwrap();
+/// assert_eq!(plan.out_shape(), &[4, 5]);
+/// let y = cpu::pad(&plan, &x).unwrap();
+/// assert_eq!(&y.as_slice::<i32>().unwrap()[..10], &[0, 1, 0, 2, 0, 0, 0, 0, 0, 0]);
+/// ```
+pub fn stablehlo_pad(
+    dtype: DataType,
+    shape: &[usize],
+    padding_value: &Tensor,
+    edge_padding_low: &[i64],
+    edge_padding_high: &[i64],
+    interior_padding: &[i64],
+    opts: FormOptions,
+) -> Result<PadPlan> {
+    let invalid =
+        |input: &'static str, reason: String| PadError::InvalidInput { form: "StableHLO pad".into(), input, reason };
+    if padding_value.dtype() != dtype || !padding_value.shape().is_empty() {
+        return Err(invalid(
+            "padding_value",
+            format!(
+                "{} of shape {:?}, expected a 0-D tensor of the operand's type, {dtype} (C1)",
+                padding_value.dtype(),
+                padding_value.shape()
+            ),
+        ));
+    }
+    let lists = [
+        ("edge_padding_low", edge_padding_low),
+        ("edge_padding_high", edge_padding_high),
+        ("interior_padding", interior_padding),
+    ];
+    for (input, values) in lists {
+        if values.len() != shape.len() {
+            return Err(invalid(input, format!("{} values for an operand of rank {} (C2)", values.len(), shape.len())));
+        }
+    }
+    if let Some(axis) = interior_padding.iter().position(|&k| k < 0) {
+        let k = interior_padding[axis];
+        return Err(invalid("interior_padding", format!("axis {axis}: {k} is negative (C3)")));
+    }
+    for axis in 0..shape.len() {
+        let (n, k) = (shape[axis] as i128, interior_padding[axis] as i128);
+        let (low, high) = (edge_padding_low[axis], edge_padding_high[axis]);
+        let out = n + (n - 1).max(0) * k + low as i128 + high as i128;
+        if out < 0 {
+            return Err(invalid(
+                "edge_padding_low",
+                format!("axis {axis}: length {n} with interior {k}, low {low} and high {high} gives {out} < 0 (C4)"),
+            ));
+        }
+    }
+    let pairs: Vec<(i64, i64)> = edge_padding_low.iter().copied().zip(edge_padding_high.iter().copied()).collect();
+    let req = PadRequest::from_pairs(&pairs)
+        .interior(interior_padding.to_vec())
+        .constant(padding_value.clone())
+        .max_output_bytes(opts.max_output_bytes);
+    PadPlan::new(dtype, shape, &req)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -352,6 +423,40 @@ mod tests {
         let pads3 = Tensor::from_slice(DataType::Int64, vec![2, 2], &[0i64, 1, 0, 1]).unwrap();
         assert!(microsoft_pad(DataType::Int8, &[2, 2], "constant", &pads3, None, D).is_err());
         assert!(microsoft_pad(DataType::Int8, &[2, 2], "wrap", &pads, None, D).is_err());
+    }
+
+    #[test]
+    fn stablehlo_pad_checks_its_constraints() {
+        let v = Tensor::from_slice(DataType::Float32, vec![], &[1f32]).unwrap();
+        let pad = |v: &Tensor, low: &[i64], high: &[i64], interior: &[i64]| {
+            stablehlo_pad(DataType::Float32, &[2, 3], v, low, high, interior, D)
+        };
+        let p = pad(&v, &[1, -1], &[0, 2], &[1, 2]).unwrap();
+        assert_eq!((p.out_shape(), p.interior()), (&[4, 8][..], &[1, 2][..]));
+        let e = pad(&Tensor::from_slice(DataType::Float32, vec![1], &[1f32]).unwrap(), &[0, 0], &[0, 0], &[0, 0]);
+        assert!(e.unwrap_err().to_string().contains("input padding_value: float32 of shape [1], expected a 0-D"));
+        let e = pad(&Tensor::from_slice(DataType::Int32, vec![], &[1i32]).unwrap(), &[0, 0], &[0, 0], &[0, 0]);
+        assert!(e.unwrap_err().to_string().contains("(C1)"));
+        for (low, high, interior, input) in [
+            (&[0][..], &[0, 0][..], &[0, 0][..], "edge_padding_low"),
+            (&[0, 0], &[0, 0, 0], &[0, 0], "edge_padding_high"),
+            (&[0, 0], &[0, 0], &[0], "interior_padding"),
+        ] {
+            let e = pad(&v, low, high, interior).unwrap_err();
+            assert!(matches!(&e, PadError::InvalidInput { input: i, .. } if *i == input), "{e}");
+            assert!(e.to_string().contains("(C2)"), "{e}");
+        }
+        let e = pad(&v, &[0, 0], &[0, 0], &[0, -2]).unwrap_err();
+        assert!(e.to_string().contains("interior_padding: axis 1: -2 is negative (C3)"), "{e}");
+        // Axis 1: 3 with 2 between is 7 long; -4 and -4 leave -1.
+        let e = pad(&v, &[0, -4], &[0, -4], &[0, 2]).unwrap_err();
+        assert!(
+            e.to_string().contains("axis 1: length 3 with interior 2, low -4 and high -4 gives -1 < 0 (C4)"),
+            "{e}"
+        );
+        // An empty axis dilates to nothing: low and high alone.
+        let p = stablehlo_pad(DataType::Float32, &[0], &v, &[2], &[1], &[3], D).unwrap();
+        assert_eq!(p.out_shape(), &[3]);
     }
 
     #[test]

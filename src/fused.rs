@@ -120,6 +120,7 @@ fn constant_bits(plan: &PadPlan) -> Result<[u32; 4]> {
 
 /// Each axis's eight words, outermost first, checked against 32-bit indices.
 fn axes(plan: &PadPlan) -> Result<Vec<[u32; 8]>> {
+    plan.check_edges_only("the fused functions")?;
     check_rank(plan.axes().len())?;
     let index_range = |what: String| PadError::GpuLimit { limit: GpuLimit::IndexRange, what };
     let in_elems = plan.in_shape().iter().map(|&n| n as u64).product::<u64>();

@@ -32,6 +32,10 @@ pub struct PadRequest {
     pub mode: Mode,
     /// The constant value; `None` for zero.
     pub constant: Option<ConstantValue>,
+    /// Interior padding (JAX's `lax.pad`, StableHLO's `pad`): per padded axis, that many
+    /// constants between each pair of neighbours, in the order of `axes` (or every axis);
+    /// `None` for none. Constant mode only. ONNX's forms never set it.
+    pub interior: Option<Vec<i64>>,
     /// Refuse plans whose output would exceed this many bytes (strings count their
     /// `String` values, `size_of::<String>()` bytes each, and their contents).
     pub max_output_bytes: u64,
@@ -45,6 +49,7 @@ impl PadRequest {
             axes: None,
             mode: Mode::Constant,
             constant: None,
+            interior: None,
             max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
         }
     }
@@ -74,6 +79,36 @@ impl PadRequest {
         PadRequest::new([begins, ends].concat())
     }
 
+    /// Sets the interior padding: one count per padded axis (as `axes` names them, or every
+    /// axis), each that many constants between neighbours. An axis of length `d` becomes
+    /// `begin + end + d + (d - 1) * interior` (`begin + end` where `d` is 0); negative begins
+    /// and ends crop the dilated axis.
+    ///
+    /// ```
+    /// use wgpu_pad::{cpu, DataType, PadPlan, PadRequest, Tensor};
+    /// let x = Tensor::from_slice(DataType::Int32, vec![3], &[1i32, 2, 3]).unwrap();
+    /// let plan = PadPlan::new(x.dtype(), x.shape(), &PadRequest::new(vec![1, -1]).interior(vec![2])).unwrap();
+    /// assert_eq!(cpu::pad(&plan, &x).unwrap().as_slice::<i32>().unwrap(), &[0, 1, 0, 0, 2, 0, 0]);
+    /// ```
+    pub fn interior(mut self, interior: Vec<i64>) -> Self {
+        self.interior = Some(interior);
+        self
+    }
+
+    /// A constant pad from JAX's `lax.pad` padding config: one `(low, high, interior)` per
+    /// axis. `lax.pad(x, v, [(1, 1, 1), (0, -1, 0)])` is
+    /// `PadRequest::from_padding_config(&[(1, 1, 1), (0, -1, 0)]).constant(v)`.
+    ///
+    /// ```
+    /// use wgpu_pad::PadRequest;
+    /// let r = PadRequest::from_padding_config(&[(1, 2, 1), (0, -1, 0)]);
+    /// assert_eq!((r.pads, r.interior), (vec![1, 0, 2, -1], Some(vec![1, 0])));
+    /// ```
+    pub fn from_padding_config(config: &[(i64, i64, i64)]) -> PadRequest {
+        let pairs: Vec<(i64, i64)> = config.iter().map(|&(low, high, _)| (low, high)).collect();
+        PadRequest::from_pairs(&pairs).interior(config.iter().map(|c| c.2).collect())
+    }
+
     /// Sets the constant value: a one-element [`Tensor`] of the input's type, or a number
     /// ([`Scalar`](crate::Scalar), or any Rust number or `bool`) converted to the input's
     /// type by the rule [`Scalar`](crate::Scalar) states.
@@ -90,7 +125,8 @@ impl PadRequest {
 }
 
 /// One axis of a plan: keep input `[crop_start, crop_start + kept)`, then add `pad_before`
-/// and `pad_after` elements.
+/// and `pad_after` elements. In a plan with interior padding, the input is the axis after
+/// dilation (see [`PadPlan::interior`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AxisMap {
     /// Input length `n`.
@@ -161,26 +197,49 @@ pub struct PadPlan {
     ends: Vec<i64>,
     axes: Vec<AxisMap>,
     constant: Constant,
+    interior: Vec<usize>,
     max_output_bytes: u64,
 }
 
 impl PadPlan {
     /// Validates `request` against an input of type `dtype` and shape `in_shape`.
     ///
-    /// Errors, in this order: axis out of range, repeated axis, pads length, negative
-    /// output dimension, output too large, constant value, empty axis (a non-constant mode
-    /// with nothing left to extend on an axis it must fill).
+    /// Errors, in this order: axis out of range, repeated axis, pads length, interior
+    /// padding (its length, a negative count, a mode other than constant), negative output
+    /// dimension, output too large, constant value, empty axis (a non-constant mode with
+    /// nothing left to extend on an axis it must fill).
     pub fn new(dtype: DataType, in_shape: &[usize], request: &PadRequest) -> Result<PadPlan> {
         let rank = in_shape.len();
         if element_count(in_shape).is_none_or(|n| usize::try_from(n).is_err()) {
             return Err(PadError::TooLarge { what: format!("input shape {in_shape:?} has more than 2^64 elements") });
         }
-        let (begins, ends) = per_axis_pads(rank, &request.pads, request.axes.as_deref())?;
+        let (begins, ends, padded_axes) = per_axis_pads(rank, &request.pads, request.axes.as_deref())?;
+        let interior = per_axis_interior(rank, &padded_axes, request)?;
+
+        // Each axis as the edge pads see it: dilated by its interior count first.
+        let mut dilated = Vec::with_capacity(rank);
+        for axis in 0..rank {
+            let (n, k) = (in_shape[axis] as u128, interior[axis] as u128);
+            let len = if n == 0 { 0 } else { n + (n - 1) * k };
+            dilated.push(usize::try_from(len).map_err(|_| PadError::TooLarge {
+                what: format!("axis {axis}: {n} elements with interior padding {k} give {len}, past usize"),
+            })?);
+        }
 
         let mut out_shape = Vec::with_capacity(rank);
         for axis in 0..rank {
-            let (n, b, e) = (in_shape[axis], begins[axis], ends[axis]);
+            let (n, b, e) = (dilated[axis], begins[axis], ends[axis]);
             let out = n as i128 + b as i128 + e as i128;
+            if out < 0 && interior[axis] > 0 {
+                return Err(PadError::Interior {
+                    interior: request.interior.clone().unwrap_or_default(),
+                    reason: format!(
+                        "axis {axis}: input length {} dilated to {n}, with pads begin {b}, end {e}, gives output \
+                         length {out} < 0",
+                        in_shape[axis]
+                    ),
+                });
+            }
             if out < 0 {
                 return Err(PadError::NegativeOutputDim { axis, len: n as u64, begin: b, end: e, out });
             }
@@ -223,7 +282,7 @@ impl PadPlan {
         let empty_output = out_shape.contains(&0);
         let mut axes = Vec::with_capacity(rank);
         for axis in 0..rank {
-            let (n, b, e) = (in_shape[axis] as i128, begins[axis] as i128, ends[axis] as i128);
+            let (n, b, e) = (dilated[axis] as i128, begins[axis] as i128, ends[axis] as i128);
             let s = (-b).max(0).min(n);
             let t = (n - (-e).max(0)).max(0);
             let kept = (t - s).max(0);
@@ -263,6 +322,7 @@ impl PadPlan {
             ends,
             axes,
             constant,
+            interior,
             max_output_bytes: request.max_output_bytes,
         })
     }
@@ -294,6 +354,31 @@ impl PadPlan {
     /// Per-axis crop and pad.
     pub fn axes(&self) -> &[AxisMap] {
         &self.axes
+    }
+    /// Interior padding per axis: that many constants between each pair of neighbours (all
+    /// zero unless the request set some). Input element `i` of an axis lands at output
+    /// `begin + i * (interior + 1)`.
+    pub fn interior(&self) -> &[usize] {
+        &self.interior
+    }
+    /// True if any axis has interior padding.
+    pub fn has_interior(&self) -> bool {
+        self.interior.iter().any(|&k| k > 0)
+    }
+    /// Refuses a plan with interior padding on a path that does not run it, `path` naming
+    /// the path: the one check every such entry point makes.
+    pub(crate) fn check_edges_only(&self, path: &str) -> Result<()> {
+        if !self.has_interior() {
+            return Ok(());
+        }
+        Err(PadError::Unsupported {
+            dtype: self.dtype.name(),
+            reason: format!(
+                "interior padding {:?} does not run on {path}: cpu::pad, cpu::pad_backward and reference::pad \
+                 run it",
+                self.interior
+            ),
+        })
     }
     /// The constant (zero of the type unless given; unused by other modes).
     pub fn constant(&self) -> &Constant {
@@ -363,8 +448,9 @@ impl PadPlan {
     }
 }
 
-/// Expands pads (and axes) to a begin and an end for every axis.
-fn per_axis_pads(rank: usize, pads: &[i64], axes: Option<&[i64]>) -> Result<(Vec<i64>, Vec<i64>)> {
+/// Expands pads (and axes) to a begin and an end for every axis; also the axes padded, in
+/// the order given.
+fn per_axis_pads(rank: usize, pads: &[i64], axes: Option<&[i64]>) -> Result<(Vec<i64>, Vec<i64>, Vec<usize>)> {
     let axes: Vec<usize> = match axes {
         None => (0..rank).collect(),
         Some(given) => {
@@ -400,7 +486,34 @@ fn per_axis_pads(rank: usize, pads: &[i64], axes: Option<&[i64]>) -> Result<(Vec
         begins[axis] = pads[i];
         ends[axis] = pads[k + i];
     }
-    Ok((begins, ends))
+    Ok((begins, ends, axes))
+}
+
+/// Expands the request's interior counts (one per padded axis) to one for every axis.
+fn per_axis_interior(rank: usize, padded_axes: &[usize], request: &PadRequest) -> Result<Vec<usize>> {
+    let mut interior = vec![0; rank];
+    let Some(given) = &request.interior else { return Ok(interior) };
+    let refuse = |reason: String| PadError::Interior { interior: given.clone(), reason };
+    if given.len() != padded_axes.len() {
+        return Err(refuse(format!(
+            "{} values, expected one for each of the {} axes padded",
+            given.len(),
+            padded_axes.len()
+        )));
+    }
+    for (&axis, &k) in padded_axes.iter().zip(given) {
+        if k < 0 {
+            return Err(refuse(format!("axis {axis}: {k} is negative (the count of constants between neighbours)")));
+        }
+        if k > 0 && request.mode != Mode::Constant {
+            return Err(refuse(format!(
+                "axis {axis}: {k} with mode {}; interior padding is constant only",
+                request.mode
+            )));
+        }
+        interior[axis] = usize::try_from(k).map_err(|_| refuse(format!("axis {axis}: {k} does not fit in usize")))?;
+    }
+    Ok(interior)
 }
 
 #[cfg(test)]
@@ -440,6 +553,38 @@ mod tests {
         let e = PadPlan::new(DataType::Int8, &[2, 2], &r).unwrap_err();
         assert!(matches!(e, PadError::AxisOutOfRange { axis: -3, rank: 2 }), "{e}");
         assert!("mirror".parse::<Mode>().is_err());
+    }
+
+    #[test]
+    fn interior_padding_dilates_then_pads_and_refuses_with_the_axis() {
+        let interior = |shape: &[usize], pads: Vec<i64>, k: Vec<i64>, mode: Mode| {
+            PadPlan::new(DataType::Int8, shape, &PadRequest::new(pads).interior(k).mode(mode))
+        };
+        // 4 elements with 2 between are 10 long; -3 and +1 make 8. Axis 1, empty, takes its begin.
+        let p = interior(&[4, 0], vec![-3, 1, 1, 0], vec![2, 5], Mode::Constant).unwrap();
+        assert_eq!((p.out_shape(), p.interior()), (&[8, 1][..], &[2, 5][..]));
+        let a = p.axes()[0];
+        assert_eq!((a.in_len, a.crop_start, a.kept, a.pad_after), (10, 3, 7, 1));
+        // Named axes take their counts in the order named.
+        let r = PadRequest::new(vec![0, 0]).axes(vec![-1]).interior(vec![1]);
+        assert_eq!(PadPlan::new(DataType::Int8, &[3, 3], &r).unwrap().interior(), &[0, 1]);
+        let e = interior(&[3], vec![0, 0], vec![-1], Mode::Constant).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "interior padding [-1]: axis 0: -1 is negative (the count of constants between neighbours)"
+        );
+        let e = interior(&[3, 3], vec![0, 0, 0, 0], vec![0, 1], Mode::Edge).unwrap_err();
+        assert!(e.to_string().contains("axis 1: 1 with mode edge; interior padding is constant only"), "{e}");
+        // A count of zero is no interior padding, in any mode.
+        assert!(interior(&[3, 3], vec![0, 0, 0, 0], vec![0, 0], Mode::Edge).is_ok());
+        let e = interior(&[3, 3], vec![0, 0, 0, 0], vec![1], Mode::Constant).unwrap_err();
+        assert!(e.to_string().contains("1 values, expected one for each of the 2 axes padded"), "{e}");
+        let e = interior(&[3], vec![-4, -2], vec![1], Mode::Constant).unwrap_err();
+        assert!(e.to_string().contains("axis 0: input length 3 dilated to 5, with pads begin -4, end -2"), "{e}");
+        let e = interior(&[3], vec![0, 0], vec![i64::MAX], Mode::Constant).unwrap_err();
+        assert!(matches!(e, PadError::OutputLimit { .. } | PadError::TooLarge { .. }), "{e}");
+        let e = interior(&[1 << 40, 2], vec![0, 0, 0, 0], vec![i64::MAX, 0], Mode::Constant).unwrap_err();
+        assert!(matches!(e, PadError::TooLarge { .. }), "{e}");
     }
 
     #[test]

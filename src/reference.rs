@@ -8,11 +8,14 @@ use crate::plan::PadPlan;
 use crate::tensor::{pack_nibbles, unpack_nibbles, Tensor, TensorData};
 
 /// The source element for output coordinate `o` on an axis of input length `n` with
-/// signed pads `b`, `e`: an input index, or `None` for the constant.
-fn source(mode: Mode, o: i128, n: i128, b: i128, e: i128) -> Option<i128> {
+/// signed pads `b`, `e` and `interior` constants between neighbours (constant mode only): an
+/// input index, or `None` for the constant.
+fn source(mode: Mode, o: i128, n: i128, b: i128, e: i128, interior: i128) -> Option<i128> {
     if mode == Mode::Constant {
-        let i = o - b;
-        return (0..n).contains(&i).then_some(i);
+        // Input element i sits at b + i * (interior + 1); anything else is the constant.
+        let j = o - b;
+        let i = j / (interior + 1);
+        return (j >= 0 && j % (interior + 1) == 0 && i < n).then_some(i);
     }
     let s = (-b).max(0);
     let t = n - (-e).max(0);
@@ -59,7 +62,8 @@ fn sources(plan: &PadPlan) -> Vec<Option<usize>> {
     let axis_sources: Vec<Vec<Option<usize>>> = (0..mapped_axes)
         .map(|d| {
             let (n, b, e) = (in_shape[d] as i128, plan.begins()[d] as i128, plan.ends()[d] as i128);
-            (0..out_shape[d]).map(|o| source(plan.mode(), o as i128, n, b, e).map(|i| i as usize)).collect()
+            let interior = plan.interior()[d] as i128;
+            (0..out_shape[d]).map(|o| source(plan.mode(), o as i128, n, b, e, interior).map(|i| i as usize)).collect()
         })
         .collect();
     // Index of the input element for each output element, or None for the constant.

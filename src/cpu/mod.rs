@@ -74,6 +74,7 @@ impl Planes {
 mod backward;
 mod extend;
 mod float8;
+mod interior;
 mod store;
 mod walk;
 
@@ -126,11 +127,16 @@ pub(crate) fn pad_with(plan: &PadPlan, input: &Tensor, arena: Option<&OutputAren
                 };
                 let held = out_len as u64 * std::mem::size_of::<String>() as u64;
                 let budget = plan.max_output_bytes().saturating_sub(held);
-                let f = plan.folded(true);
-                let mut store = StringStore::new(strings, &mut out, f.chunk, constant, budget);
-                // A string copy per pad string either way; the table as for one-byte elements.
-                Walk::new(&f.axes, plan.mode(), f.chunk, ROW_PAD_BYTES).fill_axis(&mut store, 0, 0, 0);
-                match store.error {
+                let error = if plan.has_interior() {
+                    interior::pad_strings(plan, strings, &mut out, constant, budget).err()
+                } else {
+                    let f = plan.folded(true);
+                    let mut store = StringStore::new(strings, &mut out, f.chunk, constant, budget);
+                    // A string copy per pad string either way; the table as for one-byte elements.
+                    Walk::new(&f.axes, plan.mode(), f.chunk, ROW_PAD_BYTES).fill_axis(&mut store, 0, 0, 0);
+                    store.error
+                };
+                match error {
                     // Said here, where the limit and the headers' share are known.
                     Some(PadError::TooLarge { .. }) => {
                         return Err(PadError::OutputLimit {
@@ -207,16 +213,24 @@ fn pad_bytes(plan: &PadPlan, input: &[u8], output: &mut [MaybeUninit<u8>]) -> Re
         unpack_nibbles_into(input, &mut unpacked_in);
         let mut unpacked_out = try_filled(plan.out_len(), 0u8, "the unpacked 4-bit output")?;
         let unpacked_constant = [constant[0] & 0x0f];
-        pad_fixed(plan, 1, &unpacked_in, as_uninit(&mut unpacked_out), &unpacked_constant, PlaneChoice::WhereCheaper);
+        pad_any_fixed(plan, 1, &unpacked_in, as_uninit(&mut unpacked_out), &unpacked_constant);
         // Two elements per byte, low nibble first; every byte of `output` is written.
         for (o, pair) in output.iter_mut().zip(unpacked_out.chunks(2)) {
             o.write((pair[0] & 0x0f) | (pair.get(1).copied().unwrap_or(0) << 4));
         }
     } else {
         let width = plan.dtype().width().bytes().unwrap_or(1);
-        pad_fixed(plan, width, input, output, constant, PlaneChoice::WhereCheaper);
+        pad_any_fixed(plan, width, input, output, constant);
     }
     Ok(())
+}
+
+/// Elements of `width` bytes, by the interior walk where the plan has interior padding.
+fn pad_any_fixed(plan: &PadPlan, width: usize, input: &[u8], output: &mut [MaybeUninit<u8>], constant: &[u8]) {
+    match plan.has_interior() {
+        true => interior::pad_fixed(plan, width, input, output, constant),
+        false => pad_fixed(plan, width, input, output, constant, PlaneChoice::WhereCheaper),
+    }
 }
 
 /// Whether small planes are written whole (`planes`) where the CPU can.

@@ -183,7 +183,7 @@ impl<'a> StringStore<'a> {
 }
 
 /// `dst[i] = src[i]`, charging `budget` for the bytes and allocating fallibly.
-fn copy_strings<'s>(
+pub(super) fn copy_strings<'s>(
     dst: &mut [String],
     src: impl Iterator<Item = &'s str>,
     budget: &mut u64,

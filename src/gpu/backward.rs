@@ -35,6 +35,7 @@ impl Program {
         grad_in: &BufferView,
         limits: &DeviceLimits,
     ) -> Result<Program> {
+        plan.check_edges_only("the GPU")?;
         if plan.dtype() == DataType::Complex64 {
             return complex_as_parts(plan, grad_out, grad_in, limits);
         }

@@ -65,6 +65,7 @@ pub(super) fn program(
     limits: &DeviceLimits,
     variant: KernelVariant,
 ) -> Result<Program> {
+    plan.check_edges_only("the GPU")?;
     lay_out(plan, &view(Side::Input, input), &view(Side::Output, output), limits, variant)
 }
 

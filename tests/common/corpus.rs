@@ -52,6 +52,8 @@ pub struct Case {
     pub mode: String,
     pub pads: Vec<i64>,
     pub axes: Option<Vec<i64>>,
+    /// Interior padding, one per axis padded (the interior corpus only).
+    pub interior: Option<Vec<i64>>,
     pub input: Tensor,
     pub input_descr: npy::Descr,
     pub value: Option<Tensor>,
@@ -69,6 +71,22 @@ fn load_npy(path: &Path, dtype: DataType) -> (Tensor, npy::Descr) {
 /// Every case of the corpus; none where there is no corpus (see [`corpus_dir`]).
 pub fn cases() -> Vec<Case> {
     let Some(dir) = corpus_dir() else { return Vec::new() };
+    cases_in(&dir)
+}
+
+/// The interior-padding corpus (`tests/data/interior/cases`, made by its `generate.py`); none
+/// where it is absent (the published package).
+pub fn interior_cases() -> Vec<Case> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/interior/cases");
+    if !dir.is_dir() {
+        eprintln!("no interior corpus at {}: nothing to run", dir.display());
+        return Vec::new();
+    }
+    cases_in(&dir)
+}
+
+/// The cases of a corpus folder, in name order.
+pub fn cases_in(dir: &Path) -> Vec<Case> {
     let mut dirs: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
     dirs.sort();
     dirs.into_iter()
@@ -90,6 +108,7 @@ pub fn cases() -> Vec<Case> {
                 mode: json["mode"].as_str().unwrap().to_string(),
                 pads: ints(&json["pads"]),
                 axes: (!json["axes"].is_null()).then(|| ints(&json["axes"])),
+                interior: json.get("interior").map(ints),
                 input,
                 input_descr,
                 value,
@@ -111,6 +130,9 @@ impl Case {
         if let Some(v) = &self.value {
             req = req.constant(v.clone());
         }
+        if let Some(k) = &self.interior {
+            req = req.interior(k.clone());
+        }
         PadPlan::new(self.dtype, self.input.shape(), &req)
     }
 }
@@ -125,6 +147,7 @@ pub fn error_matches(err: &PadError, kind: &str) -> bool {
             | ("repeated axis", PadError::RepeatedAxis { .. })
             | ("negative output dim", PadError::NegativeOutputDim { .. })
             | ("empty axis after cropping", PadError::EmptyAxis { .. })
+            | ("interior", PadError::Interior { .. })
     )
 }
 
@@ -138,6 +161,7 @@ pub fn error_words(kind: &str) -> &'static str {
         "repeated axis" => "is repeated",
         "negative output dim" => "< 0",
         "empty axis after cropping" => "nothing left to",
+        "interior" => "interior padding",
         _ => panic!("an error kind the corpus format does not have: {kind:?}"),
     }
 }
@@ -151,11 +175,17 @@ pub fn run_corpus(pad: impl FnMut(&Case, &PadPlan) -> Result<Tensor, PadError>) 
 /// nor failed: the total is of the cases run).
 pub fn run_corpus_except(
     skip: impl Fn(&PadPlan) -> bool,
-    mut pad: impl FnMut(&Case, &PadPlan) -> Result<Tensor, PadError>,
+    pad: impl FnMut(&Case, &PadPlan) -> Result<Tensor, PadError>,
 ) -> (usize, Vec<String>) {
     let cases: Vec<Case> = cases().into_iter().filter(|c| c.plan().map_or(true, |p| !skip(&p))).collect();
+    let failures = run_cases(&cases, pad);
+    (cases.len(), failures)
+}
+
+/// Runs `cases` through `pad`, returning one line per failure.
+pub fn run_cases(cases: &[Case], mut pad: impl FnMut(&Case, &PadPlan) -> Result<Tensor, PadError>) -> Vec<String> {
     let mut failures = Vec::new();
-    for case in &cases {
+    for case in cases {
         let got = case.plan().and_then(|plan| pad(case, &plan));
         match (&case.expect, got) {
             (Ok(want), Ok(got)) if &got == want => {}
@@ -172,5 +202,5 @@ pub fn run_corpus_except(
             (Err(kind), Err(e)) => failures.push(format!("{}: expected error {kind:?}, got {e}", case.name)),
         }
     }
-    (cases.len(), failures)
+    failures
 }

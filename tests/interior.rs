@@ -1,0 +1,285 @@
+//! Interior padding (JAX's `lax.pad`, StableHLO's `pad`): the corpus made from the definition
+//! by `tests/data/interior/generate.py` on every path that runs it, random plans against the
+//! per-element reference, the gradient (a strided slice) against the scatter oracle, and the
+//! GPU's paths refusing such plans with a typed error until they run them.
+
+mod common;
+
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
+use wgpu_pad::gpu::{BufferView, DeviceLimits, ExecPath, Program};
+use wgpu_pad::{cpu, fused, reference, DataType, PadError, PadPlan, PadRequest, Tensor};
+
+#[test]
+fn interior_corpus_on_cpu_path() {
+    let cases = common::interior_cases();
+    if !cases.is_empty() {
+        common::check_count("interior corpus cases", cases.len(), 60, 1);
+    }
+    let failures = common::run_cases(&cases, |case, plan| cpu::pad(plan, &case.input));
+    assert!(failures.is_empty(), "{} of {} cases failed:\n{}", failures.len(), cases.len(), failures.join("\n"));
+}
+
+#[test]
+fn interior_corpus_on_reference_and_into_bytes() {
+    let cases = common::interior_cases();
+    let failures = common::run_cases(&cases, |case, plan| Ok(reference::pad(plan, &case.input)));
+    assert!(failures.is_empty(), "reference: {}", failures.join("\n"));
+    // cpu::pad_into writes a caller's bytes, over whatever they held.
+    let failures = common::run_cases(&cases, |case, plan| match plan.byte_sizes() {
+        None => cpu::pad(plan, &case.input),
+        Some((_, out)) => {
+            let mut bytes = vec![0xa5; out as usize];
+            cpu::pad_into(plan, case.input.bytes().unwrap(), &mut bytes)?;
+            Tensor::from_bytes(plan.dtype(), plan.out_shape().to_vec(), bytes)
+        }
+    });
+    assert!(failures.is_empty(), "pad_into: {}", failures.join("\n"));
+}
+
+/// `GpuContext` pads host tensors: an interior plan runs on the CPU path, which it says (one of
+/// interior counts all zero is an ONNX pad, on the GPU).
+#[test]
+fn interior_corpus_through_gpu_context() {
+    let Some(gpu) = common::gpu() else { return };
+    let cases = common::interior_cases();
+    let failures = common::run_cases(&cases, |case, plan| {
+        let padded = gpu.pad_blocking(plan, &case.input)?;
+        match &padded.path {
+            ExecPath::CpuFallback { reason } if reason.contains("interior") || !plan.dtype().gpu_capable() => {}
+            ExecPath::Gpu if !plan.has_interior() => {}
+            other => panic!("{}: ran on {other:?}", case.name),
+        }
+        Ok(padded.tensor)
+    });
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+fn interior_plan() -> PadPlan {
+    PadPlan::new(DataType::Float32, &[2, 3], &PadRequest::new(vec![0, 1, 0, 0]).interior(vec![1, 0])).unwrap()
+}
+
+/// Until the GPU runs interior padding, every way onto it refuses the plan with a typed error
+/// that names it; nothing pads it as an edge pad.
+#[test]
+fn gpu_programs_and_fused_functions_refuse_interior_plans() {
+    let plan = interior_plan();
+    let dense = BufferView { offset: 0, strides: None, end: 1 << 20, buffer_size: 1 << 20 };
+    let limits = DeviceLimits::WEBGPU_DEFAULT;
+    let refusals = [
+        Program::new(&plan, &dense, &dense, &limits).map(drop),
+        Program::backward(&plan, &dense, &dense, &limits).map(drop),
+        fused::uniform_bytes(&plan).map(drop),
+        fused::wgsl_baked(&plan, "pad_").map(drop),
+    ];
+    for r in refusals {
+        let e = r.unwrap_err();
+        assert!(matches!(e, PadError::Unsupported { .. }) && e.to_string().contains("interior padding [1, 0]"), "{e}");
+    }
+    // Interior counts of zero are an ONNX plan like any other.
+    let zero =
+        PadPlan::new(DataType::Float32, &[2, 3], &PadRequest::new(vec![0, 1, 0, 0]).interior(vec![0, 0])).unwrap();
+    assert!(Program::new(&zero, &dense, &dense, &limits).is_ok());
+    if let Some(gpu) = common::gpu() {
+        let e = gpu.kernel().check_plan(&plan).unwrap_err();
+        assert!(e.to_string().contains("interior"), "{e}");
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Case {
+    dtype: DataType,
+    shape: Vec<usize>,
+    /// (low, high, interior) per axis.
+    config: Vec<(i64, i64, i64)>,
+    seed: u64,
+    constant: bool,
+}
+
+const TYPES: [DataType; 8] = [
+    DataType::Bool,
+    DataType::Uint8,
+    DataType::Float16,
+    DataType::Float32,
+    DataType::Int64,
+    DataType::Complex128,
+    DataType::Uint4,
+    DataType::String,
+];
+
+fn case() -> impl Strategy<Value = Case> {
+    (0usize..=4).prop_flat_map(|rank| {
+        (
+            proptest::sample::select(&TYPES[..]),
+            proptest::collection::vec(prop_oneof![1 => Just(0usize), 2 => Just(1), 6 => 2..=5usize], rank),
+            proptest::collection::vec(
+                (crop_or_pad(), crop_or_pad(), prop_oneof![2 => Just(0i64), 3 => 1..=3i64]),
+                rank,
+            ),
+            any::<u64>(),
+            any::<bool>(),
+        )
+            .prop_map(|(dtype, shape, config, seed, constant)| Case { dtype, shape, config, seed, constant })
+    })
+}
+
+/// Mostly pads, now and then a crop (into the dilation, or past it).
+fn crop_or_pad() -> impl Strategy<Value = i64> {
+    prop_oneof![3 => 0..=4i64, 1 => -6..0i64]
+}
+
+fn random_input(c: &Case) -> Tensor {
+    let n: usize = c.shape.iter().product();
+    let mut state = c.seed | 1;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    match c.dtype {
+        DataType::String => {
+            Tensor::from_strings(c.shape.clone(), (0..n).map(|_| format!("s{}", next() % 100)).collect())
+        }
+        DataType::Bool => Tensor::from_bytes(c.dtype, c.shape.clone(), (0..n).map(|_| (next() & 1) as u8).collect()),
+        DataType::Uint4 => {
+            let elems: Vec<u8> = (0..n).map(|_| (next() & 0x0f) as u8).collect();
+            Tensor::from_bytes(c.dtype, c.shape.clone(), wgpu_pad::pack_nibbles(&elems))
+        }
+        t => {
+            let w = t.width().bytes().unwrap();
+            Tensor::from_bytes(t, c.shape.clone(), (0..n * w).map(|_| next() as u8).collect())
+        }
+    }
+    .unwrap()
+}
+
+fn request(c: &Case) -> PadRequest {
+    let mut r = PadRequest::from_padding_config(&c.config);
+    if c.constant {
+        let v = match c.dtype {
+            DataType::String => Tensor::from_strings(vec![], vec!["v".into()]).unwrap(),
+            DataType::Bool | DataType::Uint4 => Tensor::from_bytes(c.dtype, vec![], vec![1]).unwrap(),
+            // Bytes that differ, so that a fill must repeat the whole element.
+            t => Tensor::from_bytes(t, vec![], (0..t.width().bytes().unwrap() as u8).map(|i| 0x5a ^ i).collect())
+                .unwrap(),
+        };
+        r = r.constant(v);
+    }
+    r
+}
+
+fn seed() -> u64 {
+    let seed = match std::env::var("WGPU_PAD_PROPTEST_SEED") {
+        Ok(s) => s.parse().expect("WGPU_PAD_PROPTEST_SEED: a number"),
+        Err(_) => std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64,
+    };
+    eprintln!("property cases from seed {seed}: WGPU_PAD_PROPTEST_SEED={seed} reruns them");
+    seed
+}
+
+fn runner() -> TestRunner {
+    let rng = proptest::test_runner::TestRng::from_seed(
+        proptest::test_runner::RngAlgorithm::ChaCha,
+        &[seed().to_le_bytes(), [0; 8], [0; 8], [0; 8]].concat(),
+    );
+    TestRunner::new_with_rng(Config { cases: 600, failure_persistence: None, ..Config::default() }, rng)
+}
+
+/// Random plans with interior padding, crops into the dilation and past it, empty and
+/// one-element axes, every kind of element: the CPU path is the reference's, bit for bit, and
+/// a plan one refuses the other refuses alike.
+#[test]
+fn random_interior_plans_match_the_reference() {
+    let (ran, refused) = (AtomicU32::new(0), AtomicU32::new(0));
+    runner()
+        .run(&case(), |c| {
+            let x = random_input(&c);
+            match PadPlan::new(c.dtype, &c.shape, &request(&c)) {
+                Err(e) => {
+                    prop_assert!(matches!(e, PadError::Interior { .. } | PadError::NegativeOutputDim { .. }), "{e}");
+                    refused.fetch_add(1, Relaxed);
+                }
+                Ok(plan) => {
+                    ran.fetch_add(1, Relaxed);
+                    prop_assert_eq!(cpu::pad(&plan, &x).unwrap(), reference::pad(&plan, &x));
+                }
+            }
+            Ok(())
+        })
+        .unwrap();
+    let (ran, refused) = (ran.into_inner(), refused.into_inner());
+    eprintln!("{ran} plans ran, {refused} refused");
+    assert!(ran > 300 && refused > 10, "{ran} ran, {refused} refused");
+}
+
+/// The gradient of a dilated input is the output gradient's strided slice: each input element
+/// has one image at most, so the scatter oracle's sums are exact and the bits must agree.
+#[test]
+fn interior_gradients_are_the_strided_slice() {
+    let ran = AtomicU32::new(0);
+    let floats = [DataType::Float32, DataType::Float16, DataType::Complex64, DataType::Float64];
+    runner()
+        .run(&(case(), 0..floats.len()), |(mut c, t)| {
+            c.dtype = floats[t];
+            let Ok(plan) = PadPlan::new(c.dtype, &c.shape, &PadRequest::from_padding_config(&c.config)) else {
+                return Ok(());
+            };
+            // Finite values: small integers over 8, in every part.
+            let n = plan.out_len() * if c.dtype == DataType::Complex64 { 2 } else { 1 };
+            let values: Vec<f64> = (0..n).map(|i| ((i as u64 * 7 + c.seed) % 61) as f64 / 8.0 - 3.0).collect();
+            let bytes: Vec<u8> = match c.dtype {
+                DataType::Float16 => values.iter().flat_map(|&v| half::f16::from_f64(v).to_le_bytes()).collect(),
+                DataType::Float64 => values.iter().flat_map(|&v| v.to_le_bytes()).collect(),
+                _ => values.iter().flat_map(|&v| (v as f32).to_le_bytes()).collect(),
+            };
+            let grad_out = Tensor::from_bytes(c.dtype, plan.out_shape().to_vec(), bytes).unwrap();
+            prop_assert_eq!(
+                cpu::pad_backward(&plan, &grad_out).unwrap(),
+                reference::backward_by_scatter(&plan, &grad_out)
+            );
+            ran.fetch_add(1, Relaxed);
+            Ok(())
+        })
+        .unwrap();
+    assert!(ran.load(Relaxed) > 300, "{ran:?}");
+}
+
+/// Integer tensors have no gradient, interior padding or not; a GPU context takes an interior
+/// gradient on the CPU path and says so.
+#[test]
+fn interior_gradients_refuse_integers_and_fall_back_on_a_gpu_context() {
+    let request = PadRequest::from_padding_config(&[(1, -1, 2)]);
+    let plan = PadPlan::new(DataType::Int32, &[3], &request).unwrap();
+    let grad = Tensor::from_slice(DataType::Int32, vec![7], &[1i32; 7]).unwrap();
+    assert!(matches!(cpu::pad_backward(&plan, &grad), Err(PadError::Unsupported { .. })));
+    let plan = PadPlan::new(DataType::Float32, &[3], &request).unwrap();
+    let grad = Tensor::from_slice(DataType::Float32, vec![7], &[1f32, 2., 3., 4., 5., 6., 7.]).unwrap();
+    // Input i sits at 1 + 3i: 1, 4 and 7, the last cropped by the end's -1.
+    let want = [2f32, 5., 0.];
+    assert_eq!(cpu::pad_backward(&plan, &grad).unwrap().as_slice::<f32>().unwrap(), &want);
+    let Some(gpu) = common::gpu() else { return };
+    let got = gpu.pad_backward_blocking(&plan, &grad).unwrap();
+    assert!(matches!(got.path, ExecPath::CpuFallback { .. }), "{:?}", got.path);
+    assert_eq!(got.tensor.as_slice::<f32>().unwrap(), &want);
+}
+
+/// Strings' text counts against the output's limit exactly as for an edge pad: the constant
+/// where it lands, each kept string once.
+#[test]
+fn interior_strings_fit_the_output_limit_exactly() {
+    let x = Tensor::from_strings(vec![2], vec!["abc".into(), "de".into()]).unwrap();
+    let held = 4 * std::mem::size_of::<String>() as u64;
+    let four = Tensor::from_strings(vec![], vec!["four".into()]).unwrap();
+    // "abc" . . "de": 5 bytes of text and two constants of 4.
+    let request =
+        |limit: u64| PadRequest::new(vec![0, 0]).interior(vec![2]).constant(four.clone()).max_output_bytes(limit);
+    let plan = PadPlan::new(DataType::String, &[2], &request(held + 13)).unwrap();
+    let y = cpu::pad(&plan, &x).unwrap();
+    assert_eq!(y.data(), &wgpu_pad::TensorData::Strings(vec!["abc".into(), "four".into(), "four".into(), "de".into()]));
+    let plan = PadPlan::new(DataType::String, &[2], &request(held + 12)).unwrap();
+    let e = cpu::pad(&plan, &x).unwrap_err();
+    assert!(matches!(e, PadError::OutputLimit { .. }), "{e}");
+}

@@ -361,6 +361,11 @@ impl PadPlan {
     pub fn interior(&self) -> &[usize] {
         &self.interior
     }
+    /// The input elements of `axis` that survive the crops and where they land, interior
+    /// padding included.
+    pub(crate) fn lattice(&self, axis: usize) -> Lattice {
+        lattice(self.in_shape[axis], self.interior[axis], self.begins[axis], self.out_shape[axis])
+    }
     /// True if any axis has interior padding.
     pub fn has_interior(&self) -> bool {
         self.interior.iter().any(|&k| k > 0)
@@ -374,8 +379,8 @@ impl PadPlan {
         Err(PadError::Unsupported {
             dtype: self.dtype.name(),
             reason: format!(
-                "interior padding {:?} does not run on {path}: cpu::pad, cpu::pad_backward and reference::pad \
-                 run it",
+                "interior padding {:?} does not run on {path}: cpu::pad, gpu::Program, PadKernel and \
+                 GpuContext run it",
                 self.interior
             ),
         })
@@ -445,6 +450,35 @@ impl PadPlan {
             chunk = axes.pop().map_or(1, |a| a.in_len);
         }
         FoldedPlan { axes, chunk }
+    }
+}
+
+/// The input elements of one axis of an interior pad (or any constant pad) that survive the
+/// crops, and where they land.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Lattice {
+    /// The first input index kept.
+    pub in_first: usize,
+    /// How many are kept.
+    pub count: usize,
+    /// The output index of the first.
+    pub out_first: usize,
+    /// Output indices between neighbours: the interior count plus one.
+    pub step: usize,
+}
+
+pub(crate) fn lattice(n: usize, interior: usize, begin: i64, out_len: usize) -> Lattice {
+    let (n, step, b, m) = (n as i128, interior as i128 + 1, begin as i128, out_len as i128);
+    // The first i with b + i * step >= 0, and one past the last with b + i * step < m.
+    let first = if b >= 0 { 0 } else { (-b + step - 1) / step };
+    let end = if m - 1 - b < 0 { 0 } else { ((m - 1 - b) / step + 1).min(n) };
+    let count = (end - first).max(0);
+    let first = if count == 0 { 0 } else { first };
+    Lattice {
+        in_first: first as usize,
+        count: count as usize,
+        out_first: (b + first * step).max(0) as usize,
+        step: step as usize,
     }
 }
 
@@ -553,6 +587,19 @@ mod tests {
         let e = PadPlan::new(DataType::Int8, &[2, 2], &r).unwrap_err();
         assert!(matches!(e, PadError::AxisOutOfRange { axis: -3, rank: 2 }), "{e}");
         assert!("mirror".parse::<Mode>().is_err());
+    }
+
+    #[test]
+    fn a_lattice_keeps_what_lands_inside_the_output() {
+        // [a b c] by 2 between is a . . b . . c; begin -2 and end 1 make it . b . . c . (6).
+        let l = lattice(3, 2, -2, 6);
+        assert_eq!(l, Lattice { in_first: 1, count: 2, out_first: 1, step: 3 });
+        // Cropped to nothing: the begin crops past the last element.
+        assert_eq!(lattice(3, 1, -5, 1).count, 0);
+        // An end crop: 0 . 1 . 2 with end -2 keeps 0 and 1.
+        assert_eq!(lattice(3, 1, 0, 3), Lattice { in_first: 0, count: 2, out_first: 0, step: 2 });
+        // Padded on both sides, nothing cropped.
+        assert_eq!(lattice(4, 0, 2, 7), Lattice { in_first: 0, count: 4, out_first: 2, step: 1 });
     }
 
     #[test]

@@ -39,52 +39,118 @@ fn interior_corpus_on_reference_and_into_bytes() {
     assert!(failures.is_empty(), "pad_into: {}", failures.join("\n"));
 }
 
-/// `GpuContext` pads host tensors: an interior plan runs on the CPU path, which it says (one of
-/// interior counts all zero is an ONNX pad, on the GPU).
+/// The corpus through `GpuContext`, on the shared device and on one of 4 KiB bindings: every
+/// fixed-width case on the GPU (or, past one binding, the CPU path, which says so).
 #[test]
-fn interior_corpus_through_gpu_context() {
-    let Some(gpu) = common::gpu() else { return };
+fn interior_corpus_on_gpu_path() {
     let cases = common::interior_cases();
-    let failures = common::run_cases(&cases, |case, plan| {
-        let padded = gpu.pad_blocking(plan, &case.input)?;
-        match &padded.path {
-            ExecPath::CpuFallback { reason } if reason.contains("interior") || !plan.dtype().gpu_capable() => {}
-            ExecPath::Gpu if !plan.has_interior() => {}
-            other => panic!("{}: ran on {other:?}", case.name),
+    for gpu in [common::gpu(), common::gpu_small_bindings()].into_iter().flatten() {
+        let small = gpu.device().limits().max_storage_buffer_binding_size == common::SMALL_BINDING;
+        let mut on_gpu = 0;
+        let failures = common::run_cases(&cases, |case, plan| {
+            let padded = gpu.pad_blocking(plan, &case.input)?;
+            match &padded.path {
+                ExecPath::Gpu => on_gpu += 1,
+                ExecPath::CpuFallback { reason } if !plan.dtype().gpu_capable() => {
+                    assert!(reason.contains("no GPU kernel"))
+                }
+                ExecPath::CpuFallback { reason } if small => assert!(reason.contains("binding"), "{reason}"),
+                other => panic!("{}: ran on {other:?}", case.name),
+            }
+            common::assert_no_gpu_errors();
+            Ok(padded.tensor)
+        });
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+        if !cases.is_empty() {
+            common::check_count("interior corpus cases on the GPU", on_gpu, 40, 0);
         }
-        Ok(padded.tensor)
-    });
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
 }
 
 fn interior_plan() -> PadPlan {
     PadPlan::new(DataType::Float32, &[2, 3], &PadRequest::new(vec![0, 1, 0, 0]).interior(vec![1, 0])).unwrap()
 }
 
-/// Until the GPU runs interior padding, every way onto it refuses the plan with a typed error
-/// that names it; nothing pads it as an edge pad.
+/// The fused functions refuse an interior plan with a typed error that names it (nothing
+/// reads it as an edge pad); `Program` lays it out as one dispatch of its own kernel, and one
+/// past a binding is a `GpuLimit` naming the binding.
 #[test]
-fn gpu_programs_and_fused_functions_refuse_interior_plans() {
+fn fused_functions_refuse_interior_plans_and_programs_take_them() {
     let plan = interior_plan();
-    let dense = BufferView { offset: 0, strides: None, end: 1 << 20, buffer_size: 1 << 20 };
-    let limits = DeviceLimits::WEBGPU_DEFAULT;
-    let refusals = [
-        Program::new(&plan, &dense, &dense, &limits).map(drop),
-        Program::backward(&plan, &dense, &dense, &limits).map(drop),
-        fused::uniform_bytes(&plan).map(drop),
-        fused::wgsl_baked(&plan, "pad_").map(drop),
-    ];
-    for r in refusals {
+    for r in [fused::uniform_bytes(&plan).map(drop), fused::wgsl_baked(&plan, "pad_").map(drop)] {
         let e = r.unwrap_err();
         assert!(matches!(e, PadError::Unsupported { .. }) && e.to_string().contains("interior padding [1, 0]"), "{e}");
     }
-    // Interior counts of zero are an ONNX plan like any other.
+    let limits = DeviceLimits::WEBGPU_DEFAULT;
+    let dense = |bytes: u64| BufferView::dense(0, bytes.next_multiple_of(4));
+    let (i, o) = plan.byte_sizes().unwrap();
+    let program = Program::new(&plan, &dense(i), &dense(o), &limits).unwrap();
+    assert_eq!(program.dispatches().len(), 1);
+    assert!(program.label().contains("interior"), "{}", program.label());
+    // Interior counts of zero are an ONNX plan like any other: the default kernels.
     let zero =
         PadPlan::new(DataType::Float32, &[2, 3], &PadRequest::new(vec![0, 1, 0, 0]).interior(vec![0, 0])).unwrap();
-    assert!(Program::new(&zero, &dense, &dense, &limits).is_ok());
-    if let Some(gpu) = common::gpu() {
-        let e = gpu.kernel().check_plan(&plan).unwrap_err();
-        assert!(e.to_string().contains("interior"), "{e}");
+    assert!(!Program::new(&zero, &dense(i), &dense(o), &limits).unwrap().label().contains("interior"));
+    // 2^24 + 1 int32 dilated by 1, and one more: 2^25 + 2 elements, past a WebGPU binding.
+    let big = PadPlan::new(DataType::Int32, &[(1 << 24) + 1], &PadRequest::new(vec![0, 1]).interior(vec![1])).unwrap();
+    let (i, o) = big.byte_sizes().unwrap();
+    let limits = DeviceLimits { max_buffer: 1 << 40, ..limits };
+    let e = Program::new(&big, &dense(i), &dense(o), &limits).unwrap_err();
+    assert!(matches!(e, PadError::GpuLimit { limit: wgpu_pad::GpuLimit::Windows, .. }), "{e}");
+}
+
+/// Through `PadKernel` into views at offsets in larger buffers: an 8-bit output at an odd byte
+/// (the bytes around it kept), a 16-bit input at an odd element, a complex128 input one element
+/// in and its output every other element; each bit for bit the CPU path's.
+#[test]
+fn interior_pads_through_views_at_offsets_and_strides() {
+    let Some(gpu) = common::gpu() else { return };
+    let (device, queue) = (gpu.device(), gpu.queue());
+    let run = |plan: &PadPlan, x: &Tensor, in_at: u64, out_at: u64, out_strides: Option<&[u64]>, out_size: u64| {
+        let mut staged = vec![0x77u8; in_at as usize];
+        staged.extend_from_slice(x.bytes().unwrap());
+        staged.resize(staged.len().next_multiple_of(4), 0x77);
+        let input = common::storage(gpu, &staged);
+        let output = common::storage(gpu, &vec![0xeeu8; out_size as usize]);
+        let mut out = wgpu_pad::gpu::BufferRange::at(&output, out_at);
+        if let Some(s) = out_strides {
+            out = out.with_strides(s);
+        }
+        let mut enc = device.create_command_encoder(&Default::default());
+        gpu.kernel().encode(&mut enc, plan, wgpu_pad::gpu::BufferRange::at(&input, in_at), out).unwrap();
+        queue.submit([enc.finish()]);
+        common::assert_no_gpu_errors();
+        common::read_whole(gpu, &output)
+    };
+    // uint8 [3, 5] by (1, 1, 1), (-1, 2, 2) into byte 3 onwards of 64.
+    let request = PadRequest::from_padding_config(&[(1, 1, 1), (-1, 2, 2)])
+        .constant(Tensor::from_bytes(DataType::Uint8, vec![], vec![9]).unwrap());
+    let plan = PadPlan::new(DataType::Uint8, &[3, 5], &request).unwrap();
+    let x = common::pattern(DataType::Uint8, &[3, 5], 1);
+    let want = cpu::pad(&plan, &x).unwrap();
+    let n = want.bytes().unwrap().len();
+    let got = run(&plan, &x, 0, 3, None, 108);
+    assert_eq!(&got[3..3 + n], want.bytes().unwrap());
+    assert!(got[..3].iter().chain(&got[3 + n..]).all(|&b| b == 0xee), "bytes outside the output changed");
+    // float16 read from element 3 of its buffer.
+    let plan =
+        PadPlan::new(DataType::Float16, &[4, 3], &PadRequest::from_padding_config(&[(0, -1, 2), (2, 0, 1)])).unwrap();
+    let x = common::pattern(DataType::Float16, &[4, 3], 2);
+    let want = cpu::pad(&plan, &x).unwrap();
+    let got = run(&plan, &x, 6, 0, None, want.bytes().unwrap().len().next_multiple_of(4) as u64);
+    assert_eq!(&got[..want.bytes().unwrap().len()], want.bytes().unwrap());
+    // complex128 written every other element: the gaps keep their bytes.
+    let plan =
+        PadPlan::new(DataType::Complex128, &[2, 2], &PadRequest::from_padding_config(&[(1, 0, 1), (0, 1, 2)])).unwrap();
+    let x = common::pattern(DataType::Complex128, &[2, 2], 3);
+    let want = cpu::pad(&plan, &x).unwrap();
+    let (rows, cols) = (plan.out_shape()[0], plan.out_shape()[1]);
+    let strides = [2 * cols as u64, 2];
+    let got = run(&plan, &x, 16, 16, Some(&strides), 16 + (2 * rows * cols * 16) as u64);
+    for (e, want) in want.bytes().unwrap().chunks(16).enumerate() {
+        let at = 16 + 2 * e * 16;
+        assert_eq!(&got[at..at + 16], want, "element {e}");
+        assert!(got[at + 16..at + 32].iter().all(|&b| b == 0xee), "gap after element {e} written");
     }
 }
 
@@ -247,10 +313,10 @@ fn interior_gradients_are_the_strided_slice() {
     assert!(ran.load(Relaxed) > 300, "{ran:?}");
 }
 
-/// Integer tensors have no gradient, interior padding or not; a GPU context takes an interior
-/// gradient on the CPU path and says so.
+/// Integer tensors have no gradient, interior padding or not; a hand-checked gradient, on the
+/// CPU and the GPU.
 #[test]
-fn interior_gradients_refuse_integers_and_fall_back_on_a_gpu_context() {
+fn interior_gradients_refuse_integers_and_run_on_both_paths() {
     let request = PadRequest::from_padding_config(&[(1, -1, 2)]);
     let plan = PadPlan::new(DataType::Int32, &[3], &request).unwrap();
     let grad = Tensor::from_slice(DataType::Int32, vec![7], &[1i32; 7]).unwrap();
@@ -262,7 +328,7 @@ fn interior_gradients_refuse_integers_and_fall_back_on_a_gpu_context() {
     assert_eq!(cpu::pad_backward(&plan, &grad).unwrap().as_slice::<f32>().unwrap(), &want);
     let Some(gpu) = common::gpu() else { return };
     let got = gpu.pad_backward_blocking(&plan, &grad).unwrap();
-    assert!(matches!(got.path, ExecPath::CpuFallback { .. }), "{:?}", got.path);
+    assert_eq!(got.path, ExecPath::Gpu);
     assert_eq!(got.tensor.as_slice::<f32>().unwrap(), &want);
 }
 
@@ -282,4 +348,58 @@ fn interior_strings_fit_the_output_limit_exactly() {
     let plan = PadPlan::new(DataType::String, &[2], &request(held + 12)).unwrap();
     let e = cpu::pad(&plan, &x).unwrap_err();
     assert!(matches!(e, PadError::OutputLimit { .. }), "{e}");
+}
+
+/// Random interior plans on the GPU, bit for bit the reference's: every width (8- to 128-bit),
+/// crops into the dilation, empty and one-element axes.
+#[test]
+fn random_interior_plans_on_the_gpu() {
+    let Some(gpu) = common::gpu() else { return };
+    let ran = AtomicU32::new(0);
+    let mut runner = runner();
+    runner
+        .run(&case().prop_filter("the GPU's types", |c| c.dtype.gpu_capable()), |c| {
+            let x = random_input(&c);
+            let Ok(plan) = PadPlan::new(c.dtype, &c.shape, &request(&c)) else { return Ok(()) };
+            prop_assert_eq!(common::PadPath::Gpu(gpu).pad(&plan, &x).unwrap(), reference::pad(&plan, &x));
+            ran.fetch_add(1, Relaxed);
+            Ok(())
+        })
+        .unwrap();
+    assert!(ran.load(Relaxed) > 200, "{ran:?}");
+}
+
+/// The gradient on the GPU, every float type (a strided slice moves bits, whatever the type):
+/// the CPU path's bits.
+#[test]
+fn interior_gradients_on_the_gpu_are_the_cpus() {
+    let Some(gpu) = common::gpu() else { return };
+    let floats = [
+        DataType::Float32,
+        DataType::Float16,
+        DataType::Float64,
+        DataType::Complex64,
+        DataType::Complex128,
+        DataType::Float8e4m3fn,
+    ];
+    let ran = AtomicU32::new(0);
+    runner()
+        .run(&(case(), 0..floats.len()), |(mut c, t)| {
+            c.dtype = floats[t];
+            let Ok(plan) = PadPlan::new(c.dtype, &c.shape, &PadRequest::from_padding_config(&c.config)) else {
+                return Ok(());
+            };
+            let w = c.dtype.width().bytes().unwrap();
+            let bytes: Vec<u8> = (0..plan.out_len() * w).map(|i| (i as u64 * 37 + c.seed) as u8 & 0x3f).collect();
+            let grad_out = Tensor::from_bytes(c.dtype, plan.out_shape().to_vec(), bytes).unwrap();
+            let got = gpu.pad_backward_blocking(&plan, &grad_out).unwrap();
+            if plan.has_interior() {
+                prop_assert_eq!(&got.path, &ExecPath::Gpu);
+            }
+            prop_assert_eq!(got.tensor, cpu::pad_backward(&plan, &grad_out).unwrap());
+            ran.fetch_add(1, Relaxed);
+            Ok(())
+        })
+        .unwrap();
+    assert!(ran.load(Relaxed) > 300, "{ran:?}");
 }

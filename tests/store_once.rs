@@ -126,3 +126,30 @@ fn every_kernel_stores_each_output_word_once() {
     }
     common::assert_no_gpu_errors();
 }
+
+/// The interior kernel (its own pipelines) too: every output word once, every width, with crops
+/// into the dilation.
+#[test]
+fn the_interior_kernel_stores_each_output_word_once() {
+    if gpu().is_none() {
+        return;
+    }
+    // (type, shape, lax.pad's (low, high, interior) per axis)
+    type Case<'a> = (DataType, &'a [usize], &'a [(i64, i64, i64)]);
+    let cases: [Case; 5] = [
+        (DataType::Float32, &[3, 5], &[(1, 0, 1), (-1, 2, 2)]),
+        (DataType::Int64, &[2, 3, 4], &[(0, 1, 0), (1, 1, 1), (0, -1, 3)]),
+        (DataType::Complex128, &[3, 2], &[(0, 0, 2), (1, 1, 0)]),
+        (DataType::Float16, &[5, 3], &[(2, -1, 1), (0, 1, 1)]),
+        (DataType::Uint8, &[4, 7], &[(1, 0, 2), (-2, 3, 1)]),
+    ];
+    for (dtype, shape, config) in cases {
+        let plan = PadPlan::new(dtype, shape, &PadRequest::from_padding_config(config)).unwrap();
+        assert!(plan.has_interior());
+        let (stores, loaded_end, in_size) = count_accesses(&plan, KernelVariant::Default);
+        let wrong = stores.iter().position(|&n| n != 1);
+        assert!(wrong.is_none(), "{dtype} {shape:?}: word {wrong:?} stored {} times", wrong.map_or(0, |i| stores[i]));
+        assert!(loaded_end <= in_size, "{dtype} {shape:?}: a load up to byte {loaded_end} of an input of {in_size}");
+    }
+    common::assert_no_gpu_errors();
+}

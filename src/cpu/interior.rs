@@ -8,43 +8,14 @@ use std::mem::MaybeUninit;
 
 use crate::copy::{copy_bytes, uninit_ref};
 use crate::error::{PadError, Result};
-use crate::plan::PadPlan;
-
-/// The input elements of one axis that survive the crops, and where they land.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Lattice {
-    /// The first input index kept.
-    in_first: usize,
-    /// How many are kept.
-    count: usize,
-    /// The output index of the first.
-    out_first: usize,
-    /// Output indices between neighbours: the interior count plus one.
-    step: usize,
-}
-
-fn lattice(n: usize, interior: usize, begin: i64, out_len: usize) -> Lattice {
-    let (n, step, b, m) = (n as i128, interior as i128 + 1, begin as i128, out_len as i128);
-    // The first i with b + i * step >= 0, and one past the last with b + i * step < m.
-    let first = if b >= 0 { 0 } else { (-b + step - 1) / step };
-    let end = if m - 1 - b < 0 { 0 } else { ((m - 1 - b) / step + 1).min(n) };
-    let count = (end - first).max(0);
-    let first = if count == 0 { 0 } else { first };
-    Lattice {
-        in_first: first as usize,
-        count: count as usize,
-        out_first: (b + first * step).max(0) as usize,
-        step: step as usize,
-    }
-}
+use crate::plan::{Lattice, PadPlan};
 
 /// Calls `run(input, output, len)` for each run of kept input elements that lands on a run of
 /// consecutive output elements, in elements, in row-major order of the input. Nothing where
 /// nothing is kept.
 fn for_each_run(plan: &PadPlan, mut run: impl FnMut(usize, usize, usize)) {
     let (in_shape, out_shape) = (plan.in_shape(), plan.out_shape());
-    let lattices: Vec<Lattice> =
-        (0..in_shape.len()).map(|d| lattice(in_shape[d], plan.interior()[d], plan.begins()[d], out_shape[d])).collect();
+    let lattices: Vec<Lattice> = (0..in_shape.len()).map(|d| plan.lattice(d)).collect();
     if lattices.iter().any(|l| l.count == 0) {
         return;
     }
@@ -175,19 +146,6 @@ pub(super) fn backward(plan: &PadPlan, width: usize, grad_out: &[u8]) -> Vec<u8>
 mod tests {
     use super::*;
     use crate::{DataType, PadRequest};
-
-    #[test]
-    fn a_lattice_keeps_what_lands_inside_the_output() {
-        // [a b c] by 2 between is a . . b . . c; begin -2 and end 1 make it . b . . c . (6).
-        let l = lattice(3, 2, -2, 6);
-        assert_eq!(l, Lattice { in_first: 1, count: 2, out_first: 1, step: 3 });
-        // Cropped to nothing: the begin crops past the last element.
-        assert_eq!(lattice(3, 1, -5, 1).count, 0);
-        // An end crop: 0 . 1 . 2 with end -2 keeps 0 and 1.
-        assert_eq!(lattice(3, 1, 0, 3), Lattice { in_first: 0, count: 2, out_first: 0, step: 2 });
-        // Padded on both sides, nothing cropped.
-        assert_eq!(lattice(4, 0, 2, 7), Lattice { in_first: 0, count: 4, out_first: 2, step: 1 });
-    }
 
     #[test]
     fn runs_cover_every_kept_element_once() {

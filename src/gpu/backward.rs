@@ -12,12 +12,12 @@ use crate::error::{GpuLimit, PadError, Result, Side};
 use crate::mode::Mode;
 use crate::plan::{PadPlan, PadRequest};
 
+use super::checks::{binding, check_device, check_view_bounds, limit, view};
 use super::kernels::{GradientElement, Shader};
-use super::layout::{check_device, check_view_bounds, limit, view};
 use super::params::{magic_divisor, BackAxis, BackParams, Params, INDEX_LIMIT, MAX_RANK};
 use super::program::{BufferView, DeviceLimits, Dispatch, Program};
 use super::shader::PipelineKey;
-use super::view::{check_no_self_overlap, view_strides, View};
+use super::view::{check_no_self_overlap, view_strides};
 use crate::adjoint::{block_len, BLOCK};
 
 impl Program {
@@ -35,7 +35,9 @@ impl Program {
         grad_in: &BufferView,
         limits: &DeviceLimits,
     ) -> Result<Program> {
-        plan.check_edges_only("the GPU")?;
+        if plan.has_interior() {
+            return super::interior::backward(plan, grad_out, grad_in, limits);
+        }
         if plan.dtype() == DataType::Complex64 {
             return complex_as_parts(plan, grad_out, grad_in, limits);
         }
@@ -227,8 +229,9 @@ fn one_dispatch(plan: &PadPlan, grad_out: &BufferView, grad_in: &BufferView, lim
             format!("{count} input elements; the GPU's gradient needs under 2^31"),
         ));
     }
-    let output = binding(&write, in_span, limits)?;
-    let input = out_span.map(|span| binding(&read, span, limits)).transpose()?;
+    let what = "the gradient, where no window of the axes the pad leaves alone fits a binding";
+    let output = binding(&write, in_span, limits, what)?;
+    let input = out_span.map(|span| binding(&read, span, limits, what)).transpose()?;
     let mut p = BackParams::zeroed();
     p.rank = rank as u32;
     p.count = count as u32;
@@ -307,33 +310,6 @@ fn most_images(axis: &crate::plan::AxisMap, mode: Mode) -> u64 {
         // Two images a period: its index and the mirror image.
         _ => 2 * out.div_ceil(mode.period(n)),
     }
-}
-
-/// A view's one binding: its span from an aligned start, in whole words; offsets within it
-/// in elements. A `GpuLimit` where it does not fit the device's bindings.
-fn binding(v: &View, (start, end): (u64, u64), limits: &DeviceLimits) -> Result<(u64, u64)> {
-    let align = limits.storage_alignment.max(4);
-    let start = start / align * align;
-    let size = end.next_multiple_of(4) - start;
-    let max = limits.max_binding.min(u32::MAX as u64 * 4);
-    if size > max || end.next_multiple_of(4) > v.buffer_size {
-        return match size > max {
-            true => Err(limit(
-                GpuLimit::Windows,
-                format!(
-                    "the gradient's {} view needs a binding of {size} bytes; the device binds at most {max}, and no window of the axes the pad leaves alone fits one",
-                    v.which
-                ),
-            )),
-            false => Err(PadError::BufferTooSmall {
-                which: v.which,
-                needed: end.next_multiple_of(4) - v.offset,
-                offset: v.offset,
-                size: v.buffer_size,
-            }),
-        };
-    }
-    Ok((start, size))
 }
 
 #[cfg(test)]

@@ -287,8 +287,8 @@ impl GpuContext {
     }
 
     /// Pads `input`: uploads it, runs the pad, downloads the output. Where the GPU path
-    /// cannot run the plan (strings, 4-bit types, interior padding, sizes or ranks past the
-    /// device's limits), the CPU path runs it instead, with a warning, and [`Padded::path`]
+    /// cannot run the plan (strings, 4-bit types, sizes or ranks past the device's limits,
+    /// interior padding past one binding), the CPU path runs it instead, with a warning, and [`Padded::path`]
     /// says why. Sizes are checked before anything is uploaded. On native targets a
     /// short-lived thread drives wgpu until the output can be read, so the awaiting task never
     /// blocks its executor.
@@ -349,8 +349,6 @@ impl GpuContext {
         plan.check_input(input)?;
         let refusal = if !plan.dtype().gpu_capable() {
             Some(format!("{} has no GPU kernel", plan.dtype()))
-        } else if plan.has_interior() {
-            Some("interior padding has no GPU kernel".to_string())
         } else {
             match self.kernel.check_plan(plan) {
                 Ok(()) => None,

@@ -32,7 +32,8 @@ type ErrorFuture = Pin<Box<dyn Future<Output = Option<wgpu::Error>>>>;
 /// Records ONNX Pad on one `wgpu::Device`.
 ///
 /// Made once per device and shared (it is `Send + Sync`). Pipelines depend on mode, moved
-/// word width and two fixed variants, never on shape ([`PadKernel::PIPELINES`] exist in all); they compile on
+/// word width and two fixed variants, never on shape ([`PadKernel::PIPELINES`] exist for the
+/// ONNX pads; a gradient's and an interior pad's have their own, by type); they compile on
 /// first use, or ahead of time with [`precompile`](Self::precompile), into an optional
 /// `wgpu::PipelineCache`.
 ///

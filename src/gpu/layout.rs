@@ -4,13 +4,13 @@
 //! grid, the narrow kernel's dense output and row walk) is its host half's (`kernels/`): `wide.rs`,
 //! `narrow.rs`. Pure host code, tested without a device.
 
-use crate::constant::Constant;
 use crate::error::{GpuLimit, PadError, Result, Side};
 use crate::mode::Mode;
 use crate::plan::{AxisMap, PadPlan};
 
+use super::checks::{check_device, check_view_bounds, limit, view};
 use super::kernels::{Kernel, Shader};
-use super::params::{magic_divisor, AxisParams, Params, INDEX_LIMIT, MAX_RANK};
+use super::params::{constant_word, magic_divisor, AxisParams, Params, INDEX_LIMIT, MAX_RANK};
 use super::program::{BufferView, DeviceLimits, Dispatch, Program};
 use super::shader::PipelineKey;
 use super::variant::KernelVariant;
@@ -19,10 +19,6 @@ use super::window::{Axis, WindowShape};
 
 /// Windows one pad may split into before the GPU path refuses it.
 const MAX_WINDOWS: usize = 1 << 16;
-
-pub(super) fn limit(limit: GpuLimit, what: String) -> PadError {
-    PadError::GpuLimit { limit, what }
-}
 
 /// The range of input indices that output coordinates `[s, e)` of an axis read, or
 /// `None` if all of them are constant padding.
@@ -65,13 +61,10 @@ pub(super) fn program(
     limits: &DeviceLimits,
     variant: KernelVariant,
 ) -> Result<Program> {
-    plan.check_edges_only("the GPU")?;
+    if plan.has_interior() {
+        return super::interior::program(plan, input, output, limits);
+    }
     lay_out(plan, &view(Side::Input, input), &view(Side::Output, output), limits, variant)
-}
-
-/// A buffer view with its side, for the checks' messages.
-pub(super) fn view<'a>(which: Side, v: &BufferView<'a>) -> View<'a> {
-    View { which, offset: v.offset, strides: v.strides, end: v.end, buffer_size: v.buffer_size }
 }
 
 /// Lays out `plan` reading `input` and writing `output` on a device with `limits`, for the
@@ -129,53 +122,6 @@ fn lay_out(
         }
         program => program,
     }
-}
-
-/// The device's limits a plan must fit whatever the views: an alignment wgpu can bind at,
-/// a grid, and tensors within its largest buffer.
-pub(super) fn check_device(plan: &PadPlan, limits: &DeviceLimits) -> Result<()> {
-    if !limits.storage_alignment.is_power_of_two() {
-        return Err(PadError::DeviceUnsupported {
-            missing: format!("min_storage_buffer_offset_alignment is {}, not a power of two", limits.storage_alignment),
-        });
-    }
-    if limits.max_groups == 0 {
-        return Err(PadError::DeviceUnsupported {
-            missing: "max_compute_workgroups_per_dimension is 0, at least 1 needed".into(),
-        });
-    }
-    let (in_bytes, out_bytes) = plan.byte_sizes().unwrap_or((0, 0));
-    if in_bytes > limits.max_buffer || out_bytes > limits.max_buffer {
-        return Err(limit(
-            GpuLimit::BufferSize,
-            format!(
-                "input of {in_bytes} and output of {out_bytes} bytes; the device's max_buffer_size is {}",
-                limits.max_buffer
-            ),
-        ));
-    }
-    Ok(())
-}
-
-/// A view's bytes lie inside its buffer, and the buffer within the device's largest: no
-/// offset arithmetic past them can overflow.
-pub(super) fn check_view_bounds(v: &View, limits: &DeviceLimits) -> Result<()> {
-    if v.end > v.buffer_size || v.offset > v.end {
-        return Err(invalid(
-            v.which,
-            format!("its bytes {}..{} are not inside its buffer of {} bytes", v.offset, v.end, v.buffer_size),
-        ));
-    }
-    if v.offset > limits.max_buffer {
-        return Err(limit(
-            GpuLimit::BufferSize,
-            format!(
-                "the {} view starts at byte {}; the device's max_buffer_size is {}",
-                v.which, v.offset, limits.max_buffer
-            ),
-        ));
-    }
-    Ok(())
 }
 
 /// Every binding, whole words from an aligned offset, lies inside its buffer (PadKernel and
@@ -284,18 +230,6 @@ fn check_index_range(mode: Mode, axes: &[Axis]) -> Result<bool> {
         multi_period |= m.pad_before as u64 > one || m.pad_after as u64 > one;
     }
     Ok(multi_period)
-}
-
-/// The constant's bits repeated to fill a `word`-byte word (the uniform's vec4).
-fn constant_word(plan: &PadPlan, word: u64) -> [u32; 4] {
-    match plan.constant() {
-        Constant::Bytes(b) => {
-            let c: Vec<u8> =
-                b.iter().copied().cycle().take(word as usize).chain(std::iter::repeat(0)).take(16).collect();
-            bytemuck::pod_read_unaligned(&c)
-        }
-        Constant::String(_) => [0; 4],
-    }
 }
 
 /// Splits the output into windows whose bindings fit the device, each with its parameters

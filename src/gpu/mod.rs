@@ -16,7 +16,8 @@
 //!
 //! Inside: `program` (a pad's dispatches as plain data, [`Program`]; it imports no layout),
 //! `layout` ([`Program::new`]: merged axes, binding windows), `view` (a view's checks before
-//! any layout), `window` (a window's shape, shared by the layout and the kernels' host
+//! any layout), `checks` (the device's limits and a view's binding, shared by the layouts),
+//! `backward` (the gradient's programs), `interior` (interior padding's programs), `window` (a window's shape, shared by the layout and the kernels' host
 //! halves), `kernels` (each kernel's host half, `wide`, `flat` and `narrow`, and the one choice
 //! among them; `narrow` also the `RowWalk`), `variant` (kernels kept side by side for measurement; `measurement`, hidden, the one entry that selects them), `params` (the uniform and the constants shared with WGSL),
 //! `shader` (pipeline keys and their WGSL), `kernel` (`PadKernel`: pipelines, bind groups,
@@ -26,8 +27,10 @@
 mod backward;
 #[cfg(feature = "wgpu")]
 mod buffers;
+mod checks;
 #[cfg(feature = "wgpu")]
 mod context;
+mod interior;
 #[cfg(feature = "wgpu")]
 mod kernel;
 mod kernels;

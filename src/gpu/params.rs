@@ -181,6 +181,18 @@ pub(crate) fn params_stride(uniform_alignment: u32) -> u64 {
     (std::mem::size_of::<Params>() as u64).next_multiple_of(uniform_alignment as u64)
 }
 
+/// The constant's bits repeated to fill a `word`-byte word (the uniform's vec4).
+pub(crate) fn constant_word(plan: &crate::plan::PadPlan, word: u64) -> [u32; 4] {
+    match plan.constant() {
+        crate::constant::Constant::Bytes(b) => {
+            let c: Vec<u8> =
+                b.iter().copied().cycle().take(word as usize).chain(std::iter::repeat(0)).take(16).collect();
+            bytemuck::pod_read_unaligned(&c)
+        }
+        crate::constant::Constant::String(_) => [0; 4],
+    }
+}
+
 /// The magic multiplier that means "divide by 1": no division (`MAGIC_DIVIDE_BY_ONE` in WGSL).
 pub(crate) const MAGIC_DIVIDE_BY_ONE: u32 = 0;
 

@@ -15,6 +15,7 @@
 
 pub(super) mod flat;
 pub(super) mod gradient;
+pub(super) mod interior;
 pub(super) mod narrow;
 pub(super) mod rows16;
 pub(super) mod wide;
@@ -172,6 +173,9 @@ pub(crate) enum Shader {
     /// The pad's gradient (`gpu/backward.rs`; its WGSL assembled there, by mode): a lane an
     /// element, or (`split`) a workgroup an element, one axis's long sums over its lanes.
     Backward { split: bool, element: GradientElement },
+    /// Interior padding (`gpu/interior.rs`): an invocation a u32 word, `narrow` for 8- and
+    /// 16-bit elements.
+    Interior { narrow: bool },
 }
 
 /// The element type of a gradient pipeline: what its sums round to at every addition.
@@ -243,6 +247,7 @@ impl Shader {
         match (self, word_bytes) {
             (Shader::Rows16, _) => "alias WORD = vec4<u32>;\n",
             (Shader::Backward { .. }, _) => "",
+            (Shader::Interior { .. }, _) => "alias WORD = u32;\n",
             (_, 1 | 2) => "alias WORD = u32;\n",
             (_, 4) => "alias WORD = u32;\nfn constant_word() -> WORD { return P.constant.x; }\n",
             (_, 8) => "alias WORD = vec2<u32>;\nfn constant_word() -> WORD { return P.constant.xy; }\n",
@@ -254,7 +259,11 @@ impl Shader {
     pub(crate) fn workgroup(self) -> u32 {
         match self {
             Shader::Flat(grid) => grid.workgroup,
-            Shader::Rows(_) | Shader::Narrow(_) | Shader::Rows16 | Shader::Backward { .. } => WORKGROUP,
+            Shader::Rows(_)
+            | Shader::Narrow(_)
+            | Shader::Rows16
+            | Shader::Backward { .. }
+            | Shader::Interior { .. } => WORKGROUP,
         }
     }
 
@@ -266,6 +275,7 @@ impl Shader {
             Shader::Narrow(n) => n.constants(word_bytes),
             Shader::Rows16 => rows16::constants(word_bytes),
             Shader::Backward { .. } => Vec::new(),
+            Shader::Interior { .. } => interior::constants(word_bytes),
         }
     }
 
@@ -277,6 +287,7 @@ impl Shader {
             Shader::Narrow(n) => n.wgsl(),
             Shader::Rows16 => rows16::wgsl(),
             Shader::Backward { .. } => String::new(),
+            Shader::Interior { narrow } => interior::wgsl(narrow),
         }
     }
 
@@ -290,6 +301,7 @@ impl Shader {
             Shader::Backward { split, element } => {
                 format!(" gradient {}{}", element.name(), if split { " split" } else { "" })
             }
+            Shader::Interior { .. } => " interior".to_string(),
         }
     }
 }

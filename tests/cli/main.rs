@@ -130,12 +130,11 @@ pub fn assert_clean_error(out: &Output, what: &str) {
     assert!(lines[at + 1..].iter().all(|l| usage(&l)), "{what}: after the error line: {lines:?}");
 }
 
-fn corpus_through_cli(device: &str) {
-    let tmp = std::env::temp_dir().join(format!("wgpu-pad-cli-{device}-{}", std::process::id()));
+fn corpus_through_cli(device: &str, cases: Vec<common::Case>, corpus: &str) {
+    let tmp = std::env::temp_dir().join(format!("wgpu-pad-cli-{corpus}-{device}-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).unwrap();
-    let cases = common::cases();
     let failures: Vec<String> = std::thread::scope(|s| {
-        let chunks: Vec<_> = cases.chunks(cases.len().div_ceil(4)).collect();
+        let chunks: Vec<_> = cases.chunks(cases.len().div_ceil(4).max(1)).collect();
         let handles: Vec<_> = chunks
             .into_iter()
             .map(|chunk| s.spawn(|| chunk.iter().filter_map(|c| check_case(c, device, &tmp).err()).collect::<Vec<_>>()))
@@ -163,6 +162,9 @@ fn check_case(case: &common::Case, device: &str, tmp: &Path) -> Result<(), Strin
     ];
     if let Some(axes) = &case.axes {
         args.push(format!("--axes={}", join(axes)));
+    }
+    if let Some(interior) = &case.interior {
+        args.push(format!("--interior={}", join(interior)));
     }
     if case.dir.join("value.npy").exists() {
         args.push("--value-npy".into());
@@ -222,7 +224,7 @@ fn check_case(case: &common::Case, device: &str, tmp: &Path) -> Result<(), Strin
 
 #[test]
 fn corpus_through_cli_on_cpu() {
-    corpus_through_cli("cpu");
+    corpus_through_cli("cpu", common::cases(), "onnx");
 }
 
 #[test]
@@ -230,7 +232,16 @@ fn corpus_through_cli_on_gpu() {
     if common::gpu().is_none() {
         return;
     }
-    corpus_through_cli("gpu");
+    corpus_through_cli("gpu", common::cases(), "onnx");
+}
+
+/// The interior corpus (`--interior`), on both devices.
+#[test]
+fn interior_corpus_through_cli() {
+    corpus_through_cli("cpu", common::interior_cases(), "interior");
+    if common::gpu().is_some() {
+        corpus_through_cli("gpu", common::interior_cases(), "interior");
+    }
 }
 
 #[test]
@@ -601,8 +612,17 @@ fn help_and_version() {
     for mode in ["constant", "reflect", "edge", "wrap", "symmetric"] {
         assert!(help.contains(&format!("--mode {mode}")) || mode == "constant", "no {mode} example in:\n{help}");
     }
-    for flag in ["--pads", "--value", "--value-npy", "--axes", "--dtype", "--device", "--max-output-bytes", "--verbose"]
-    {
+    for flag in [
+        "--pads",
+        "--value",
+        "--value-npy",
+        "--axes",
+        "--interior",
+        "--dtype",
+        "--device",
+        "--max-output-bytes",
+        "--verbose",
+    ] {
         assert!(help.contains(flag), "{flag} missing from --help");
     }
     let out = run(&["--version"]);

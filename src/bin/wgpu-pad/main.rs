@@ -53,6 +53,7 @@ Examples, one per mode:
   wgpu-pad x.npy y.npy --pads=1,0,1,0 --mode wrap           # circular, as torch's 'circular'
   wgpu-pad x.npy y.npy --pads=0,2,0,2 --mode symmetric      # mirror, repeating the edge
   wgpu-pad x.npy y.npy --pads=0,-1,0,-1                     # crop one column from each side
+  wgpu-pad x.npy y.npy --pads=0,0,0,0 --interior=1,1        # a zero between neighbours (lax.pad)
   wgpu-pad x.npy - --pads=1,1 --device cpu -v > y.npy       # to standard output, on the CPU
 
 Types: the descr says it (<f4, <i8, |b1, <U7, …); name it with --dtype where it cannot
@@ -83,6 +84,10 @@ struct Args {
     /// Axes the pads apply to, comma-separated (negative counts from the back).
     #[arg(long, allow_hyphen_values = true)]
     axes: Option<String>,
+    /// Interior padding (JAX's lax.pad): that many constants between neighbours, one per padded
+    /// axis, comma-separated; constant mode only.
+    #[arg(long, allow_hyphen_values = true)]
+    interior: Option<String>,
     /// The ONNX type, where the descr cannot say it (V1, V2) or to reinterpret unsigned integers.
     #[arg(long, long_help = dtype_help())]
     dtype: Option<String>,
@@ -270,6 +275,9 @@ fn run(args: &Args, progress: &Progress) -> Result<Vec<String>, String> {
     let mut request = PadRequest::new(int_list("pads", &args.pads)?).mode(mode).max_output_bytes(args.max_output_bytes);
     if let Some(axes) = &args.axes {
         request = request.axes(int_list("axes", axes)?);
+    }
+    if let Some(interior) = &args.interior {
+        request = request.interior(int_list("interior", interior)?);
     }
     if let Some(v) = &args.value {
         request = request.constant(literal::parse_value(dtype, v).map_err(|e| e.to_string())?);

@@ -57,9 +57,15 @@ def draw(rng, dtype):
     return bytes(rng.randrange(256) for _ in range(TYPES[dtype][1]))
 
 
-def write_npy(path, dtype, shape, elements):
+def string_width(elements, at_least=1):
+    return max([len(s) for s in elements] + [at_least])
+
+
+def write_npy(path, dtype, shape, elements, width_at_least=1):
+    """Strings take the longest element's width, and at least `width_at_least` (an output keeps
+    its input's descr, widened where an element needs it)."""
     if dtype == "string":
-        width = max([len(s) for s in elements] + [1])
+        width = string_width(elements, width_at_least)
         descr = f"<U{width}"
         data = b"".join(s.ljust(width, "\0").encode("utf-32-le") for s in elements)
     else:
@@ -125,7 +131,8 @@ def write_case(name, dtype, shape, config, rng, value=None, mode="constant", axe
             full[a % len(shape)] = c
         out, out_shape = lax_pad(x, shape, full, zero if value is None else value)
         assert out is not None, name
-        write_npy(folder / "expected.npy", dtype, out_shape, out)
+        width = string_width(x) if dtype == "string" else 1
+        write_npy(folder / "expected.npy", dtype, out_shape, out, width)
         case["expect"] = "ok"
     else:
         case["expect"] = "error"

@@ -17,7 +17,7 @@
 //! | name | what |
 //! |---|---|
 //! | `const pNONE: u32` | `0xffffffff`: the constant, not an input element |
-//! | `struct pAxis` | one axis, outermost first in `pParams::axes`: `pad_before`, `kept`, `crop_start`, `period`, `period_offset`, `in_stride`, `out_len` and a word of padding, all `u32` (32 bytes) |
+//! | `struct pAxis` | one axis, outermost first in `pParams::axes`: `pad_before`, `kept`, `crop_start`, `period`, `period_offset`, `in_stride`, `out_len` and `step` (interior padding's count plus one: every `step`-th place of the `kept` span reads the input; 1 without), all `u32` (32 bytes) |
 //! | `struct pParams` | `axes: array<pAxis, R>`, then `constant: vec4<u32>`: the constant's bits, little-endian, repeated over the vector (32R + 16 bytes, uniform layout) |
 //! | `fn pkept_index(o: u32, a: pAxis) -> u32` | the mode's rule on one axis: output coordinate `o` to the kept index it reads, or `pNONE` |
 //! | `fn psource(p: pParams, o: array<u32, R>) -> u32` | an output coordinate to the input's flat element index (`in_stride`s: the dense input's unless the engine writes its own), or `pNONE` |
@@ -25,9 +25,10 @@
 //! | `fn pparams() -> pParams` | [`wgsl_baked`] only: the plan's parameters |
 //!
 //! Every mode is covered, with crops (negative pads) and pads wider than the axis (the
-//! periodic modes repeat their period), bit for bit as the other paths: the tests run a 3×3
-//! convolution through it against [`cpu::pad`](crate::cpu::pad) followed by the same
-//! convolution.
+//! periodic modes repeat their period), and constant mode's interior padding (JAX's
+//! `lax.pad`: a transposed convolution reads its input dilated without writing it), bit for
+//! bit as the other paths: the tests run a 3×3 convolution through it against the pad
+//! followed by the same convolution.
 //!
 //! ```
 //! use wgpu_pad::{fused, DataType, Mode, PadPlan, PadRequest};
@@ -120,7 +121,6 @@ fn constant_bits(plan: &PadPlan) -> Result<[u32; 4]> {
 
 /// Each axis's eight words, outermost first, checked against 32-bit indices.
 fn axes(plan: &PadPlan) -> Result<Vec<[u32; 8]>> {
-    plan.check_edges_only("the fused functions")?;
     check_rank(plan.axes().len())?;
     let index_range = |what: String| PadError::GpuLimit { limit: GpuLimit::IndexRange, what };
     let in_elems = plan.in_shape().iter().map(|&n| n as u64).product::<u64>();
@@ -142,18 +142,26 @@ fn axes(plan: &PadPlan) -> Result<Vec<[u32; 8]>> {
             )));
         }
         let period_offset = (period - m.pad_before as u64 % period) % period;
+        let (mut pad_before, mut kept, mut crop_start, mut step) = (m.pad_before, m.kept, m.crop_start, 1);
+        if plan.has_interior() {
+            // Kept input elements every `step` places of the output: the span they cover.
+            let l = plan.lattice(d);
+            step = if l.count > 1 { l.step } else { 1 };
+            (pad_before, crop_start) = (l.out_first, l.in_first);
+            kept = if l.count == 0 { 0 } else { (l.count - 1) * step + 1 };
+        }
         let words = [
-            m.pad_before as u64,
-            m.kept as u64,
-            m.crop_start as u64,
+            pad_before as u64,
+            kept as u64,
+            crop_start as u64,
             period,
             period_offset,
             stride,
             m.out_len as u64,
-            0,
+            step as u64,
         ];
         out[d] = words.map(|w| w as u32);
-        stride *= m.in_len as u64;
+        stride *= plan.in_shape()[d] as u64;
     }
     Ok(out)
 }
@@ -369,6 +377,17 @@ const WGSL_RESERVED: &[&str] = &[
 ];
 
 /// The mode's rule on one axis: the body of `{p}kept_index` after the kept range.
+/// Inside the kept places: constant mode's interior padding keeps every `step`-th (a uniform
+/// branch where there is none); the other modes have none.
+fn kept_rule(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Constant => {
+            "if (a.step <= 1u) {\n            return j;\n        }\n        let k = j / a.step;\n        return select(NONE, k, k * a.step == j);"
+        }
+        _ => "return j;",
+    }
+}
+
 fn rule(mode: Mode) -> &'static str {
     match mode {
         Mode::Constant => "return NONE;",
@@ -386,9 +405,10 @@ fn functions(mode: Mode, rank: usize, p: &str) -> String {
     let mut s = format!(
         "// wgpu-pad {mode} pad of rank {rank}, as functions (wgpu_pad::fused)\n\
          const {p}NONE: u32 = 0xffffffffu;\n\
-         struct {p}Axis {{\n    pad_before: u32,\n    kept: u32,\n    crop_start: u32,\n    period: u32,\n    period_offset: u32,\n    in_stride: u32,\n    out_len: u32,\n    unused: u32,\n}}\n\
+         struct {p}Axis {{\n    pad_before: u32,\n    kept: u32,\n    crop_start: u32,\n    period: u32,\n    period_offset: u32,\n    in_stride: u32,\n    out_len: u32,\n    step: u32,\n}}\n\
          struct {p}Params {{\n    axes: array<{p}Axis, {rank}>,\n    constant: vec4<u32>,\n}}\n\
-         fn {p}kept_index(o: u32, a: {p}Axis) -> u32 {{\n    let j = o - a.pad_before; // wraps past kept when o < pad_before\n    if (j < a.kept) {{\n        return j;\n    }}\n    {}\n}}\n",
+         fn {p}kept_index(o: u32, a: {p}Axis) -> u32 {{\n    let j = o - a.pad_before; // wraps past kept when o < pad_before\n    if (j < a.kept) {{\n        {}\n    }}\n    {}\n}}\n",
+        kept_rule(mode).replace("NONE", &format!("{p}NONE")),
         rule(mode).replace("NONE", &format!("{p}NONE"))
     );
     let _ = writeln!(s, "fn {p}source(p: {p}Params, o: array<u32, {rank}>) -> u32 {{\n    var src = 0u;");

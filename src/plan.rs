@@ -370,21 +370,6 @@ impl PadPlan {
     pub fn has_interior(&self) -> bool {
         self.interior.iter().any(|&k| k > 0)
     }
-    /// Refuses a plan with interior padding on a path that does not run it, `path` naming
-    /// the path: the one check every such entry point makes.
-    pub(crate) fn check_edges_only(&self, path: &str) -> Result<()> {
-        if !self.has_interior() {
-            return Ok(());
-        }
-        Err(PadError::Unsupported {
-            dtype: self.dtype.name(),
-            reason: format!(
-                "interior padding {:?} does not run on {path}: cpu::pad, gpu::Program, PadKernel and \
-                 GpuContext run it",
-                self.interior
-            ),
-        })
-    }
     /// The constant (zero of the type unless given; unused by other modes).
     pub fn constant(&self) -> &Constant {
         &self.constant

@@ -182,3 +182,34 @@ fn the_timer_records_its_batches() {
     assert!((1..=BATCH_MAX).contains(&n), "{n}");
     common::assert_no_gpu_errors();
 }
+
+/// A stride-2 transposed 3x3 convolution: a convolution reading its input through the fused
+/// interior pad (bound and baked) equals the same convolution over the dilated tensor our pad
+/// wrote, and a direct transposed convolution on the host, bit for bit (data whose sums are
+/// exact in any order).
+#[test]
+fn a_transposed_convolution_reads_through_the_interior_pad() {
+    let Some(ctx) = common::gpu() else { return };
+    let (shape, out_channels) = ([2, 3, 5, 4], 2);
+    let (input, transposed) = conv::exact_data(&shape, out_channels, 3, 3);
+    let weights = conv::flipped(&transposed, shape[1], out_channels, 3, 3);
+    let plan =
+        PadPlan::new(DataType::Float32, &shape, &PadRequest::from_padding_config(&conv::TRANSPOSED_PADDING)).unwrap();
+    assert_eq!(plan.out_shape(), &[2, 3, 12, 10]);
+    let conv = Conv { plan: &plan, out_channels, kh: 3, kw: 3 };
+    assert_eq!(conv.out_shape().0, [2, 2, 10, 8]);
+    let prepared = Prepared::new(ctx.device(), ctx.kernel(), &conv, &input, &weights);
+    let outputs = pollster::block_on(conv::run_all(ctx.device(), ctx.queue(), &prepared));
+    let want = conv::transposed_on_host(&input, &shape, &transposed, out_channels, 3, 3);
+    for (load, out) in Load::ALL.iter().zip(&outputs) {
+        let differ = out.iter().zip(&want).filter(|(a, b)| a.to_bits() != b.to_bits()).count();
+        assert_eq!(
+            differ,
+            0,
+            "{load:?}: {differ} of {} outputs differ from the direct transposed convolution",
+            out.len()
+        );
+    }
+    assert!(want.iter().any(|&v| v != 0.0));
+    common::assert_no_gpu_errors();
+}

@@ -316,3 +316,58 @@ pub fn on_host(conv: &Conv, padded: &[f32], weights: &[f32]) -> Vec<f32> {
     }
     out
 }
+
+/// A stride-2 transposed convolution (PyTorch's `ConvTranspose2d(c, k, 3, stride=2,
+/// padding=1, output_padding=1)`, weights `[C, K, 3, 3]`) as the interior pad a convolution
+/// reads: the input dilated by 1 on H and W, then padded by 1 before and 2 after (kernel - 1 -
+/// padding, plus output_padding after), under the same filters flipped and their axes
+/// swapped. The output is twice the input's height and width.
+pub const TRANSPOSED_PADDING: [(i64, i64, i64); 4] = [(0, 0, 0), (0, 0, 0), (1, 2, 1), (1, 2, 1)];
+
+/// Data whose products and sums f32 holds exactly (small integers in, eighths for weights), so
+/// that every order of summation gives the same bits: `shape`'s input and `[C, K, kh, kw]`
+/// transposed-convolution weights.
+pub fn exact_data(shape: &[usize], out_channels: usize, kh: usize, kw: usize) -> (Vec<f32>, Vec<f32>) {
+    let n: usize = shape.iter().product();
+    let input = (0..n).map(|i| ((i * 7919) % 9) as f32 - 4.0).collect();
+    let weights = (0..shape[1] * out_channels * kh * kw).map(|i| ((i * 104_729) % 17) as f32 / 8.0 - 1.0).collect();
+    (input, weights)
+}
+
+/// The convolution's filters `[K, C, kh, kw]` of transposed-convolution weights `[C, K, kh, kw]`:
+/// each flipped in both spatial axes.
+pub fn flipped(transposed: &[f32], c: usize, k: usize, kh: usize, kw: usize) -> Vec<f32> {
+    let mut w = vec![0f32; transposed.len()];
+    for (cc, kk, dy, dx) in (0..c)
+        .flat_map(|cc| (0..k).flat_map(move |kk| (0..kh).flat_map(move |dy| (0..kw).map(move |dx| (cc, kk, dy, dx)))))
+    {
+        w[((kk * c + cc) * kh + dy) * kw + dx] = transposed[((cc * k + kk) * kh + (kh - 1 - dy)) * kw + (kw - 1 - dx)];
+    }
+    w
+}
+
+/// The transposed convolution computed directly on the host, by its definition (each input
+/// element scatters its products into the outputs it reaches), stride 2, padding 1, output
+/// padding 1, in f32: input `[N, C, H, W]`, weights `[C, K, kh, kw]`, output `[N, K, 2H, 2W]`.
+pub fn transposed_on_host(input: &[f32], shape: &[usize], weights: &[f32], k: usize, kh: usize, kw: usize) -> Vec<f32> {
+    let [n, c, h, w] = [shape[0], shape[1], shape[2], shape[3]];
+    let (ho, wo) = (2 * h, 2 * w);
+    let mut out = vec![0f32; n * k * ho * wo];
+    for (nn, cc, y, x) in
+        (0..n).flat_map(|nn| (0..c).flat_map(move |cc| (0..h).flat_map(move |y| (0..w).map(move |x| (nn, cc, y, x)))))
+    {
+        let v = input[((nn * c + cc) * h + y) * w + x];
+        for kk in 0..k {
+            for dy in 0..kh {
+                for dx in 0..kw {
+                    let (oy, ox) = ((2 * y + dy) as i64 - 1, (2 * x + dx) as i64 - 1);
+                    if (0..ho as i64).contains(&oy) && (0..wo as i64).contains(&ox) {
+                        let at = ((nn * k + kk) * ho + oy as usize) * wo + ox as usize;
+                        out[at] += v * weights[((cc * k + kk) * kh + dy) * kw + dx];
+                    }
+                }
+            }
+        }
+    }
+    out
+}

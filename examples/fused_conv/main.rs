@@ -1,5 +1,7 @@
 //! A convolution that reads its unpadded input through `wgpu_pad::fused`'s WGSL functions,
-//! against our pad followed by the same convolution: bit for bit, every mode, and what the
+//! against our pad followed by the same convolution: bit for bit, every mode, and a stride-2
+//! transposed convolution reading its input through an interior pad (JAX's `lax.pad`), never
+//! writing the dilated tensor, bit for bit the direct transposed convolution; and what the
 //! fusion saves (the padded tensor's bytes, written and read, and the time of pad + conv
 //! against the fused conv, its parameters bound as a uniform or baked as constants), on this
 //! machine's adapter.
@@ -68,30 +70,68 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             if let Some(i) = padded.iter().zip(&want).position(|(g, w)| (g - w).abs() > 1e-4 * (1.0 + w.abs())) {
                 return Err(format!("{name} {mode}: output {i} is {}, the host's {}", padded[i], want[i]).into());
             }
-            let prepared = &prepared;
-            let record = move |load: Load| move |enc: &mut wgpu::CommandEncoder| prepared.record(enc, load);
-            let mut batches = [0; 3];
-            for (batch, load) in batches.iter_mut().zip(Load::ALL) {
-                *batch = steady_batch(&steady, |n| timer.encoded(n, record(load)))?;
-            }
-            let time =
-                |load: Load| timer.encoded(batches[Load::ALL.iter().position(|&l| l == load).unwrap()], record(load));
-            // Alternated, so that drift falls on all alike.
-            let (mut unfused, mut fused_ms, mut baked_ms) = (Vec::new(), Vec::new(), Vec::new());
-            for _ in 0..5 {
-                unfused.push(time(Load::Padded)?);
-                fused_ms.push(time(Load::Fused)?);
-                baked_ms.push(time(Load::Baked)?);
-            }
-            let (u, f, b) = (median(&mut unfused), median(&mut fused_ms), median(&mut baked_ms));
+            let (u, f, b) = times(&timer, &steady, &prepared)?;
             // The padded tensor is written once and read by the convolution: twice its bytes.
             let saved = 2.0 * conv.padded_bytes() as f64 / (1 << 20) as f64;
-            println!("{name:<58} {mode:<9} {saved:>10.2} {u:>12.3} {f:>9.3} {b:>9.3} {:>7.2} {:>7.2}", u / f, u / b);
+            println!(
+                "{name:<58} {:<9} {saved:>10.2} {u:>12.3} {f:>9.3} {b:>9.3} {:>7.2} {:>7.2}",
+                mode.to_string(),
+                u / f,
+                u / b
+            );
         }
     }
+    transposed(&ctx, &timer, &steady)?;
     ctx.kernel().pop_errors_blocking()?;
     println!("every mode: the fused convolutions (parameters bound and baked) equal pad + conv bit for bit; ratio: pad+conv over fused, parameters bound (fused) or baked");
+    println!("the transposed convolution: fused, baked and dilate + conv equal the direct transposed convolution on the host bit for bit");
     Ok(())
+}
+
+/// A stride-2 transposed 3x3 convolution, f32 [1,16,64,64] to [1,16,128,128]: a convolution
+/// reading its input through the fused interior pad, against the same over the dilated
+/// tensor our pad writes first, both bit for bit the direct transposed convolution on the host.
+fn transposed(ctx: &GpuContext, timer: &GpuTimer, steady: &Steady) -> Result<(), Box<dyn std::error::Error>> {
+    let (shape, out_channels) = ([1, 16, 64, 64], 16);
+    let (input, transposed) = conv::exact_data(&shape, out_channels, 3, 3);
+    let weights = conv::flipped(&transposed, shape[1], out_channels, 3, 3);
+    let plan = PadPlan::new(DataType::Float32, &shape, &PadRequest::from_padding_config(&conv::TRANSPOSED_PADDING))?;
+    let conv = Conv { plan: &plan, out_channels, kh: 3, kw: 3 };
+    let prepared = Prepared::new(ctx.device(), ctx.kernel(), &conv, &input, &weights);
+    let outputs = pollster::block_on(conv::run_all(ctx.device(), ctx.queue(), &prepared));
+    let want = conv::transposed_on_host(&input, &shape, &transposed, out_channels, 3, 3);
+    for (load, out) in Load::ALL.iter().zip(&outputs) {
+        if let Some(i) = out.iter().zip(&want).position(|(a, b)| a.to_bits() != b.to_bits()) {
+            return Err(format!("transposed: the {load:?} output {i} is {}, the host's {}", out[i], want[i]).into());
+        }
+    }
+    let (u, f, b) = times(timer, steady, &prepared)?;
+    let saved = 2.0 * conv.padded_bytes() as f64 / (1 << 20) as f64;
+    let name = "f32 [1,16,64,64] stride-2 transposed 3x3 conv (dilate 1)";
+    println!("{name:<58} {:<9} {saved:>10.2} {u:>12.3} {f:>9.3} {b:>9.3} {:>7.2} {:>7.2}", "constant", u / f, u / b);
+    Ok(())
+}
+
+/// Medians of five alternated runs of each load at steady clocks (so that drift falls on all
+/// alike), in ms: pad + conv, fused, baked.
+fn times(
+    timer: &GpuTimer,
+    steady: &Steady,
+    prepared: &Prepared,
+) -> Result<(f64, f64, f64), Box<dyn std::error::Error>> {
+    let record = move |load: Load| move |enc: &mut wgpu::CommandEncoder| prepared.record(enc, load);
+    let mut batches = [0; 3];
+    for (batch, load) in batches.iter_mut().zip(Load::ALL) {
+        *batch = steady_batch(steady, |n| timer.encoded(n, record(load)))?;
+    }
+    let time = |load: Load| timer.encoded(batches[Load::ALL.iter().position(|&l| l == load).unwrap()], record(load));
+    let (mut unfused, mut fused_ms, mut baked_ms) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..5 {
+        unfused.push(time(Load::Padded)?);
+        fused_ms.push(time(Load::Fused)?);
+        baked_ms.push(time(Load::Baked)?);
+    }
+    Ok((median(&mut unfused), median(&mut fused_ms), median(&mut baked_ms)))
 }
 
 fn median(v: &mut [f64]) -> f64 {

@@ -8,7 +8,9 @@
 //! - views: a slice of a concat on an inner axis, a transposed and a broadcast input;
 //! - the embed pattern: a producer pass, a pad, a consumer pass, one submit;
 //! - the fused pad: a convolution reading its input through `wgpu_pad::fused`'s functions
-//!   equals pad + conv bit for bit, every mode (examples/fused_conv/conv.rs);
+//!   equals pad + conv bit for bit, every mode, and a stride-2 transposed convolution through
+//!   its interior padding the direct one (examples/fused_conv/conv.rs);
+//! - the interior-padding corpus (tests/data/interior) on both paths;
 //! - every kernel variant kept for a real GPU to decide, on the corpus and long rows;
 //! - the corpus through a JavaScript host: the page's own WebGPU, no wgpu, running the
 //!   `Program`s the wasm module makes (docs/HOSTING.md);
@@ -119,6 +121,7 @@ fn error_matches(err: &PadError, kind: &str) -> bool {
             | ("repeated axis", PadError::RepeatedAxis { .. })
             | ("negative output dim", PadError::NegativeOutputDim { .. })
             | ("empty axis after cropping", PadError::EmptyAxis { .. })
+            | ("interior", PadError::Interior { .. })
     )
 }
 
@@ -137,6 +140,9 @@ fn parse_case(
         }
         if let Some(v) = value {
             req = req.constant(tensor(v, dtype));
+        }
+        if let Some(interior) = json.get("interior") {
+            req = req.interior(ints(interior));
         }
         PadPlan::new(dtype, input.shape(), &req)
     })();
@@ -442,6 +448,23 @@ async fn corpus_through_javascript_webgpu() {
 /// A convolution through the fused pad functions (parameters bound, and baked) equals our pad
 /// followed by the same convolution, bit for bit under Tint, every mode: an image padded by
 /// 1, crops with pads wider than the axis, and audio framing (f32 [1,1,16000] padded by 512).
+/// The interior-padding corpus (lax.pad's, tests/data/interior) on both paths: the GPU's its
+/// own kernel, under Tint.
+#[wasm_bindgen_test]
+async fn interior_corpus_on_webgpu_and_cpu_paths() {
+    let gpu = gpu().await;
+    let (mut on_gpu, mut failures) = (0, Vec::new());
+    for case in INTERIOR_CASES {
+        if let Err(why) = run_case(&gpu, case, &mut on_gpu).await {
+            failures.push(why);
+        }
+    }
+    gpu.kernel().pop_errors().await.expect("a GPU error while running the interior corpus");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(INTERIOR_CASES.len() >= 60 && on_gpu >= 40, "{} cases, {on_gpu} on the GPU", INTERIOR_CASES.len());
+    console_log!("interior corpus: {} passed, {on_gpu} on the GPU", INTERIOR_CASES.len());
+}
+
 #[wasm_bindgen_test]
 async fn fused_convolution_equals_pad_then_conv() {
     let ctx = gpu().await;
@@ -467,6 +490,20 @@ async fn fused_convolution_equals_pad_then_conv() {
             checked += 1;
         }
     }
+    // A stride-2 transposed convolution through the fused interior pad: the direct one's bits.
+    let (shape, out_channels) = ([1, 2, 5, 4], 2);
+    let (input, transposed) = conv::exact_data(&shape, out_channels, 3, 3);
+    let weights = conv::flipped(&transposed, shape[1], out_channels, 3, 3);
+    let request = PadRequest::from_padding_config(&conv::TRANSPOSED_PADDING);
+    let p = PadPlan::new(DataType::Float32, &shape, &request).unwrap();
+    let c = conv::Conv { plan: &p, out_channels, kh: 3, kw: 3 };
+    let prepared = conv::Prepared::new(ctx.device(), ctx.kernel(), &c, &input, &weights);
+    let want = conv::transposed_on_host(&input, &shape, &transposed, out_channels, 3, 3);
+    for (load, out) in conv::Load::ALL.iter().zip(conv::run_all(ctx.device(), ctx.queue(), &prepared).await) {
+        let same = out.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits());
+        assert!(same, "the transposed convolution's {load:?} load differs from the direct one");
+    }
+    checked += 1;
     ctx.kernel().pop_errors().await.expect("a GPU error in the fused convolutions");
     console_log!("fused: {checked} convolutions equal pad + conv");
 }

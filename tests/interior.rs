@@ -71,16 +71,16 @@ fn interior_plan() -> PadPlan {
     PadPlan::new(DataType::Float32, &[2, 3], &PadRequest::new(vec![0, 1, 0, 0]).interior(vec![1, 0])).unwrap()
 }
 
-/// The fused functions refuse an interior plan with a typed error that names it (nothing
-/// reads it as an edge pad); `Program` lays it out as one dispatch of its own kernel, and one
-/// past a binding is a `GpuLimit` naming the binding.
+/// The fused functions take an interior plan: each axis's last word is its step (the count plus
+/// one), 1 without; `Program` lays it out as one dispatch of its own kernel, and one past a
+/// binding is a `GpuLimit` naming the binding.
 #[test]
-fn fused_functions_refuse_interior_plans_and_programs_take_them() {
+fn fused_functions_and_programs_take_interior_plans() {
     let plan = interior_plan();
-    for r in [fused::uniform_bytes(&plan).map(drop), fused::wgsl_baked(&plan, "pad_").map(drop)] {
-        let e = r.unwrap_err();
-        assert!(matches!(e, PadError::Unsupported { .. }) && e.to_string().contains("interior padding [1, 0]"), "{e}");
-    }
+    let words: Vec<u32> =
+        fused::uniform_bytes(&plan).unwrap().chunks(4).map(|w| u32::from_le_bytes(w.try_into().unwrap())).collect();
+    assert_eq!((words[7], words[15]), (2, 1), "{words:?}");
+    assert!(fused::wgsl_baked(&plan, "pad_").unwrap().contains("pad_Axis(0u, 3u, 0u, 1u, 0u, 3u, 3u, 2u)"));
     let limits = DeviceLimits::WEBGPU_DEFAULT;
     let dense = |bytes: u64| BufferView::dense(0, bytes.next_multiple_of(4));
     let (i, o) = plan.byte_sizes().unwrap();

@@ -6,6 +6,9 @@ use wgpu_pad::DataType;
 /// A case's shape and pads (begins then ends).
 pub type Shape = (DataType, &'static [usize], &'static [i64]);
 
+/// An interior case's type, shape and lax.pad's (low, high, interior) per axis.
+pub type InteriorShape = (DataType, &'static [usize], &'static [(i64, i64, i64)]);
+
 /// The cold-start mix (its one copy is the library's, beside the kernel variants).
 pub use wgpu_pad::gpu::measurement::{COLD_MIX, COLD_MIX_TYPES};
 
@@ -30,6 +33,12 @@ pub const ENGINE: [(DataType, &[usize], &[i64]); 8] = [
     (DataType::Bool, &[4, 77], &[0, 0, 0, 3]),
     (DataType::Int64, &[2, 3, 8, 8], &[0, 0, 1, 1, 0, 0, 1, 1]),
 ];
+
+/// Interior padding in the engine suite (constant mode only): the input of a stride-2
+/// transposed convolution, an activation dilated by 1 on H and W (lax.pad's (low, high,
+/// interior) per axis).
+pub const ENGINE_INTERIOR: [InteriorShape; 1] =
+    [(DataType::Float32, &[1, 64, 128, 128], &[(0, 0, 0), (0, 0, 0), (0, 0, 1), (0, 0, 1)])];
 
 /// Outputs past 256 MiB (`--suite dram`), every mode: the default suite's 16-64 MiB outputs
 /// fit or nearly fit a large GPU's L2 (50-60 MB on an H100 or H200); these measure its DRAM.

@@ -78,8 +78,10 @@ pub const COLUMNS: [&str; 11] = [
 fn case_key(r: &Value) -> String {
     // A gradient's figures are of another case than the pad's.
     let direction = if r["backward"].as_bool() == Some(true) { " backward" } else { "" };
+    // Interior padding makes another case of the same pads.
+    let interior = if r["interior"].is_null() { String::new() } else { format!(" interior {}", r["interior"]) };
     format!(
-        "{} {} {} {}{direction}",
+        "{} {} {} {}{interior}{direction}",
         r["dtype"].as_str().unwrap_or("?"),
         r["shape"],
         r["pads"],

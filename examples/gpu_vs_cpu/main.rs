@@ -58,6 +58,10 @@ struct Args {
     /// A custom case's pads, begins then ends.
     #[arg(long, allow_hyphen_values = true)]
     pads: Option<String>,
+    /// A custom case's interior padding (lax.pad's: constants between neighbours), one per
+    /// axis; constant mode.
+    #[arg(long)]
+    interior: Option<String>,
     /// A custom case's mode (and a sweep's).
     #[arg(long, default_value = "constant")]
     mode: String,
@@ -586,10 +590,18 @@ fn sweep_report(args: &Args, records: &[Record]) -> Result<serde_json::Value, Fa
 /// The cases the flags ask for, each a plan and its input.
 fn cases_of(args: &Args) -> Result<Vec<(PadPlan, Tensor)>, Failure> {
     let mut cases = Vec::new();
-    let mut add = |dtype: DataType, shape: Vec<usize>, pads: Vec<i64>, mode: Mode, value: Option<Tensor>| {
+    let mut add = |dtype: DataType,
+                   shape: Vec<usize>,
+                   pads: Vec<i64>,
+                   mode: Mode,
+                   value: Option<Tensor>,
+                   interior: Option<Vec<i64>>| {
         let mut req = PadRequest::new(pads).mode(mode);
         if let Some(v) = value {
             req = req.constant(v);
+        }
+        if let Some(k) = interior {
+            req = req.interior(k);
         }
         let plan = PadPlan::new(dtype, &shape, &req).map_err(|e| usage(e.to_string()))?;
         let elem = dtype.width().bytes().ok_or_else(|| usage(format!("{dtype}: fixed-width types only")))?;
@@ -606,6 +618,12 @@ fn cases_of(args: &Args) -> Result<Vec<(PadPlan, Tensor)>, Failure> {
         args.dtype.as_deref().map(|d| d.parse::<DataType>().map_err(|e| usage(format!("--dtype: {e}")))).transpose()?;
     let shape = args.shape.as_deref().map(|s| cases::ints::<usize>("shape", s).map_err(usage)).transpose()?;
     let pads = args.pads.as_deref().map(|s| cases::ints::<i64>("pads", s).map_err(usage)).transpose()?;
+    let interior = args.interior.as_deref().map(|s| cases::ints::<i64>("interior", s).map_err(usage)).transpose()?;
+    if interior.is_some() && (args.sweep || !args.is_custom()) {
+        return Err(usage(
+            "--interior: a custom case's (with --dtype, --shape and --pads), not a sweep's or a suite's",
+        ));
+    }
     let value = match (&args.value, dtype) {
         (Some(v), Some(d)) => Some(literal::parse_value(d, v).map_err(|e| usage(format!("--value: {e}")))?),
         (Some(_), None) => return Err(usage("--value needs --dtype")),
@@ -630,12 +648,12 @@ fn cases_of(args: &Args) -> Result<Vec<(PadPlan, Tensor)>, Failure> {
             })
             .map_or(u64::MAX, |kib| kib * 1024 / 8);
         for bytes in sweep::sizes(args.max_bytes.min(available)) {
-            add(dtype, sweep::shape_for(dtype, &shape, &pads, bytes), pads.clone(), m, value.clone())?;
+            add(dtype, sweep::shape_for(dtype, &shape, &pads, bytes), pads.clone(), m, value.clone(), None)?;
         }
         return Ok(cases);
     }
     match (dtype, shape, pads) {
-        (Some(dtype), Some(shape), Some(pads)) => add(dtype, shape, pads, mode, value)?,
+        (Some(dtype), Some(shape), Some(pads)) => add(dtype, shape, pads, mode, value, interior)?,
         (None, None, None) => {
             let suite = args.suite.as_deref().unwrap_or("default");
             let mut shapes: Vec<cases::Shape> = match (args.smoke, suite) {
@@ -654,9 +672,15 @@ fn cases_of(args: &Args) -> Result<Vec<(PadPlan, Tensor)>, Failure> {
             for (dtype, shape, pads) in shapes {
                 for mode in Mode::ALL {
                     // The cold-start mix has shapes some modes refuse (reflect of a crop).
-                    if let Err(Failure::Usage(e)) = add(dtype, shape.to_vec(), pads.to_vec(), mode, None) {
+                    if let Err(Failure::Usage(e)) = add(dtype, shape.to_vec(), pads.to_vec(), mode, None, None) {
                         eprintln!("skipped {dtype} {shape:?} {mode}: {e}");
                     }
+                }
+            }
+            if matches!(suite, "engine" | "all") && !args.smoke {
+                for (dtype, shape, config) in cases::ENGINE_INTERIOR {
+                    let request = PadRequest::from_padding_config(config);
+                    add(dtype, shape.to_vec(), request.pads, Mode::Constant, None, request.interior)?;
                 }
             }
         }
@@ -723,11 +747,43 @@ mod tests {
             assert!(e.contains(says), "{flags:?}: {e}");
         }
         assert!(validate(&parse(&["--compare", "a", "b", "--fail-on-regression", "5"])).is_ok());
+        // Interior padding is a custom case's.
+        for flags in [&["--interior", "1"][..], &["--sweep", "--dtype", "float32", "--interior", "1"]] {
+            assert!(usage_error(cases_of(&parse(flags))).contains("--interior"), "{flags:?}");
+        }
         for v in wgpu_pad::gpu::measurement::KernelVariant::ALL {
             assert!(validate(&parse(&["--kernel-variant", v.name(), "--suite", "engine"])).is_ok(), "{v:?}");
         }
         let e = files::check_writable(Path::new("/nonexistent-dir/out.json")).unwrap_err();
         assert!(e.contains("/nonexistent-dir/out.json"), "{e}");
+    }
+
+    /// `--interior` makes the custom case a lax.pad; the engine suite has one such case, in
+    /// constant mode; a comparison keeps it apart from the same pads without it.
+    #[test]
+    fn interior_cases_are_measured_and_named_apart() {
+        let custom = ["--dtype", "float32", "--shape", "2,3", "--pads", "0,0,0,1", "--interior", "1,2"];
+        let cases = cases_of(&parse(&custom)).ok().unwrap();
+        assert_eq!((cases.len(), cases[0].0.out_shape(), cases[0].0.interior()), (1, &[3, 8][..], &[1, 2][..]));
+        let engine = cases_of(&parse(&["--suite", "engine"])).ok().unwrap();
+        let interior: Vec<_> = engine.iter().filter(|(p, _)| p.has_interior()).collect();
+        assert_eq!(interior.len(), 1);
+        assert_eq!((interior[0].0.mode(), interior[0].0.out_shape()), (Mode::Constant, &[1, 64, 255, 255][..]));
+        let record = |interior: Option<[i64; 1]>| {
+            let mut r = serde_json::json!({ "dtype": "float32", "shape": [4], "pads": [1, 1], "mode": "constant", "gpu_kernel_ms": 1.0 });
+            if let Some(k) = interior {
+                r["interior"] = serde_json::json!(k);
+            }
+            r
+        };
+        let old = serde_json::json!({ "records": [record(Some([1]))] });
+        let new = serde_json::json!({ "records": [record(None)] });
+        assert!(
+            report_comparison((&old, "old"), (&new, "new"), &parse(&[])).is_err(),
+            "an interior pad matched a plain one"
+        );
+        let both = serde_json::json!({ "records": [record(Some([1]))] });
+        assert_eq!(report_comparison((&old, "old"), (&both, "new"), &parse(&[])).ok().unwrap().0.len(), 1);
     }
 
     /// A gate that compared nothing fails, naming both sides; one case in common, in one

@@ -67,6 +67,9 @@ pub struct Record {
     pub mode: String,
     pub shape: Vec<usize>,
     pub pads: Vec<i64>,
+    /// Interior padding per axis (lax.pad's), where the case has some; absent otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub interior: Vec<i64>,
     pub out_bytes: u64,
     /// What a pad must move at the least: the input it keeps, read once, and the output,
     /// written once. Every GB/s figure of the pad is this over its time. (0 in reports
@@ -263,11 +266,17 @@ impl Roofline {
 /// the output, written once.
 pub fn bytes_moved(plan: &PadPlan) -> u64 {
     let elem = plan.dtype().width().bytes().unwrap_or(0) as u64;
-    let kept: u64 = plan
-        .in_shape()
-        .iter()
-        .zip(plan.begins().iter().zip(plan.ends()))
-        .map(|(&n, (&b, &e))| (n as i64 + b.min(0) + e.min(0)).max(0) as u64)
+    // The input elements that land in the output: those the crops leave, every interior
+    // padding's `interior + 1`-th place of the dilated axis.
+    let kept: u64 = (0..plan.in_shape().len())
+        .map(|d| {
+            let (n, b, e, k) = (plan.in_shape()[d] as i64, plan.begins()[d], plan.ends()[d], plan.interior()[d] as i64);
+            let dilated = if n == 0 { 0 } else { n + (n - 1) * k };
+            let (first, last) = ((-b).max(0), dilated - 1 - (-e).max(0));
+            // Input elements at 0, k + 1, 2(k + 1), ... of the dilated axis, within [first, last].
+            let count = if last < first { 0 } else { last.div_euclid(k + 1) - (first + k).div_euclid(k + 1) + 1 };
+            count.clamp(0, n) as u64
+        })
         .product();
     kept * elem + plan.byte_sizes().map_or(0, |(_, out)| out)
 }
@@ -551,6 +560,10 @@ pub fn measure(setup: &Setup, plan: &PadPlan, input: &Tensor) -> Result<Record, 
         mode: plan.mode().name().into(),
         shape: plan.in_shape().to_vec(),
         pads: plan.begins().iter().chain(plan.ends()).copied().collect(),
+        interior: match plan.has_interior() {
+            true => plan.interior().iter().map(|&k| k as i64).collect(),
+            false => Vec::new(),
+        },
         out_bytes,
         bytes_moved: moved,
         adapter: info.name.clone(),
@@ -608,6 +621,12 @@ mod tests {
         assert_eq!(bytes_moved_backward(&constant), (16 + 24) * 4);
         let edge = PadPlan::new(DataType::Float32, &[4, 6], &request.mode(Mode::Edge)).unwrap();
         assert_eq!(bytes_moved_backward(&edge), (28 + 24) * 4);
+        // Interior padding: [4, 6] dilated by 1 and 2 is [7, 16]; -3 and 0 on the first axis keep
+        // rows 2 and 3 (at 4 and 6), -2 and -3 on the second columns 1 to 4 (at 3, 6, 9, 12).
+        let request = PadRequest::from_padding_config(&[(-3, 0, 1), (-2, -3, 2)]);
+        let interior = PadPlan::new(DataType::Float32, &[4, 6], &request).unwrap();
+        assert_eq!(interior.out_shape(), &[4, 11]);
+        assert_eq!(bytes_moved(&interior), (2 * 4 + 4 * 11) * 4);
     }
 }
 

@@ -5,7 +5,11 @@ use crate::measure::Record;
 pub fn case_name(r: &Record) -> String {
     let shape: Vec<String> = r.shape.iter().map(|d| d.to_string()).collect();
     let direction = if r.backward { " backward" } else { "" };
-    format!("{} [{}] {}{direction}", r.dtype, shape.join(","), r.mode)
+    let interior = match r.interior.is_empty() {
+        true => String::new(),
+        false => format!(" interior {:?}", r.interior),
+    };
+    format!("{} [{}] {}{interior}{direction}", r.dtype, shape.join(","), r.mode)
 }
 
 /// The table's columns: (header, width, decimals, value).

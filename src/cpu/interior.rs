@@ -10,10 +10,28 @@ use crate::copy::{copy_bytes, uninit_ref};
 use crate::error::{PadError, Result};
 use crate::plan::{Lattice, PadPlan};
 
-/// Calls `run(input, output, len)` for each run of kept input elements that lands on a run of
-/// consecutive output elements, in elements, in row-major order of the input. Nothing where
-/// nothing is kept.
-fn for_each_run(plan: &PadPlan, mut run: impl FnMut(usize, usize, usize)) {
+/// `count` runs of `len` kept input elements, back to back from element `input`, landing `gap`
+/// elements apart from output element `output` (a row's kept elements: one run of them where
+/// the row has no interior padding, else one run each).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Runs {
+    input: usize,
+    output: usize,
+    len: usize,
+    count: usize,
+    gap: usize,
+}
+
+impl Runs {
+    /// Each run as (input, output, len).
+    fn each(self) -> impl Iterator<Item = (usize, usize, usize)> {
+        (0..self.count).map(move |j| (self.input + j * self.len, self.output + j * self.gap, self.len))
+    }
+}
+
+/// Calls `run` for each row of kept input elements, in row-major order of the input. Nothing
+/// where nothing is kept.
+fn for_each_run(plan: &PadPlan, mut run: impl FnMut(Runs)) {
     let (in_shape, out_shape) = (plan.in_shape(), plan.out_shape());
     let lattices: Vec<Lattice> = (0..in_shape.len()).map(|d| plan.lattice(d)).collect();
     if lattices.iter().any(|l| l.count == 0) {
@@ -31,24 +49,22 @@ fn for_each_run(plan: &PadPlan, mut run: impl FnMut(usize, usize, usize)) {
         axes -= 1;
     }
     if axes == 0 {
-        return run(0, 0, chunk);
+        return run(Runs { input: 0, output: 0, len: chunk, count: 1, gap: chunk });
     }
     // Element strides of each axis, in the input and the output.
     let mut strides = vec![(chunk, chunk); axes];
     for d in (0..axes - 1).rev() {
         strides[d] = (strides[d + 1].0 * in_shape[d + 1], strides[d + 1].1 * out_shape[d + 1]);
     }
+    // The innermost axis left: its kept elements are `chunk` apart in the input (its stride),
+    // `step * chunk` in the output.
     let last = lattices[axes - 1];
-    let (in_stride, out_stride) = strides[axes - 1];
     let mut inner = |i: usize, o: usize| {
-        let (i, o) = (i + last.in_first * in_stride, o + last.out_first * out_stride);
-        if last.step == 1 {
-            run(i, o, last.count * chunk);
-        } else {
-            for j in 0..last.count {
-                run(i + j * in_stride, o + j * last.step * out_stride, chunk);
-            }
-        }
+        let (input, output) = (i + last.in_first * chunk, o + last.out_first * chunk);
+        run(match last.step {
+            1 => Runs { input, output, len: last.count * chunk, count: 1, gap: last.count * chunk },
+            step => Runs { input, output, len: chunk, count: last.count, gap: step * chunk },
+        })
     };
     // The outer axes as an odometer over their kept indices.
     let outer = &lattices[..axes - 1];
@@ -79,9 +95,30 @@ fn for_each_run(plan: &PadPlan, mut run: impl FnMut(usize, usize, usize)) {
 pub(super) fn pad_fixed(plan: &PadPlan, width: usize, input: &[u8], output: &mut [MaybeUninit<u8>], constant: &[u8]) {
     fill(output, &constant[..width]);
     let input = uninit_ref(input);
-    for_each_run(plan, |i, o, len| {
-        copy_bytes(&mut output[o * width..(o + len) * width], &input[i * width..(i + len) * width])
+    for_each_run(plan, |r| {
+        let (at, from) = (r.output * width, &input[r.input * width..(r.input + r.count * r.len) * width]);
+        // A strided row of elements of a word's size: each a move of that size.
+        match (r.count > 1, r.len * width) {
+            (true, 1) => scatter::<1>(output, at, r.gap * width, from),
+            (true, 2) => scatter::<2>(output, at, r.gap * width, from),
+            (true, 4) => scatter::<4>(output, at, r.gap * width, from),
+            (true, 8) => scatter::<8>(output, at, r.gap * width, from),
+            (true, 16) => scatter::<16>(output, at, r.gap * width, from),
+            _ => {
+                for (i, o, len) in r.each() {
+                    copy_bytes(&mut output[o * width..(o + len) * width], &input[i * width..(i + len) * width])
+                }
+            }
+        }
     });
+}
+
+/// `from`'s `W`-byte pieces to `output` from byte `at`, `gap` bytes apart.
+fn scatter<const W: usize>(output: &mut [MaybeUninit<u8>], at: usize, gap: usize, from: &[MaybeUninit<u8>]) {
+    for (j, piece) in from.chunks_exact(W).enumerate() {
+        let o = at + j * gap;
+        output[o..o + W].copy_from_slice(piece);
+    }
 }
 
 /// `output` as copies of `pattern`, back to back (its length a multiple of the pattern's).
@@ -113,9 +150,10 @@ pub(super) fn pad_strings(
     budget: u64,
 ) -> Result<()> {
     let (mut kept, mut kept_bytes) = (0u64, 0u64);
-    for_each_run(plan, |i, _, len| {
-        kept += len as u64;
-        kept_bytes += input[i..i + len].iter().map(|s| s.len() as u64).sum::<u64>();
+    for_each_run(plan, |r| {
+        let from = &input[r.input..r.input + r.count * r.len];
+        kept += from.len() as u64;
+        kept_bytes += from.iter().map(|s| s.len() as u64).sum::<u64>();
     });
     let constant_bytes = (output.len() as u64 - kept).saturating_mul(constant.len() as u64);
     if kept_bytes.saturating_add(constant_bytes) > budget {
@@ -125,9 +163,11 @@ pub(super) fn pad_strings(
     }
     let (mut unlimited, mut error) = (u64::MAX, None);
     super::store::copy_strings(output, std::iter::repeat_n(constant, output.len()), &mut unlimited, &mut error);
-    for_each_run(plan, |i, o, len| {
-        let (to, from) = (&mut output[o..o + len], &input[i..i + len]);
-        super::store::copy_strings(to, from.iter().map(String::as_str), &mut unlimited, &mut error);
+    for_each_run(plan, |r| {
+        for (i, o, len) in r.each() {
+            let (to, from) = (&mut output[o..o + len], &input[i..i + len]);
+            super::store::copy_strings(to, from.iter().map(String::as_str), &mut unlimited, &mut error);
+        }
     });
     error.map_or(Ok(()), Err)
 }
@@ -136,8 +176,10 @@ pub(super) fn pad_strings(
 /// its place, or zero (+0 in every float and complex type) where it was cropped.
 pub(super) fn backward(plan: &PadPlan, width: usize, grad_out: &[u8]) -> Vec<u8> {
     let mut grad_in = vec![0u8; plan.in_len() * width];
-    for_each_run(plan, |i, o, len| {
-        grad_in[i * width..(i + len) * width].copy_from_slice(&grad_out[o * width..(o + len) * width])
+    for_each_run(plan, |r| {
+        for (i, o, len) in r.each() {
+            grad_in[i * width..(i + len) * width].copy_from_slice(&grad_out[o * width..(o + len) * width])
+        }
     });
     grad_in
 }
@@ -154,7 +196,11 @@ mod tests {
         let request = PadRequest::new(vec![1, -1, 0, 0, 2, -3]).interior(vec![1, 0, 2]);
         let plan = PadPlan::new(DataType::Float32, &[2, 3, 4], &request).unwrap();
         let mut seen = Vec::new();
-        for_each_run(&plan, |i, o, len| seen.extend((0..len).map(|k| (i + k, o + k))));
+        for_each_run(&plan, |r| {
+            for (i, o, len) in r.each() {
+                seen.extend((0..len).map(|k| (i + k, o + k)))
+            }
+        });
         let mut expected = Vec::new();
         let out = plan.out_shape();
         for (i, (a, b, c)) in (0..2).flat_map(|a| (0..3).flat_map(move |b| (0..4).map(move |c| (a, b, c)))).enumerate()
@@ -173,12 +219,12 @@ mod tests {
         let request = PadRequest::new(vec![0, 0, -1, 1, 0, 2]).interior(vec![1, 0, 0]);
         let plan = PadPlan::new(DataType::Float32, &[2, 3, 5], &request).unwrap();
         let mut runs = Vec::new();
-        for_each_run(&plan, |i, o, len| runs.push((i, o, len)));
+        for_each_run(&plan, |r| runs.push((r.input, r.output, r.len, r.count)));
         let out = plan.out_shape();
         assert_eq!(out, &[4, 3, 6]);
         // Row (a, b) of the input, from its element 1, lands on row (2a, b) of the output.
         let expected: Vec<_> =
-            (0..2).flat_map(|a| (0..3).map(move |b| (a * 15 + b * 5 + 1, (2 * a * 3 + b) * 6, 4))).collect();
+            (0..2).flat_map(|a| (0..3).map(move |b| (a * 15 + b * 5 + 1, (2 * a * 3 + b) * 6, 4, 1))).collect();
         assert_eq!(runs, expected);
     }
 }

@@ -89,5 +89,5 @@ pub use dtype::{DataType, ElementWidth};
 pub use error::{GpuLimit, PadError, Result, Side};
 pub use forms::FormOptions;
 pub use mode::Mode;
-pub use plan::{AxisMap, PadPlan, PadRequest, DEFAULT_MAX_OUTPUT_BYTES};
+pub use plan::{AxisMap, Lattice, PadPlan, PadRequest, DEFAULT_MAX_OUTPUT_BYTES};
 pub use tensor::{pack_nibbles, unpack_nibbles, Tensor, TensorData};

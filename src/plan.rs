@@ -362,8 +362,8 @@ impl PadPlan {
         &self.interior
     }
     /// The input elements of `axis` that survive the crops and where they land, interior
-    /// padding included.
-    pub(crate) fn lattice(&self, axis: usize) -> Lattice {
+    /// padding included. Panics if `axis` is not below the rank.
+    pub fn lattice(&self, axis: usize) -> Lattice {
         lattice(self.in_shape[axis], self.interior[axis], self.begins[axis], self.out_shape[axis])
     }
     /// True if any axis has interior padding.
@@ -438,10 +438,20 @@ impl PadPlan {
     }
 }
 
-/// The input elements of one axis of an interior pad (or any constant pad) that survive the
-/// crops, and where they land.
+/// The kept part of one axis ([`PadPlan::lattice`]): `count` input elements from index
+/// `in_first`, landing at output `out_first`, `out_first + step`, `out_first + 2 step`, … (`step`
+/// is interior padding's count plus one; 1 without). Every other output element of the axis is
+/// the constant (in constant mode) or the mode's extension of the kept part.
+///
+/// ```
+/// use wgpu_pad::{DataType, Lattice, PadPlan, PadRequest};
+/// // [a b c d] by 1 between is a . b . c . d; a crop of 3 before leaves . c . d.
+/// let plan = PadPlan::new(DataType::Int8, &[4], &PadRequest::new(vec![-3, 0]).interior(vec![1]))?;
+/// assert_eq!(plan.lattice(0), Lattice { in_first: 2, count: 2, out_first: 1, step: 2 });
+/// # Ok::<(), wgpu_pad::PadError>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Lattice {
+pub struct Lattice {
     /// The first input index kept.
     pub in_first: usize,
     /// How many are kept.

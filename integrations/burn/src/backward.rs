@@ -1,5 +1,5 @@
 //! The pad's gradient in Burn's ops, for what the core's gradient kernel does not take (float
-//! types other than float32; sums past its per-lane bound): the sum, over every output
+//! types other than float32; sums past its per-lane bound; interior padding past its limits): the sum, over every output
 //! position that read an input element, of the output's gradient there. Axis by axis (the
 //! pad's index map is a product of per-axis maps, so its adjoint is the product of per-axis
 //! adjoints), last axis first, as Burn's own pad's backward runs and `wgpu_pad::adjoint`
@@ -7,7 +7,7 @@
 
 use burn::backend::{Backend, TensorMetadata};
 use burn::tensor::{Shape, Slice};
-use wgpu_pad::{AxisMap, Mode, PadPlan};
+use wgpu_pad::{AxisMap, Lattice, Mode, PadPlan};
 
 /// A stretch of one axis's output whose sources move one way: `len` outputs from `out_start`
 /// read the inputs from `in_start` up (`step` 1), the same inputs from the top down (-1), or
@@ -58,53 +58,85 @@ pub(crate) fn runs(axis: &AxisMap, mode: Mode) -> Vec<Run> {
     runs
 }
 
-/// What the backward keeps of a pad: each axis's runs (empty for an axis left as it is) and
-/// the input's shape.
+/// What the backward keeps of a pad: each axis's runs (empty for an axis left as it is), or
+/// for interior padding each axis's kept elements; and the input's shape.
 #[derive(Debug, Clone)]
 pub(crate) struct Adjoint {
-    axes: Vec<Option<Vec<Run>>>,
+    axes: Vec<Option<Axis>>,
     in_shape: Vec<usize>,
+}
+
+/// One axis's adjoint.
+#[derive(Debug, Clone)]
+enum Axis {
+    /// Sums over runs of the output's gradient.
+    Runs(Vec<Run>),
+    /// Interior padding's: the kept elements' gradients are every `step`-th of the output's,
+    /// placed among zeros (each input element has one image at most: no sums).
+    Strided(Lattice),
 }
 
 impl Adjoint {
     pub(crate) fn of(plan: &PadPlan) -> Adjoint {
-        let axes = plan.axes().iter().map(|a| (!a.is_identity()).then(|| runs(a, plan.mode()))).collect();
+        let axes = (0..plan.in_shape().len())
+            .map(|d| match plan.has_interior() {
+                true => {
+                    let l = plan.lattice(d);
+                    let whole = l.step == 1 && l.count == plan.in_shape()[d] && l.count == plan.out_shape()[d];
+                    (!whole).then_some(Axis::Strided(l))
+                }
+                false => {
+                    let a = plan.axes()[d];
+                    (!a.is_identity()).then(|| Axis::Runs(runs(&a, plan.mode())))
+                }
+            })
+            .collect();
         Adjoint { axes, in_shape: plan.in_shape().to_vec() }
     }
 
     /// The input's gradient from the output's, `grad`.
     pub(crate) fn apply<B: Backend>(&self, mut grad: B::FloatTensorPrimitive) -> B::FloatTensorPrimitive {
-        for (axis, runs) in self.axes.iter().enumerate().rev() {
-            let Some(runs) = runs else { continue };
+        for (axis, adjoint) in self.axes.iter().enumerate().rev() {
+            let Some(adjoint) = adjoint else { continue };
             let device = grad.device();
             let dtype = grad.dtype();
             let mut shape: Vec<usize> = grad.shape().to_vec();
             shape[axis] = self.in_shape[axis];
-            let along = |range: std::ops::Range<usize>, shape: &[usize]| -> Vec<Slice> {
-                shape
-                    .iter()
-                    .enumerate()
-                    .map(|(a, &n)| if a == axis { Slice::from(range.clone()) } else { Slice::from(0..n) })
-                    .collect()
+            let along = |range: Slice, shape: &[usize]| -> Vec<Slice> {
+                shape.iter().enumerate().map(|(a, &n)| if a == axis { range } else { Slice::from(0..n) }).collect()
             };
             let mut acc = B::float_zeros(Shape::from(shape.clone()), &device, dtype.into());
             let out_shape: Vec<usize> = grad.shape().to_vec();
-            for run in runs {
-                let mut part = B::float_slice(grad.clone(), &along(run.out_start..run.out_start + run.len, &out_shape));
-                let len = match run.step {
-                    -1 => {
-                        part = B::float_flip(part, &[axis]);
-                        run.len
+            match adjoint {
+                Axis::Runs(runs) => {
+                    for run in runs {
+                        let range = Slice::from(run.out_start..run.out_start + run.len);
+                        let mut part = B::float_slice(grad.clone(), &along(range, &out_shape));
+                        let len = match run.step {
+                            -1 => {
+                                part = B::float_flip(part, &[axis]);
+                                run.len
+                            }
+                            0 => {
+                                part = B::float_sum_dim(part, axis);
+                                1
+                            }
+                            _ => run.len,
+                        };
+                        let target = along(Slice::from(run.in_start..run.in_start + len), &shape);
+                        let sum = B::float_add(B::float_slice(acc.clone(), &target), part);
+                        acc = B::float_slice_assign(acc, &target, sum);
                     }
-                    0 => {
-                        part = B::float_sum_dim(part, axis);
-                        1
-                    }
-                    _ => run.len,
-                };
-                let target = along(run.in_start..run.in_start + len, &shape);
-                let sum = B::float_add(B::float_slice(acc.clone(), &target), part);
-                acc = B::float_slice_assign(acc, &target, sum);
+                }
+                Axis::Strided(l) if l.count > 0 => {
+                    let end = l.out_first + (l.count - 1) * l.step + 1;
+                    let range = Slice::new(l.out_first as isize, Some(end as isize), l.step as isize);
+                    let part = B::float_slice(grad.clone(), &along(range, &out_shape));
+                    let target = along(Slice::from(l.in_first..l.in_first + l.count), &shape);
+                    acc = B::float_slice_assign(acc, &target, part);
+                }
+                // Nothing kept: the gradient is zero.
+                Axis::Strided(_) => {}
             }
             grad = acc;
         }
@@ -150,6 +182,36 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Interior padding's adjoint in Burn's ops (what runs where the kernel refused the
+    /// gradient): the output gradient's strided slice placed among zeros, bit for bit
+    /// `cpu::pad_backward`, crops into the dilation included. On Burn's wgpu device; skipped
+    /// without an adapter unless `WGPU_PAD_REQUIRE_GPU` is set.
+    #[test]
+    fn the_strided_adjoint_is_the_cores() {
+        use burn::backend::{BackendTensor, Cube, DispatchKindConversion, DispatchTensor};
+        use burn::tensor::{Device, Tensor, TensorData};
+        let instance = burn::backend::wgpu::wgpu::Instance::default();
+        if pollster::block_on(instance.request_adapter(&Default::default())).is_err() {
+            assert!(std::env::var_os("WGPU_PAD_REQUIRE_GPU").is_none(), "WGPU_PAD_REQUIRE_GPU is set and no adapter");
+            return;
+        }
+        let device = Device::wgpu_options().init().expect("Burn's wgpu device");
+        let request = PadRequest::from_padding_config(&[(-1, 2, 1), (1, -2, 2)]);
+        let plan = PadPlan::new(DataType::Float32, &[3, 4], &request).unwrap();
+        let out = [plan.out_shape()[0], plan.out_shape()[1]];
+        let w: Vec<f32> = (0..out[0] * out[1]).map(|i| i as f32 * 0.5 - 7.0).collect();
+        let grad = Tensor::<2>::from_data(TensorData::new(w.clone(), out), &device);
+        let primitive = crate::kinds::on_cube(grad.into_dispatch()).unwrap();
+        let adjoint = Adjoint::of(&plan);
+        assert!(adjoint.axes.iter().all(|a| matches!(a, Some(Axis::Strided(_)))), "{adjoint:?}");
+        let got = adjoint.apply::<Cube>(primitive);
+        let got = <DispatchTensor as DispatchKindConversion<Cube>>::from_backend(BackendTensor::Float(got));
+        let got = Tensor::<2>::from_dispatch(got).into_data();
+        let grad_out = wgpu_pad::Tensor::from_slice(DataType::Float32, out.to_vec(), &w).unwrap();
+        let want = wgpu_pad::cpu::pad_backward(&plan, &grad_out).unwrap();
+        assert_eq!(got.as_bytes(), want.bytes().unwrap());
     }
 
     #[test]

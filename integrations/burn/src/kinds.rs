@@ -10,7 +10,7 @@ use crate::backend::{PadBackend, Work};
 use crate::{BurnPad, Error, PadKind, PlanOf};
 
 /// A tensor as Burn's `Cube` backend holds it: Burn's concrete tensor, however it dispatches.
-fn on_cube(tensor: DispatchTensor) -> Result<CubePrimitive, Error> {
+pub(crate) fn on_cube(tensor: DispatchTensor) -> Result<CubePrimitive, Error> {
     match <DispatchTensor as DispatchKindConversion<Cube>>::try_into_backend(tensor) {
         Ok(BackendTensor::Float(t) | BackendTensor::Int(t) | BackendTensor::Bool(t)) => Ok(t),
         Ok(BackendTensor::Quantized(_)) => Err(Error::NotWgpu("a quantized tensor".into())),

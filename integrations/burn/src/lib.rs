@@ -25,6 +25,9 @@
 //! # Ok(()) }
 //! ```
 //!
+//! [`BurnPad::pad_interior`] is JAX's `lax.pad`: constants between neighbours too (interior
+//! padding), which Burn has no op for.
+//!
 //! The device can be shared the other way too: [`BurnPad::register`] gives Burn a device
 //! the application (or `wgpu_pad::gpu::GpuContext`) made.
 //!
@@ -176,21 +179,46 @@ pub fn plan<P>(dtype: DType, shape: &[usize], pairs: &[(P, P)], mode: impl Into<
 where
     P: Copy + TryInto<i64> + std::fmt::Debug,
 {
-    let rank = shape.len();
-    if pairs.len() > rank {
-        return Err(Error::Padding(format!(
-            "{} (before, after) pairs for a rank-{rank} tensor: at most one per axis",
-            pairs.len()
-        )));
+    let full = per_axis(shape.len(), pairs.iter().map(|&(b, e)| [b, e]).collect())?;
+    let pairs: Vec<(i64, i64)> = full.iter().map(|&[b, e]| (b, e)).collect();
+    plan_of_request(dtype, shape, PadRequest::from_pairs(&pairs), mode.into())
+}
+
+/// The plan for [`BurnPad::pad_interior`]: JAX's `lax.pad` padding config, one `(low, high,
+/// interior)` for each of the last axes (Burn's rule), the constant converted for the type.
+pub fn plan_interior<P>(dtype: DType, shape: &[usize], config: &[(P, P, P)], value: Scalar) -> Result<PadPlan, Error>
+where
+    P: Copy + TryInto<i64> + std::fmt::Debug,
+{
+    let full = per_axis(shape.len(), config.iter().map(|&(b, e, k)| [b, e, k]).collect())?;
+    let config: Vec<(i64, i64, i64)> = full.iter().map(|&[b, e, k]| (b, e, k)).collect();
+    plan_of_request(dtype, shape, PadRequest::from_padding_config(&config), PadMode::Constant(value))
+}
+
+/// One entry a padded axis, for the last axes of a rank-`rank` tensor (the axes before left
+/// alone), each value an i64.
+fn per_axis<P, const N: usize>(rank: usize, given: Vec<[P; N]>) -> Result<Vec<[i64; N]>, Error>
+where
+    P: Copy + TryInto<i64> + std::fmt::Debug,
+{
+    if given.len() > rank {
+        let what = if N == 2 { "(before, after) pairs" } else { "(low, high, interior) triples" };
+        return Err(Error::Padding(format!("{} {what} for a rank-{rank} tensor: at most one per axis", given.len())));
     }
-    let mut full = vec![(0i64, 0i64); rank];
-    for (i, &(b, e)) in pairs.iter().enumerate() {
-        let axis = rank - pairs.len() + i;
-        let signed =
-            |v: P| v.try_into().map_err(|_| Error::Padding(format!("axis {axis}: pad {v:?} does not fit in an i64")));
-        full[axis] = (signed(b)?, signed(e)?);
+    let mut full = vec![[0i64; N]; rank];
+    for (i, values) in given.iter().enumerate() {
+        let axis = rank - given.len() + i;
+        for (slot, &v) in full[axis].iter_mut().zip(values) {
+            *slot =
+                v.try_into().map_err(|_| Error::Padding(format!("axis {axis}: pad {v:?} does not fit in an i64")))?;
+        }
     }
-    let (mode, value) = mode.into().split();
+    Ok(full)
+}
+
+/// The plan of `request` in `mode`, the constant converted for the type.
+fn plan_of_request(dtype: DType, shape: &[usize], request: PadRequest, mode: PadMode) -> Result<PadPlan, Error> {
+    let (mode, value) = mode.split();
     let onnx = onnx_type(dtype)?;
     let value = match dtype {
         // The constant of a bool tensor is a bool, whatever its store.
@@ -200,8 +228,7 @@ where
         }
         _ => value,
     };
-    let request = PadRequest::from_pairs(&full).mode(mode).constant(value);
-    Ok(PadPlan::new(onnx, shape, &request)?)
+    Ok(PadPlan::new(onnx, shape, &request.mode(mode).constant(value))?)
 }
 
 /// Pads Burn tensors on one of Burn's wgpu devices. Make one per device and keep it: it
@@ -286,6 +313,46 @@ impl BurnPad {
     {
         let mode = mode.into();
         let plan_of = |dtype: DType, shape: &[usize]| plan(dtype, shape, pairs, mode);
+        let padded = K::pad_dispatch(self, tensor.into_dispatch(), &plan_of)?;
+        Ok(Tensor::from_dispatch(padded))
+    }
+
+    /// Interior padding, JAX's `lax.pad(x, value, config)`: for each of `tensor`'s last axes
+    /// (all of them, or fewer: Burn's rule) a `(low, high, interior)`, that many constants
+    /// between neighbours and `low` and `high` at the ends (negative ones crop the dilated
+    /// axis). An axis of length `d` becomes `low + high + d + (d - 1) * interior`. The value
+    /// is converted to the tensor's type. The dilated input of a stride-2 transposed
+    /// convolution, say, over H and W: `pad.pad_interior(x, &[(1, 2, 1), (1, 2, 1)], 0.0)`.
+    ///
+    /// As [`pad`](Self::pad) in all else: one dispatch (interior padding's own kernel), in
+    /// Burn's fusion stream with fusion, the same errors; a float tensor Burn's autodiff
+    /// tracks gets its backward, the output gradient's strided slice (a gather with no sums,
+    /// every float type on the kernel).
+    ///
+    /// ```
+    /// use burn::tensor::{Device, Tensor};
+    /// use wgpu_pad_burn::BurnPad;
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let (device, setup) = Device::wgpu_options().init_with_setup()?;
+    /// let pad = BurnPad::new(&device, &setup)?;
+    /// let x = Tensor::<1>::from_floats([1.0, 2.0, 3.0], &device);
+    /// let y = pad.pad_interior(x, &[(1, -1, 2)], 9.0)?; // lax.pad(x, 9.0, [(1, -1, 2)])
+    /// assert_eq!(y.into_data().to_vec::<f32>()?, [9.0, 1.0, 9.0, 9.0, 2.0, 9.0, 9.0]);
+    /// # Ok(()) }
+    /// ```
+    pub fn pad_interior<const D: usize, K, P>(
+        &self,
+        tensor: Tensor<D, K>,
+        config: &[(P, P, P)],
+        value: impl Into<Scalar>,
+    ) -> Result<Tensor<D, K>, Error>
+    where
+        K: PadKind,
+        P: Copy + TryInto<i64> + std::fmt::Debug,
+    {
+        let value = value.into();
+        let plan_of = |dtype: DType, shape: &[usize]| plan_interior(dtype, shape, config, value);
         let padded = K::pad_dispatch(self, tensor.into_dispatch(), &plan_of)?;
         Ok(Tensor::from_dispatch(padded))
     }
@@ -376,5 +443,17 @@ mod tests {
         assert!(err.to_string().contains("2 (before, after) pairs for a rank-1 tensor"), "{err}");
         let err = plan(DType::F32, &[3], &[(u64::MAX, 0)], Mode::Wrap).unwrap_err();
         assert!(err.to_string().contains("axis 0: pad 18446744073709551615 does not fit in an i64"), "{err}");
+    }
+
+    #[test]
+    fn interior_plans_take_the_last_axes_and_the_constant() {
+        let p = plan_interior(DType::F32, &[2, 3, 4], &[(1, 0, 1), (0, -1, 2)], Scalar::Float(1.5)).unwrap();
+        // [3] by 1 between, 1 before: 6; [4] by 2 between, -1 after: 9.
+        assert_eq!((p.out_shape(), p.interior()), (&[2, 6, 9][..], &[0, 1, 2][..]));
+        assert_eq!(p.constant(), &wgpu_pad::Constant::Bytes(1.5f32.to_le_bytes().to_vec()));
+        let err = plan_interior(DType::F32, &[3], &[(0, 0, 1), (0, 0, 1)], Scalar::Int(0)).unwrap_err();
+        assert!(err.to_string().contains("2 (low, high, interior) triples for a rank-1 tensor"), "{err}");
+        let err = plan_interior(DType::F32, &[3], &[(0i64, 0, -1)], Scalar::Int(0)).unwrap_err();
+        assert!(err.to_string().contains("axis 0: -1 is negative"), "{err}");
     }
 }

@@ -199,3 +199,38 @@ fn half_precision_gradients_are_the_cores() {
         assert_eq!(got.as_bytes(), want.bytes().unwrap(), "{dtype} {mode} {pairs:?}");
     }
 }
+
+/// Interior padding's backward: the output gradient's strided slice, zero where the crops took
+/// an element; float32 and float16, bit for bit `cpu::pad_backward`.
+#[test]
+fn interior_gradients_are_the_strided_slice() {
+    let Some((device, pad)) = burn() else { return };
+    use burn::tensor::DType;
+    let config = [(-1i64, 2i64, 1i64), (2, -3, 2)];
+    let shape = [4, 5];
+    for (dtype, burn_dtype) in [(DataType::Float32, DType::F32), (DataType::Float16, DType::F16)] {
+        let to_bytes = |v: &[f32]| -> Vec<u8> {
+            match dtype {
+                DataType::Float16 => v.iter().flat_map(|&x| half::f16::from_f32(x).to_le_bytes()).collect(),
+                _ => v.iter().flat_map(|&x| x.to_le_bytes()).collect(),
+            }
+        };
+        let tensor = |v: &[f32], shape: [usize; 2]| {
+            let data = TensorData::from_bytes_vec(to_bytes(v), shape, burn_dtype);
+            Tensor::<2>::from_data(data, (device, burn_dtype))
+        };
+        let plan = PadPlan::new(dtype, &shape, &PadRequest::from_padding_config(&config)).unwrap();
+        let out = [plan.out_shape()[0], plan.out_shape()[1]];
+        assert_eq!(out, [8, 12]);
+        let w = values(out[0] * out[1], 4.0);
+        let x = tensor(&values(20, 0.0), shape).require_grad();
+        let y = pad.pad_interior(x.clone(), &config, 0.0).unwrap();
+        let grads = (y * tensor(&w, out)).sum().backward();
+        let got = x.grad(&grads).unwrap().into_data();
+        let grad_out = wgpu_pad::Tensor::from_bytes(dtype, out.to_vec(), to_bytes(&w)).unwrap();
+        let want = wgpu_pad::cpu::pad_backward(&plan, &grad_out).unwrap();
+        assert_eq!(got.as_bytes(), want.bytes().unwrap(), "{dtype}");
+        // Row 0 of the input was cropped away (it sat at -1): its gradient is zero.
+        assert!(got.as_bytes()[..5 * dtype.width().bytes().unwrap()].iter().all(|&b| b == 0));
+    }
+}

@@ -135,6 +135,14 @@ impl Any {
         })
     }
 
+    fn pad_interior(self, pad: &BurnPad, config: &[(i64, i64, i64)], value: f64) -> Result<Any, Error> {
+        Ok(match self {
+            Any::Float(t) => Any::Float(pad.pad_interior(t, config, value)?),
+            Any::Int(t) => Any::Int(pad.pad_interior(t, config, value)?),
+            Any::Bool(t) => Any::Bool(pad.pad_interior(t, config, value)?),
+        })
+    }
+
     fn burn_pad(self, pairs: &[(usize, usize)], mode: burn::tensor::ops::PadMode) -> Any {
         match self {
             Any::Float(t) => Any::Float(t.pad(pairs, mode)),
@@ -425,4 +433,45 @@ fn inputs_written_on_another_thread() {
             .collect();
         assert_eq!(got, want, "round {round}");
     }
+}
+
+/// Interior padding (lax.pad) through the adapter: every kind, contiguous and transposed, a
+/// Burn op queued before it and one after; bit for bit the CPU path's, with crops into the
+/// dilation and a constant of the kind's own.
+#[test]
+fn pad_interior_is_the_cores_for_every_kind() {
+    let Some((device, pad)) = burn() else { return };
+    let config = [(1i64, -2i64, 2i64), (-1, 3, 1)];
+    for kind in [Kind::F32, Kind::F16, Kind::I32, Kind::Bool] {
+        let width = kind.element(0).len();
+        for transposed in [false, true] {
+            let stored_shape = if transposed { [SHAPE[0], SHAPE[2], SHAPE[1]] } else { SHAPE };
+            let stored: Vec<Vec<u8>> = (0..SHAPE.iter().product()).map(|i| kind.element(i)).collect();
+            let mut x = Any::from_elements(kind, stored_shape, &stored, device);
+            if transposed {
+                x = x.transpose();
+            }
+            let logical: Vec<u8> = (0..SHAPE.iter().product::<usize>())
+                .flat_map(|i| {
+                    let (a, r, c) = (i / (SHAPE[1] * SHAPE[2]), i / SHAPE[2] % SHAPE[1], i % SHAPE[2]);
+                    let s = if transposed { (a * SHAPE[2] + c) * SHAPE[1] + r } else { i };
+                    let mut e = stored[s].clone();
+                    kind.negate(&mut e);
+                    e
+                })
+                .collect();
+            let value = if kind == Kind::Bool { 1.0 } else { -3.0 };
+            let full = [(0, 0, 0), config[0], config[1]];
+            let request = wgpu_pad::PadRequest::from_padding_config(&full).constant(value);
+            let plan = wgpu_pad::PadPlan::new(kind.onnx(), &SHAPE, &request).unwrap();
+            let input = wgpu_pad::Tensor::from_bytes(kind.onnx(), SHAPE.to_vec(), logical).unwrap();
+            let mut want = cpu::pad(&plan, &input).unwrap().bytes().unwrap().to_vec();
+            want.chunks_mut(width).for_each(|e| kind.negate(e));
+            let padded = x.negate().pad_interior(pad, &config, value).unwrap();
+            // 5 by 2 between is 13, 1 before and -2 after: 12; 7 by 1 between is 13, -1 and 3: 15.
+            assert_eq!(padded.dims(), [2, 12, 15], "{kind:?}");
+            assert!(padded.negate().bytes() == want, "{kind:?} transposed={transposed}: differs from the CPU path");
+        }
+    }
+    pad.kernel().pop_errors_blocking().unwrap();
 }

@@ -91,12 +91,24 @@ fn fused_functions_and_programs_take_interior_plans() {
     let zero =
         PadPlan::new(DataType::Float32, &[2, 3], &PadRequest::new(vec![0, 1, 0, 0]).interior(vec![0, 0])).unwrap();
     assert!(!Program::new(&zero, &dense(i), &dense(o), &limits).unwrap().label().contains("interior"));
-    // 2^24 + 1 int32 dilated by 1, and one more: 2^25 + 2 elements, past a WebGPU binding.
+    // 2^24 + 1 int32 dilated by 1, and one more: 2^25 + 2 elements, past a WebGPU binding:
+    // windows of the axis, each binding inside the device's.
     let big = PadPlan::new(DataType::Int32, &[(1 << 24) + 1], &PadRequest::new(vec![0, 1]).interior(vec![1])).unwrap();
     let (i, o) = big.byte_sizes().unwrap();
     let limits = DeviceLimits { max_buffer: 1 << 40, ..limits };
-    let e = Program::new(&big, &dense(i), &dense(o), &limits).unwrap_err();
+    let program = Program::new(&big, &dense(i), &dense(o), &limits).unwrap();
+    assert_eq!(program.dispatches().len(), 2);
+    for d in program.dispatches() {
+        assert!(d.output().1 <= limits.max_binding && d.input().unwrap().1 <= limits.max_binding, "{d:?}");
+    }
+    // 8-bit windows start on a word: an output at an odd byte has none, a GpuLimit.
+    let bytes =
+        PadPlan::new(DataType::Uint8, &[(1 << 27) + 1], &PadRequest::new(vec![0, 1]).interior(vec![1])).unwrap();
+    let odd = BufferView { offset: 1, strides: None, end: (1 << 28) + 8, buffer_size: (1 << 28) + 8 };
+    let e = Program::new(&bytes, &dense((1 << 27) + 1), &odd, &limits).unwrap_err();
     assert!(matches!(e, PadError::GpuLimit { limit: wgpu_pad::GpuLimit::Windows, .. }), "{e}");
+    let at_zero = BufferView { offset: 0, ..odd };
+    assert!(Program::new(&bytes, &dense((1 << 27) + 1), &at_zero, &limits).unwrap().dispatches().len() > 1);
 }
 
 /// Through `PadKernel` into views at offsets in larger buffers: an 8-bit output at an odd byte
@@ -402,4 +414,65 @@ fn interior_gradients_on_the_gpu_are_the_cpus() {
         })
         .unwrap();
     assert!(ran.load(Relaxed) > 300, "{ran:?}");
+}
+
+/// Past a binding (a device of 4 KiB bindings), windows of an axis: several dispatches, bit for
+/// bit the CPU path's, every width, with crops into the dilation and runs no input lands in.
+#[test]
+fn interior_pads_past_a_binding_run_in_windows() {
+    let Some(gpu) = common::gpu_small_bindings() else { return };
+    // Rows past a binding on their own: windows of the inner axis, each of one outer index
+    // (every other one the constant), the last case.
+    type Case = (DataType, &'static [usize], &'static [(i64, i64, i64)]);
+    let cases: [Case; 6] = [
+        (DataType::Float32, &[40, 9], &[(1, -2, 2), (0, 1, 1)]),
+        (DataType::Uint8, &[30, 50], &[(0, 3, 1), (2, 0, 1)]),
+        (DataType::Float16, &[3, 20, 26], &[(0, 0, 0), (-3, 60, 2), (1, 1, 0)]),
+        (DataType::Complex128, &[9, 4], &[(0, 0, 3), (1, 1, 1)]),
+        (DataType::Int64, &[1, 200], &[(0, 0, 0), (0, 0, 2)]),
+        (DataType::Float32, &[3, 300], &[(1, 0, 1), (0, -7, 0)]),
+    ];
+    for (dtype, shape, config) in cases {
+        let plan = PadPlan::new(dtype, shape, &PadRequest::from_padding_config(config)).unwrap();
+        assert!(plan.byte_sizes().unwrap().1 > common::SMALL_BINDING, "{dtype} {shape:?}: fits one binding");
+        let x = common::pattern(dtype, shape, 5);
+        let (got, dispatches) = common::pad_on_kernel(gpu, &plan, &x);
+        assert!(dispatches > 1, "{dtype} {shape:?}: {dispatches} dispatch");
+        assert_eq!(got, cpu::pad(&plan, &x).unwrap().bytes().unwrap(), "{dtype} {shape:?}");
+        let padded = gpu.pad_blocking(&plan, &x).unwrap();
+        assert_eq!(padded.path, ExecPath::Gpu, "{dtype} {shape:?}");
+    }
+    // The 8-bit case's windows (rows of 101 bytes): each starts on a word, so no two write one,
+    // and together they hold the output's elements once.
+    let plan = PadPlan::new(DataType::Uint8, &[30, 50], &PadRequest::from_padding_config(cases[1].2)).unwrap();
+    let limits = DeviceLimits::from(&gpu.device().limits());
+    let (i, o) = plan.byte_sizes().unwrap();
+    let dense = |bytes: u64| BufferView::dense(0, bytes.next_multiple_of(4));
+    let program = Program::new(&plan, &dense(i), &dense(o), &limits).unwrap();
+    let word = |p: &[u8], at: usize| u32::from_le_bytes(p[4 * at..4 * at + 4].try_into().unwrap()) as u64;
+    let mut elems = 0;
+    for d in program.dispatches() {
+        // Params: rank, count, first (element 0's place in the binding), elems.
+        let start = d.output().0 + word(d.params(), 2);
+        assert_eq!(start % 4, 0, "a window starts at byte {start}");
+        elems += word(d.params(), 3);
+    }
+    assert_eq!((program.dispatches().len() > 1, elems), (true, plan.out_len() as u64));
+    // 16-bit rows of an odd number of elements: every window would share a word with the
+    // next, so none is made; GpuContext pads it on the CPU path, and says why.
+    let plan = PadPlan::new(
+        DataType::Float16,
+        &[3, 20, 25],
+        &PadRequest::from_padding_config(&[(0, 0, 0), (-3, 60, 2), (1, 1, 0)]),
+    )
+    .unwrap();
+    let x = common::pattern(DataType::Float16, &[3, 20, 25], 6);
+    let padded = gpu.pad_blocking(&plan, &x).unwrap();
+    assert!(
+        matches!(&padded.path, ExecPath::CpuFallback { reason } if reason.contains("binding")),
+        "{:?}",
+        padded.path
+    );
+    assert_eq!(padded.tensor, cpu::pad(&plan, &x).unwrap());
+    common::assert_no_gpu_errors();
 }

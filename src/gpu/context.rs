@@ -287,11 +287,10 @@ impl GpuContext {
     }
 
     /// Pads `input`: uploads it, runs the pad, downloads the output. Where the GPU path
-    /// cannot run the plan (strings, 4-bit types, sizes or ranks past the device's limits,
-    /// interior padding past one binding), the CPU path runs it instead, with a warning, and [`Padded::path`]
-    /// says why. Sizes are checked before anything is uploaded. On native targets a
-    /// short-lived thread drives wgpu until the output can be read, so the awaiting task never
-    /// blocks its executor.
+    /// cannot run the plan (strings, 4-bit types, sizes or ranks past the device's limits),
+    /// the CPU path runs it instead, with a warning, and [`Padded::path`] says why. Sizes are
+    /// checked before anything is uploaded. On native targets a short-lived thread drives wgpu
+    /// until the output can be read, so the awaiting task never blocks its executor.
     pub async fn pad(&self, plan: &PadPlan, input: &Tensor) -> Result<Padded> {
         self.pad_waiting(plan, input, Wait::OnHelper).await
     }

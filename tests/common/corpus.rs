@@ -77,7 +77,12 @@ pub fn cases() -> Vec<Case> {
 /// The interior-padding corpus (`tests/data/interior/cases`, made by its `generate.py`); none
 /// where it is absent (the published package).
 pub fn interior_cases() -> Vec<Case> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/interior/cases");
+    // This crate's copy, or the workspace root's for a crate under integrations/.
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut dir = manifest.join("tests/data/interior/cases");
+    if !dir.is_dir() && manifest.parent().is_some_and(|p| p.ends_with("integrations")) {
+        dir = manifest.join("../../tests/data/interior/cases");
+    }
     if !dir.is_dir() {
         eprintln!("no interior corpus at {}: nothing to run", dir.display());
         return Vec::new();

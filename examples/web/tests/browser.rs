@@ -445,6 +445,26 @@ async fn corpus_through_javascript_webgpu() {
     }
 }
 
+/// The interior-padding corpus through the JavaScript host: the interior kernel's programs run
+/// by the page's own WebGPU, on WebGPU's default limits.
+#[wasm_bindgen_test]
+async fn interior_corpus_through_javascript_webgpu() {
+    let mut passed = 0;
+    for case in INTERIOR_CASES {
+        let (json, dtype, input, plan) = parse_case(case).unwrap();
+        let (Some("ok"), Ok(plan)) = (json["expect"].as_str(), plan) else { continue };
+        if !dtype.gpu_capable() {
+            continue;
+        }
+        let want = tensor(case.expected.unwrap(), dtype);
+        let (bytes, _) = pad_in_javascript(&plan, input.bytes().unwrap(), &DeviceLimits::WEBGPU_DEFAULT).await.unwrap();
+        assert!(bytes == want.bytes().unwrap(), "{}: the JavaScript host's output differs", case.name);
+        passed += 1;
+    }
+    assert!(passed >= 40, "only {passed} interior cases through the JavaScript host");
+    console_log!("JavaScript host: {passed} interior cases passed");
+}
+
 /// A convolution through the fused pad functions (parameters bound, and baked) equals our pad
 /// followed by the same convolution, bit for bit under Tint, every mode: an image padded by
 /// 1, crops with pads wider than the axis, and audio framing (f32 [1,1,16000] padded by 512).

@@ -115,6 +115,42 @@ fn the_corpus_runs_bit_for_bit_through_program_on_wgpu_29() {
     assert!(host.pipeline_count() > 10, "{} pipelines", host.pipeline_count());
 }
 
+/// The interior-padding corpus (lax.pad's) through `Program` on wgpu 29: its own kernel, and
+/// windows on 1 KiB bindings (a case no window can take is refused with a `GpuLimit`, which a
+/// host runs on the CPU path).
+#[test]
+fn the_interior_corpus_runs_through_program_on_wgpu_29() {
+    let Some((device, queue)) = device() else { return };
+    let host = Host::new(&device);
+    let limits = device_limits(&device);
+    let cases = corpus::interior_cases();
+    for limits in [limits, DeviceLimits { max_binding: 1024, ..limits }] {
+        let mut on_gpu = 0;
+        let failures = corpus::run_cases(&cases, |case, plan| {
+            let (in_bytes, out_bytes) = plan.byte_sizes().unwrap_or((0, 0));
+            let dense = |bytes: u64| BufferView::dense(0, bytes.next_multiple_of(4).max(4));
+            let program = match Program::new(plan, &dense(in_bytes), &dense(out_bytes), &limits) {
+                Err(wgpu_pad::PadError::GpuLimit { .. } | wgpu_pad::PadError::Unsupported { .. }) => {
+                    return cpu::pad(plan, &case.input)
+                }
+                other => other?,
+            };
+            let input = storage(&device, case.input.bytes().unwrap());
+            let output = storage(&device, &vec![0; out_bytes.next_multiple_of(4).max(4) as usize]);
+            let mut enc = device.create_command_encoder(&Default::default());
+            host.record(&mut enc, &program, &input, &output).expect("recorded");
+            queue.submit([enc.finish()]);
+            on_gpu += 1;
+            let bytes = read(&device, &queue, &output);
+            Tensor::from_bytes(plan.dtype(), plan.out_shape().to_vec(), bytes[..out_bytes as usize].to_vec())
+        });
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+        if !cases.is_empty() {
+            corpus::check_count("interior cases through Program on wgpu 29", on_gpu, 40, 0);
+        }
+    }
+}
+
 /// Views at offsets in larger buffers (an engine's pooled tensors): the output lands at its
 /// offset, every byte around it is left as it was, in every mode and width.
 #[test]

@@ -59,6 +59,14 @@ fn complex_as_parts(
     grad_in: &BufferView,
     limits: &DeviceLimits,
 ) -> Result<Program> {
+    let rank = plan.in_shape().len();
+    if rank >= MAX_RANK {
+        // Said here: the parts' plan would name its own rank, one more than the caller's.
+        return Err(limit(
+            GpuLimit::Rank,
+            format!("complex64 of {rank} axes: its gradient runs as float32 with one more axis (its parts), and the GPU's gradient takes at most {MAX_RANK}"),
+        ));
+    }
     let shape: Vec<usize> = plan.in_shape().iter().copied().chain([2]).collect();
     let (begins, ends) = (plan.begins().iter().copied().chain([0]), plan.ends().iter().copied().chain([0]));
     let request =
@@ -347,6 +355,13 @@ mod tests {
         let too_far = [u64::MAX / 2 + 1, 1];
         let e = Program::backward(&c, &view(&too_far), &dense(0, i), &limits).unwrap_err();
         assert!(matches!(e, PadError::InvalidView { which: Side::Input, .. }), "{e}");
+        // At the rank limit the parts' axis is one too many: a GpuLimit naming the caller's rank.
+        let deep = PadPlan::new(DataType::Complex64, &[1; MAX_RANK], &request(vec![0; 2 * MAX_RANK])).unwrap();
+        let e = Program::backward(&deep, &dense(0, 8), &dense(0, 8), &limits).unwrap_err();
+        assert!(matches!(e, PadError::GpuLimit { limit: GpuLimit::Rank, .. }), "{e}");
+        assert!(e.to_string().contains("complex64 of 16 axes"), "{e}");
+        let below = PadPlan::new(DataType::Complex64, &[1; MAX_RANK - 1], &request(vec![0; 2 * MAX_RANK - 2])).unwrap();
+        assert!(Program::backward(&below, &dense(0, 8), &dense(0, 8), &limits).is_ok());
     }
 
     #[test]

@@ -8,7 +8,8 @@ Written in plain Python (no numpy here) over flat lists. Run from anywhere:
 
     python3 tests/data/interior/generate.py
 
-The cases are deterministic (a fixed seed); the script overwrites cases/.
+The cases are deterministic (a fixed seed); the script overwrites cases/. check_numpy.py
+checks them against numpy's own slice assignment, where numpy is installed.
 """
 
 import itertools

@@ -209,29 +209,7 @@ fn crop_or_pad() -> impl Strategy<Value = i64> {
 }
 
 fn random_input(c: &Case) -> Tensor {
-    let n: usize = c.shape.iter().product();
-    let mut state = c.seed | 1;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
-    match c.dtype {
-        DataType::String => {
-            Tensor::from_strings(c.shape.clone(), (0..n).map(|_| format!("s{}", next() % 100)).collect())
-        }
-        DataType::Bool => Tensor::from_bytes(c.dtype, c.shape.clone(), (0..n).map(|_| (next() & 1) as u8).collect()),
-        DataType::Uint4 => {
-            let elems: Vec<u8> = (0..n).map(|_| (next() & 0x0f) as u8).collect();
-            Tensor::from_bytes(c.dtype, c.shape.clone(), wgpu_pad::pack_nibbles(&elems))
-        }
-        t => {
-            let w = t.width().bytes().unwrap();
-            Tensor::from_bytes(t, c.shape.clone(), (0..n * w).map(|_| next() as u8).collect())
-        }
-    }
-    .unwrap()
+    common::random_tensor(c.dtype, &c.shape, c.seed)
 }
 
 fn request(c: &Case) -> PadRequest {
@@ -249,19 +227,10 @@ fn request(c: &Case) -> PadRequest {
     r
 }
 
-fn seed() -> u64 {
-    let seed = match std::env::var("WGPU_PAD_PROPTEST_SEED") {
-        Ok(s) => s.parse().expect("WGPU_PAD_PROPTEST_SEED: a number"),
-        Err(_) => std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64,
-    };
-    eprintln!("property cases from seed {seed}: WGPU_PAD_PROPTEST_SEED={seed} reruns them");
-    seed
-}
-
 fn runner() -> TestRunner {
     let rng = proptest::test_runner::TestRng::from_seed(
         proptest::test_runner::RngAlgorithm::ChaCha,
-        &[seed().to_le_bytes(), [0; 8], [0; 8], [0; 8]].concat(),
+        &[common::proptest_seed().to_le_bytes(), [0; 8], [0; 8], [0; 8]].concat(),
     );
     TestRunner::new_with_rng(Config { cases: 600, failure_persistence: None, ..Config::default() }, rng)
 }

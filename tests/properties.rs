@@ -129,30 +129,7 @@ fn long_rows() -> impl Strategy<Value = Case> {
 
 /// Random data of the case's type.
 fn input(c: &Case) -> Tensor {
-    let n: usize = c.shape.iter().product();
-    let mut state = c.seed | 1;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
-    match c.dtype {
-        DataType::String => {
-            Tensor::from_strings(c.shape.clone(), (0..n).map(|_| format!("s{}", next() % 1000)).collect()).unwrap()
-        }
-        DataType::Bool => {
-            Tensor::from_bytes(c.dtype, c.shape.clone(), (0..n).map(|_| (next() & 1) as u8).collect()).unwrap()
-        }
-        DataType::Int4 => {
-            let elems: Vec<u8> = (0..n).map(|_| (next() & 0x0f) as u8).collect();
-            Tensor::from_bytes(c.dtype, c.shape.clone(), wgpu_pad::pack_nibbles(&elems)).unwrap()
-        }
-        t => {
-            let w = t.width().bytes().unwrap();
-            Tensor::from_bytes(t, c.shape.clone(), (0..n * w).map(|_| next() as u8).collect()).unwrap()
-        }
-    }
+    common::random_tensor(c.dtype, &c.shape, c.seed)
 }
 
 /// The default constant as ONNX's specification gives it, written out rather than taken from
@@ -181,17 +158,6 @@ fn constant(c: &Case) -> Option<Tensor> {
     })
 }
 
-/// The seed of this run's cases: `WGPU_PAD_PROPTEST_SEED` if set (to rerun a failure), else
-/// a new one, printed either way so that any failure can be rerun exactly.
-fn seed() -> u64 {
-    let seed = match std::env::var("WGPU_PAD_PROPTEST_SEED") {
-        Ok(s) => s.parse().expect("WGPU_PAD_PROPTEST_SEED: a number"),
-        Err(_) => std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64,
-    };
-    eprintln!("property cases from seed {seed}: WGPU_PAD_PROPTEST_SEED={seed} reruns them");
-    seed
-}
-
 fn check(path: common::PadPath, cases: impl Strategy<Value = Case>, count: u32, refusals_required: bool) {
     use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
     let ran = AtomicU32::new(0);
@@ -200,7 +166,7 @@ fn check(path: common::PadPath, cases: impl Strategy<Value = Case>, count: u32, 
     let (empty_axis, past_length) = (AtomicU32::new(0), AtomicU32::new(0));
     let rng = proptest::test_runner::TestRng::from_seed(
         proptest::test_runner::RngAlgorithm::ChaCha,
-        &[seed().to_le_bytes(), [0; 8], [0; 8], [0; 8]].concat(),
+        &[common::proptest_seed().to_le_bytes(), [0; 8], [0; 8], [0; 8]].concat(),
     );
     let config = Config { cases: count, failure_persistence: None, ..Config::default() };
     let mut runner = TestRunner::new_with_rng(config, rng);

@@ -177,6 +177,20 @@ const SHAPE: [usize; 3] = [2, 5, 7];
 /// than the axis in Burn (not in ONNX): these are.
 const PAIRS: [(i64, i64); 2] = [(1, 3), (4, 2)];
 
+/// The elements of the tensor of `SHAPE` stored as `stored` (its transpose's view of them,
+/// where `transposed`), in logical order, negated as Burn's `neg` negates them.
+fn negated_logical(kind: Kind, stored: &[Vec<u8>], transposed: bool) -> Vec<u8> {
+    (0..SHAPE.iter().product::<usize>())
+        .flat_map(|i| {
+            let (a, r, c) = (i / (SHAPE[1] * SHAPE[2]), i / SHAPE[2] % SHAPE[1], i % SHAPE[2]);
+            let s = if transposed { (a * SHAPE[2] + c) * SHAPE[1] + r } else { i };
+            let mut e = stored[s].clone();
+            kind.negate(&mut e);
+            e
+        })
+        .collect()
+}
+
 /// One mode and kind, contiguous and transposed: x queued, negated by Burn, padded, negated
 /// again by Burn, then read. Both results bit-exact against the CPU path, and against
 /// Burn's pad where Burn has the mode.
@@ -202,15 +216,7 @@ fn check(kind: Kind, mode: Mode) {
             assert_eq!(x.strides(), if transposed { view } else { contiguous }, "{kind:?}");
         }
         // The logical elements, negated as Burn's op before the pad will.
-        let logical: Vec<u8> = (0..SHAPE.iter().product::<usize>())
-            .flat_map(|i| {
-                let (a, r, c) = (i / (SHAPE[1] * SHAPE[2]), i / SHAPE[2] % SHAPE[1], i % SHAPE[2]);
-                let s = if transposed { (a * SHAPE[2] + c) * SHAPE[1] + r } else { i };
-                let mut e = stored[s].clone();
-                kind.negate(&mut e);
-                e
-            })
-            .collect();
+        let logical = negated_logical(kind, &stored, transposed);
 
         let value = if kind == Kind::Bool { 1.0 } else { -3.0 };
         let ours = if mode == Mode::Constant { PadMode::Constant(value.into()) } else { mode.into() };
@@ -451,15 +457,7 @@ fn pad_interior_is_the_cores_for_every_kind() {
             if transposed {
                 x = x.transpose();
             }
-            let logical: Vec<u8> = (0..SHAPE.iter().product::<usize>())
-                .flat_map(|i| {
-                    let (a, r, c) = (i / (SHAPE[1] * SHAPE[2]), i / SHAPE[2] % SHAPE[1], i % SHAPE[2]);
-                    let s = if transposed { (a * SHAPE[2] + c) * SHAPE[1] + r } else { i };
-                    let mut e = stored[s].clone();
-                    kind.negate(&mut e);
-                    e
-                })
-                .collect();
+            let logical = negated_logical(kind, &stored, transposed);
             let value = if kind == Kind::Bool { 1.0 } else { -3.0 };
             let full = [(0, 0, 0), config[0], config[1]];
             let request = wgpu_pad::PadRequest::from_padding_config(&full).constant(value);

@@ -267,17 +267,8 @@ impl Roofline {
 pub fn bytes_moved(plan: &PadPlan) -> u64 {
     let elem = plan.dtype().width().bytes().unwrap_or(0) as u64;
     // The input elements that land in the output: those the crops leave, every interior
-    // padding's `interior + 1`-th place of the dilated axis.
-    let kept: u64 = (0..plan.in_shape().len())
-        .map(|d| {
-            let (n, b, e, k) = (plan.in_shape()[d] as i64, plan.begins()[d], plan.ends()[d], plan.interior()[d] as i64);
-            let dilated = if n == 0 { 0 } else { n + (n - 1) * k };
-            let (first, last) = ((-b).max(0), dilated - 1 - (-e).max(0));
-            // Input elements at 0, k + 1, 2(k + 1), ... of the dilated axis, within [first, last].
-            let count = if last < first { 0 } else { last.div_euclid(k + 1) - (first + k).div_euclid(k + 1) + 1 };
-            count.clamp(0, n) as u64
-        })
-        .product();
+    // padding's `interior + 1`-th place of the dilated axis (the plan's lattice of each axis).
+    let kept: u64 = (0..plan.in_shape().len()).map(|d| plan.lattice(d).count as u64).product();
     kept * elem + plan.byte_sizes().map_or(0, |(_, out)| out)
 }
 

@@ -12,7 +12,7 @@ use crate::error::{GpuLimit, PadError, Result, Side};
 use crate::mode::Mode;
 use crate::plan::{PadPlan, PadRequest};
 
-use super::checks::{binding, check_device, check_view_bounds, limit, view};
+use super::checks::{binding, check_device, check_view_bounds, grid, limit, view};
 use super::kernels::{GradientElement, Shader};
 use super::params::{magic_divisor, BackAxis, BackParams, Params, INDEX_LIMIT, MAX_RANK};
 use super::program::{BufferView, DeviceLimits, Dispatch, Program};
@@ -278,11 +278,7 @@ fn one_dispatch(plan: &PadPlan, grad_out: &BufferView, grad_in: &BufferView, lim
     }
     // A lane an element, or a workgroup an element where its sums are split.
     let groups = if split { count } else { count.div_ceil(super::params::WORKGROUP as u64) };
-    let x = groups.min(limits.max_groups as u64).max(1);
-    let workgroups = [x as u32, groups.div_ceil(x) as u32, 1];
-    if workgroups[1] as u64 > limits.max_groups as u64 {
-        return Err(limit(GpuLimit::IndexRange, format!("{count} elements need more workgroups than the grid holds")));
-    }
+    let workgroups = grid(groups, limits, count, "elements")?;
     let params: Params = bytemuck::cast(p);
     program.dispatches.push(Dispatch { params, workgroups, input, output });
     Ok(program)

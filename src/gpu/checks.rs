@@ -1,6 +1,6 @@
 //! The checks of a pad against the device's limits before any layout, shared by the layouts
-//! (`layout`, `backward`, `interior`): the device's own limits, a view's bounds, and a view's
-//! one binding.
+//! (`layout`, `backward`, `interior`): the device's own limits, a view's bounds, a view's one
+//! binding, and a grid of workgroups.
 
 use crate::error::{GpuLimit, PadError, Result, Side};
 use crate::plan::PadPlan;
@@ -11,6 +11,16 @@ use super::view::{invalid, View};
 /// A `GpuLimit` error.
 pub(super) fn limit(limit: GpuLimit, what: String) -> PadError {
     PadError::GpuLimit { limit, what }
+}
+
+/// The grid of `groups` workgroups (x first, y when x is full), or a `GpuLimit` naming `count`
+/// of `what` where it does not fit the device's grid.
+pub(super) fn grid(groups: u64, limits: &DeviceLimits, count: u64, what: &str) -> Result<[u32; 3]> {
+    let workgroups = super::kernels::split_grid(groups, limits.max_groups as u64);
+    if workgroups[1] as u64 > limits.max_groups as u64 {
+        return Err(limit(GpuLimit::IndexRange, format!("{count} {what} need more workgroups than the grid holds")));
+    }
+    Ok(workgroups)
 }
 
 /// A buffer view with its side, for the checks' messages.
@@ -88,4 +98,45 @@ pub(super) fn binding(v: &View, (start, end): (u64, u64), limits: &DeviceLimits,
         };
     }
     Ok((start, size))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::Program;
+    use crate::{DataType, Mode, PadRequest};
+
+    fn limits(max_groups: u32) -> DeviceLimits {
+        DeviceLimits { max_binding: 1 << 20, max_buffer: 1 << 30, storage_alignment: 256, max_groups }
+    }
+
+    #[test]
+    fn grids_fill_x_then_y_up_to_the_device_limit() {
+        assert_eq!(grid(1, &limits(4), 3, "words").unwrap(), [1, 1, 1]);
+        assert_eq!(grid(5, &limits(4), 300, "words").unwrap(), [4, 2, 1]);
+        assert_eq!(grid(16, &limits(4), 1000, "words").unwrap(), [4, 4, 1]);
+        let e = grid(17, &limits(4), 1033, "words").unwrap_err();
+        assert!(matches!(e, PadError::GpuLimit { limit: GpuLimit::IndexRange, .. }), "{e}");
+        assert!(e.to_string().contains("1033 words need more workgroups"), "{e}");
+    }
+
+    #[test]
+    fn the_gradient_and_interior_programs_fit_the_devices_grid() {
+        // 64 workgroups of 64 lanes: 8 x 8 fits, 7 x 10 does not.
+        let reflect =
+            PadPlan::new(DataType::Float32, &[64, 64], &PadRequest::new(vec![1, 1, 1, 1]).mode(Mode::Reflect)).unwrap();
+        let (i, o) = reflect.byte_sizes().unwrap();
+        let backward = |g| Program::backward(&reflect, &BufferView::dense(0, o), &BufferView::dense(0, i), &limits(g));
+        assert_eq!(backward(8).unwrap().dispatches()[0].workgroups(), [8, 8, 1]);
+        let e = backward(7).unwrap_err();
+        assert!(e.to_string().contains("4096 elements need more workgroups"), "{e}");
+        // 127 x 127 words: 253 workgroups, 16 x 16 fits, 15 x 17 does not.
+        let dilated =
+            PadPlan::new(DataType::Float32, &[64, 64], &PadRequest::new(vec![0; 4]).interior(vec![1, 1])).unwrap();
+        let (i, o) = dilated.byte_sizes().unwrap();
+        let program = |g| Program::new(&dilated, &BufferView::dense(0, i), &BufferView::dense(0, o), &limits(g));
+        assert_eq!(program(16).unwrap().dispatches()[0].workgroups(), [16, 16, 1]);
+        let e = program(15).unwrap_err();
+        assert!(e.to_string().contains("16129 words need more workgroups"), "{e}");
+    }
 }

@@ -9,7 +9,7 @@ use crate::error::{GpuLimit, PadError, Result, Side};
 use crate::mode::Mode;
 use crate::plan::{PadPlan, PadRequest};
 
-use super::checks::{binding, check_device, check_view_bounds, limit, view};
+use super::checks::{binding, check_device, check_view_bounds, grid, limit, view};
 use super::kernels::{narrow, Shader};
 use super::params::{constant_word, magic_divisor, AxisParams, Params, INDEX_LIMIT, MAX_RANK, WORKGROUP};
 use super::program::{BufferView, DeviceLimits, Dispatch, Program};
@@ -256,11 +256,7 @@ fn one_dispatch(plan: &PadPlan, input: &BufferView, output: &BufferView, limits:
         };
     }
     let groups = count.div_ceil(WORKGROUP as u64);
-    let x = groups.min(limits.max_groups as u64).max(1);
-    let workgroups = [x as u32, groups.div_ceil(x) as u32, 1];
-    if workgroups[1] as u64 > limits.max_groups as u64 {
-        return Err(limit(GpuLimit::IndexRange, format!("{count} words need more workgroups than the grid holds")));
-    }
+    let workgroups = grid(groups, limits, count, "words")?;
     program.dispatches.push(Dispatch { params: p, workgroups, input: bound_in, output: bound_out });
     Ok(program)
 }

@@ -131,12 +131,6 @@ fn groups(total: u64, g: FlatGrid, max_groups: u64) -> u64 {
     }
 }
 
-/// The grid's x and y for `groups` workgroups: x first, y when x is full.
-fn split(groups: u64, max_groups: u64) -> [u32; 3] {
-    let x = groups.min(max_groups).max(1);
-    [x as u32, groups.div_ceil(x) as u32, 1]
-}
-
 /// Whether a window of this shape fits the flat grid `g`: its elements and the last
 /// round's reach within the range the shader divides, its workgroups within the grid.
 pub(in crate::gpu) fn fits(s: &WindowShape, g: FlatGrid) -> bool {
@@ -156,7 +150,7 @@ pub(in crate::gpu) fn fits(s: &WindowShape, g: FlatGrid) -> bool {
 pub(in crate::gpu) fn grid(s: &WindowShape, params: &mut Params, g: FlatGrid) -> [u32; 3] {
     params.count = s.above(0) as u32;
     params.pack = 1;
-    split(groups(s.above(0) * s.len(0), g, s.max_groups), s.max_groups)
+    super::split_grid(groups(s.above(0) * s.len(0), g, s.max_groups), s.max_groups)
 }
 
 /// The shader's body for grid `g`, unrolled (no loop for a compiler to keep): every lane's

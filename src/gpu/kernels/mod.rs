@@ -24,6 +24,13 @@ use super::params::{Params, WgslValue, WORKGROUP};
 use super::variant::KernelVariant;
 use super::window::{Axis, WindowShape};
 use crate::error::Result;
+
+/// The grid's x and y for `groups` workgroups: x first, y when x is full (y may then pass the
+/// device's limit: the caller checks).
+pub(in crate::gpu) fn split_grid(groups: u64, max_groups: u64) -> [u32; 3] {
+    let x = groups.min(max_groups).max(1);
+    [x as u32, groups.div_ceil(x) as u32, 1]
+}
 use crate::plan::PadPlan;
 
 /// The lanes a grid sized to the device fills (the `device-grid` variants): an NVIDIA H100's

@@ -273,11 +273,16 @@ fn element_on_lane(e: u32) {
         return;
     }
     let at = element(e);
+    if (at.z == 0u) {
+        // No axis is touched: the element is its one image, bits and all.
+        copy_element(at.y, at.x);
+        return;
+    }
     var v = 0.0;
     if (at.w == 1u) {
         v = nest(0u, at.x);
     }
-    store_dst(at.y, plus_zero(v, at.z == 1u));
+    store_dst(at.y, plus_zero(v, true));
 }
 
 // A workgroup an element: every lane walks the levels outside the split one alike, each

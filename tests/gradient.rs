@@ -37,7 +37,7 @@ fn random_plan_of(dtype: DataType, rng: &mut Rng) -> Option<PadPlan> {
 
 /// A gradient of `plan`'s output shape in its type (float32, complex64, float16 or bfloat16),
 /// values of every magnitude the type holds without overflow, so that no two orders of a sum
-/// round alike.
+/// round alike; a float8's, every pattern it has.
 fn random_gradient(plan: &PadPlan, rng: &mut Rng) -> Tensor {
     let exponents = if plan.dtype() == DataType::Float16 { 24 } else { 40 };
     let parts = if plan.dtype() == DataType::Complex64 { 2 } else { 1 };
@@ -57,7 +57,11 @@ fn random_gradient(plan: &PadPlan, rng: &mut Rng) -> Tensor {
         DataType::Complex64 => {
             Tensor::from_bytes(DataType::Complex64, shape, bytemuck::cast_slice(&g).to_vec()).unwrap()
         }
-        _ => Tensor::from_slice(DataType::Float32, shape, &g).unwrap(),
+        DataType::Float32 => Tensor::from_slice(DataType::Float32, shape, &g).unwrap(),
+        // A float8: any of its 256 patterns (infinities and NaNs too).
+        float8 => {
+            Tensor::from_bytes(float8, shape, (0..plan.out_len()).map(|_| rng.next(256) as u8).collect()).unwrap()
+        }
     }
 }
 
@@ -74,6 +78,80 @@ fn the_gpus_gradient_is_the_cpus_bit_for_bit() {
 fn half_precision_gradients_are_the_cpus_bit_for_bit() {
     each_types_gradient_is_the_cpus(DataType::Float16, 250);
     each_types_gradient_is_the_cpus(DataType::Bfloat16, 250);
+}
+
+/// The same for the float8s (but float8e8m0), four to a word, each sum taken in f32 and rounded
+/// to the type at every addition (past its range to its infinity or NaN) as the CPU path adds.
+#[test]
+fn float8_gradients_are_the_cpus_bit_for_bit() {
+    for dtype in FLOAT8S {
+        each_types_gradient_is_the_cpus(dtype, 150);
+    }
+}
+
+const FLOAT8S: [DataType; 4] =
+    [DataType::Float8e4m3fn, DataType::Float8e4m3fnuz, DataType::Float8e5m2, DataType::Float8e5m2fnuz];
+
+/// A float8 addition for every pair of patterns, on the GPU as on the CPU: [65536] wrapped by
+/// 65536 after, so element k sums 0 + b (its pad image, 65536 + k) then + a (its kept one),
+/// a = k's low byte and b its high byte: rounding, ties, subnormals, overflow to infinity or
+/// NaN, NaNs, signed zeros.
+#[test]
+fn float8_sums_are_the_cpus_for_every_pair_of_patterns() {
+    let Some(ctx) = gpu() else { return };
+    let n = 1usize << 16;
+    for dtype in FLOAT8S {
+        let plan = PadPlan::new(dtype, &[n], &PadRequest::new(vec![0, n as i64]).mode(Mode::Wrap)).unwrap();
+        let bytes: Vec<u8> = (0..n).map(|k| k as u8).chain((0..n).map(|k| (k >> 8) as u8)).collect();
+        let grad = Tensor::from_bytes(dtype, vec![2 * n], bytes).unwrap();
+        let got = ctx.pad_backward_blocking(&plan, &grad).unwrap();
+        assert_eq!(got.path, ExecPath::Gpu, "{dtype}");
+        let (got, want) = (got.tensor, cpu::pad_backward(&plan, &grad).unwrap());
+        let (got, want) = (got.bytes().unwrap(), want.bytes().unwrap());
+        if let Some(k) = (0..n).find(|&k| got[k] != want[k]) {
+            panic!(
+                "{dtype}: {:#04x} + {:#04x} is {:#04x} on the GPU, {:#04x} on the CPU",
+                k >> 8,
+                k & 0xff,
+                got[k],
+                want[k]
+            );
+        }
+    }
+    common::assert_no_gpu_errors();
+}
+
+/// A plan that pads and crops nothing: its gradient is grad_out bit for bit, a NaN's payload
+/// and a signalling NaN too (no sum touches an element, so nothing rounds it): every pattern
+/// of the 16- and 8-bit types, float32's signalling NaNs, on the GPU as on the CPU.
+#[test]
+fn gradients_of_plans_that_change_nothing_keep_every_bit() {
+    let Some(ctx) = gpu() else { return };
+    let patterns = |dtype: DataType| -> Vec<u8> {
+        match dtype.width().bytes().unwrap() {
+            1 => (0..=255u8).collect(),
+            2 => (0..=u16::MAX).step_by(7).chain([0x7c01, 0xfc01, 0x7f81, 0xff81]).flat_map(u16::to_le_bytes).collect(),
+            _ => [0x7f80_0001u32, 0xff80_0001, 0x7fc0_0001, 1, 0x8000_0000]
+                .iter()
+                .flat_map(|v| v.to_le_bytes())
+                .collect(),
+        }
+    };
+    for dtype in [DataType::Float32, DataType::Float16, DataType::Bfloat16].into_iter().chain(FLOAT8S) {
+        let bytes = patterns(dtype);
+        let n = bytes.len() / dtype.width().bytes().unwrap();
+        let plan = PadPlan::new(dtype, &[n], &PadRequest::new(vec![0, 0]).mode(Mode::Reflect)).unwrap();
+        let grad = Tensor::from_bytes(dtype, vec![n], bytes.clone()).unwrap();
+        let got = ctx.pad_backward_blocking(&plan, &grad).unwrap();
+        assert_eq!(got.path, ExecPath::Gpu, "{dtype}");
+        assert_eq!(cpu::pad_backward(&plan, &grad).unwrap().bytes().unwrap(), &bytes[..], "{dtype}: the CPU's");
+        let got = got.tensor;
+        let got = got.bytes().unwrap();
+        if let Some(i) = (0..bytes.len()).find(|&i| got[i] != bytes[i]) {
+            panic!("{dtype}: byte {i} is {:#04x}, was {:#04x}", got[i], bytes[i]);
+        }
+    }
+    common::assert_no_gpu_errors();
 }
 
 /// The same for complex64: its real and imaginary parts, each summed alone, on the GPU as
@@ -205,7 +283,8 @@ fn strided_views_of_the_engines_buffers() {
     common::assert_no_gpu_errors();
 }
 
-/// What has no gradient is refused by name; other float types run on the CPU path and say so.
+/// What has no gradient is refused by name; float64 and complex128 run on the CPU path and say
+/// so; the float8s on the GPU.
 #[test]
 fn other_types_fall_back_or_are_refused() {
     let Some(ctx) = gpu() else { return };
@@ -218,24 +297,25 @@ fn other_types_fall_back_or_are_refused() {
     let pairs = PadPlan::new(DataType::Complex128, &[3], &PadRequest::new(vec![1, 1]).mode(Mode::Edge)).unwrap();
     let got = ctx.pad_backward_blocking(&pairs, &Tensor::zeros(DataType::Complex128, vec![5]).unwrap()).unwrap();
     assert!(matches!(got.path, ExecPath::CpuFallback { .. }), "{:?}", got.path);
-    // The float8s on the CPU path (1, 2, 3 by edge: 1 + 1 + 1, 2, 3 + 3 in float8e5m2).
+    // The float8s on the GPU (1, 2, 3 by edge: 1 + 1 + 1, 2, 3 + 3 in float8e5m2).
     let f8 = PadPlan::new(DataType::Float8e5m2, &[3], &PadRequest::new(vec![2, 1]).mode(Mode::Edge)).unwrap();
     let grad = Tensor::from_bytes(DataType::Float8e5m2, vec![6], vec![0x3c, 0x3c, 0x3c, 0x40, 0x42, 0x42]).unwrap();
     let got = ctx.pad_backward_blocking(&f8, &grad).unwrap();
-    assert!(matches!(got.path, ExecPath::CpuFallback { .. }), "{:?}", got.path);
+    assert_eq!(got.path, ExecPath::Gpu);
     assert_eq!(got.tensor.bytes().unwrap(), &[0x42, 0x40, 0x46], "3, 2, 6");
     let scales = PadPlan::new(DataType::Float8e8m0, &[3], &PadRequest::new(vec![1, 1]).mode(Mode::Edge)).unwrap();
     let e = ctx.pad_backward_blocking(&scales, &Tensor::zeros(DataType::Float8e8m0, vec![5]).unwrap()).unwrap_err();
     assert!(e.to_string().contains("float8e8m0"), "{e}");
 }
 
-/// 16-bit gradients in an engine's buffers: grad_out at an odd element's offset, grad_in into
-/// every other element from an odd one, so each word written holds one element of the view
-/// and one byte pair of the engine's, which stays as it was (the stores touch their own half).
+/// 16- and 8-bit gradients in an engine's buffers: grad_out at an unaligned offset, grad_in
+/// into every other element from an odd one, so each word written holds elements of the view
+/// and bytes of the engine's, which stay as they were (the stores touch their own bytes).
 #[test]
-fn half_precision_views_keep_their_neighbours_bits() {
+fn narrow_views_keep_their_neighbours_bits() {
     let Some(ctx) = gpu() else { return };
-    for dtype in [DataType::Float16, DataType::Bfloat16] {
+    for dtype in [DataType::Float16, DataType::Bfloat16].into_iter().chain(FLOAT8S) {
+        let w = dtype.width().bytes().unwrap();
         let plan = PadPlan::new(dtype, &[3, 5], &PadRequest::new(vec![1, 2, 2, 1]).mode(Mode::Symmetric)).unwrap();
         let grad = random_gradient(&plan, &mut Rng(0x1234_5678_9abc_def1));
         let out_bytes = grad.bytes().unwrap();
@@ -243,28 +323,31 @@ fn half_precision_views_keep_their_neighbours_bits() {
         stored.extend_from_slice(out_bytes);
         stored.resize(stored.len().next_multiple_of(4), 0x5a);
         let grad_out = storage(ctx, &stored);
-        // 15 elements at elements 1, 3, 5, ... of a buffer of 32 halves.
-        let grad_in = storage(ctx, &[0xa5u8; 64]);
+        // 15 elements at elements 1, 3, 5, ... of a buffer of 32.
+        let grad_in = storage(ctx, &vec![0xa5u8; 32 * w]);
         let pad = ctx
             .kernel()
             .prepare_backward(
                 &plan,
                 BufferRange::new(&grad_out, 6, out_bytes.len() as u64),
-                BufferRange::new(&grad_in, 2, 60).with_strides(&[10, 2]),
+                BufferRange::new(&grad_in, w as u64, 30 * w as u64).with_strides(&[10, 2]),
             )
             .unwrap();
         let mut encoder = ctx.device().create_command_encoder(&Default::default());
         pad.record(&mut encoder.begin_compute_pass(&Default::default()));
         ctx.queue().submit([encoder.finish()]);
-        let got = read(ctx, &grad_in, 0, 64);
+        let got = read(ctx, &grad_in, 0, 32 * w as u64);
         let want = cpu::pad_backward(&plan, &grad).unwrap();
         let want = want.bytes().unwrap();
-        for (i, pair) in got.chunks(4).enumerate() {
-            assert_eq!(pair[..2], [0xa5, 0xa5], "{dtype}: the engine's half of word {i} was written");
+        for (i, pair) in got.chunks(2 * w).enumerate() {
+            assert!(
+                pair[..w].iter().all(|&b| b == 0xa5),
+                "{dtype}: the engine's element before element {i} was written"
+            );
             if i < 15 {
-                assert_eq!(pair[2..], want[2 * i..2 * i + 2], "{dtype}: element {i}");
+                assert_eq!(pair[w..], want[w * i..w * i + w], "{dtype}: element {i}");
             } else {
-                assert_eq!(pair[2..], [0xa5, 0xa5], "{dtype}: word {i} is past the view");
+                assert!(pair[w..].iter().all(|&b| b == 0xa5), "{dtype}: pair {i} is past the view");
             }
         }
     }

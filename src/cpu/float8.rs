@@ -65,6 +65,23 @@ impl Float8 {
         })
     }
 
+    /// The magnitude past which [`round`](Self::round) overflows, and whether a value at it
+    /// keeps the largest finite value (its pattern even) rather than overflowing.
+    pub(crate) fn boundary(&self) -> (f32, bool) {
+        (self.boundary, self.max_keeps_tie)
+    }
+
+    /// Whether a magnitude past the boundary becomes the type's infinity (float8e5m2), not
+    /// its NaN.
+    pub(crate) fn overflows_to_infinity(&self) -> bool {
+        matches!(self.overflow, Overflow::Infinity)
+    }
+
+    /// The type's one NaN that a rounding gives.
+    pub(crate) fn nan(&self) -> u8 {
+        self.nan
+    }
+
     /// `a + b`, rounded to the type.
     pub(crate) fn add(&self, a: u8, b: u8) -> u8 {
         self.round(self.values[a as usize] + self.values[b as usize])

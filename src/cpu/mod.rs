@@ -73,7 +73,7 @@ impl Planes {
 
 mod backward;
 mod extend;
-mod float8;
+pub(crate) mod float8;
 mod interior;
 mod store;
 mod walk;

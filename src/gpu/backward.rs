@@ -5,7 +5,8 @@
 //! axes the pad leaves alone (a `GpuLimit` where no window fits, which
 //! `GpuContext::pad_backward` answers on the CPU path). float32, complex64 (its two parts
 //! summed alone, as float32 with one more axis), float16 and bfloat16 (16-bit elements two to
-//! a word, summed as f32 rounded to the type at every addition).
+//! a word) and the float8s but float8e8m0 (four to a word), summed as f32 rounded to the type
+//! at every addition.
 
 use crate::dtype::DataType;
 use crate::error::{GpuLimit, PadError, Result, Side};
@@ -25,8 +26,8 @@ impl Program {
     /// the plan's output shape) and writes `grad_in` (of its input shape), any strides on
     /// either side, on a device with `limits`. Each element of `grad_in` is the sum of
     /// `grad_out` over the output positions that read it, in `crate::adjoint`'s order: the
-    /// bits of `cpu::pad_backward`. float32, complex64 (its parts as float32), float16 and
-    /// bfloat16. One dispatch where both views fit a storage binding; past it, one a window
+    /// bits of `cpu::pad_backward`. float32, complex64 (its parts as float32), float16,
+    /// bfloat16 and the float8s but float8e8m0. One dispatch where both views fit a storage binding; past it, one a window
     /// of the outer axes the pad leaves alone (a batch, channels), each window's sums whole;
     /// else `PadError::GpuLimit`. Everything is checked here.
     pub fn backward(
@@ -187,7 +188,7 @@ fn windows_on(
 fn one_dispatch(plan: &PadPlan, grad_out: &BufferView, grad_in: &BufferView, limits: &DeviceLimits) -> Result<Program> {
     let Some(element) = GradientElement::of(plan.dtype()) else {
         let reason = match crate::cpu::has_gradient(plan.dtype()) {
-            true => "the GPU's gradient takes float32, complex64, float16 and bfloat16; cpu::pad_backward takes float64, complex128 and the float8s",
+            true => "the GPU's gradient takes float32, complex64, float16, bfloat16 and the float8s but float8e8m0; cpu::pad_backward takes float64 and complex128 too",
             false => "no gradient is taken of integer, bool, string, float8e8m0 or 4-bit tensors",
         };
         return Err(PadError::Unsupported { dtype: plan.dtype().name(), reason: reason.into() });

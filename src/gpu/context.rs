@@ -306,10 +306,11 @@ impl GpuContext {
     /// The gradient of `plan`'s input from `grad_out`, the gradient of its output (of the
     /// plan's type and output shape): each element the sum of `grad_out` over the output
     /// positions that read it, in the one order `wgpu_pad::adjoint` documents, so the bits are
-    /// the CPU path's (`cpu::pad_backward`) and the same on every run. float32, complex64, float16
-    /// and bfloat16 run on the GPU (one dispatch, or one a window of the outer axes the pad leaves
-    /// alone past a storage binding); the other float types, and gradients no window fits or
-    /// past a lane's sum, on the CPU path, which says so (`ExecPath::CpuFallback`).
+    /// the CPU path's (`cpu::pad_backward`) and the same on every run. float32, complex64,
+    /// float16, bfloat16 and the float8s but float8e8m0 run on the GPU (one dispatch, or one a
+    /// window of the outer axes the pad leaves alone past a storage binding); float64 and
+    /// complex128, and gradients no window fits or past a lane's sum, on the CPU path, which
+    /// says so (`ExecPath::CpuFallback`).
     /// Integer and bool tensors have no gradient.
     pub async fn pad_backward(&self, plan: &PadPlan, grad_out: &Tensor) -> Result<Padded> {
         self.backward_waiting(plan, grad_out, Wait::OnHelper).await

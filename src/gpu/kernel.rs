@@ -421,7 +421,8 @@ impl PadKernel {
 
     /// Checks that the GPU can take `plan`'s gradient with dense buffers on this device, before
     /// any buffer is made ([`Program::backward`] says what it refuses: types other than
-    /// float32, complex64, float16 and bfloat16, views past one binding, sums past a lane's bound).
+    /// float32, complex64, float16, bfloat16 and the float8s, views past one binding, sums
+    /// past a lane's bound).
     pub fn check_backward(&self, plan: &PadPlan) -> Result<()> {
         let (i, o) = plan.byte_sizes().unwrap_or((0, 0));
         let dense = |n: u64| BufferView { offset: 0, strides: None, end: n, buffer_size: n.next_multiple_of(4).max(4) };
@@ -486,8 +487,9 @@ impl PadKernel {
     /// plan's output shape) and writes `grad_in` (of its input shape), strided views included,
     /// each element the sum of `grad_out` over the positions that read it in the order
     /// `wgpu_pad::adjoint` documents: the bits of `cpu::pad_backward`, on every run. float32,
-    /// complex64, float16 and bfloat16; one dispatch, or windows of the axes the pad leaves alone past a
-    /// binding ([`Program::backward`] says what it refuses). Record it as a pad.
+    /// complex64, float16, bfloat16 and the float8s (not float8e8m0); one dispatch, or windows
+    /// of the axes the pad leaves alone past a binding ([`Program::backward`] says what it
+    /// refuses). Record it as a pad.
     pub fn prepare_backward(
         &self,
         plan: &PadPlan,

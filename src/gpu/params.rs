@@ -212,6 +212,8 @@ pub(crate) enum WgslValue {
     /// A u32 written in hex (a mask).
     Hex(u32),
     Bool(bool),
+    /// An f32, written so that WGSL reads back the same value (Rust's shortest round trip).
+    F32(f32),
 }
 
 impl std::fmt::Display for WgslValue {
@@ -221,6 +223,7 @@ impl std::fmt::Display for WgslValue {
             WgslValue::U32(v) => write!(f, "u32 = {v}u"),
             WgslValue::Hex(v) => write!(f, "u32 = {v:#x}u"),
             WgslValue::Bool(v) => write!(f, "bool = {v}"),
+            WgslValue::F32(v) => write!(f, "f32 = {v:?}f"),
         }
     }
 }

@@ -4,6 +4,8 @@
 
 use super::GradientElement;
 use crate::adjoint::{BLOCK, MAX_BLOCKS};
+use crate::cpu::float8::Float8;
+use crate::dtype::DataType;
 use crate::gpu::params::{declare, BackAxis, BackParams, WgslValue, MAX_RANK};
 use crate::mode::Mode;
 
@@ -30,28 +32,35 @@ pub(crate) fn wgsl(mode: Mode, workgroup: u32, split: bool, element: GradientEle
         Mode::Edge => include_str!("../../../shaders/backward/edge.wgsl"),
         _ => include_str!("../../../shaders/backward/periodic.wgsl"),
     };
-    // f32 elements a word each; 16-bit ones two to a word, stored by atomics (half.wgsl).
-    let (words, element_code) = match element {
-        GradientElement::Float32 => (
-            "array<f32>",
-            "fn load_src(i: u32) -> f32 {\n    return src[i];\n}\n\n\
+    // f32 elements a word each; 16-bit ones two to a word and 8-bit ones four, stored by
+    // atomics (half.wgsl, byte.wgsl).
+    let element_code = match element {
+        GradientElement::Float32 => "fn load_src(i: u32) -> f32 {\n    return src[i];\n}\n\n\
              fn store_dst(i: u32, v: f32) {\n    dst[i] = v;\n}\n\n\
+             fn copy_element(i: u32, j: u32) {\n    dst[i] = src[j];\n}\n\n\
              fn add_in_type(a: f32, b: f32) -> f32 {\n    return a + b;\n}\n"
-                .to_string(),
-        ),
-        GradientElement::Float16 | GradientElement::Bfloat16 => (
-            "array<atomic<u32>>",
-            format!(
-                "{}\n{}",
-                match element {
-                    GradientElement::Float16 => include_str!("../../../shaders/backward/float16.wgsl"),
-                    _ => include_str!("../../../shaders/backward/bfloat16.wgsl"),
-                },
-                include_str!("../../../shaders/backward/half.wgsl")
-            ),
+            .to_string(),
+        GradientElement::Float16 => [
+            include_str!("../../../shaders/backward/float16.wgsl"),
+            include_str!("../../../shaders/backward/half.wgsl"),
+        ]
+        .join("\n"),
+        GradientElement::Bfloat16 => [
+            include_str!("../../../shaders/backward/bfloat16.wgsl"),
+            include_str!("../../../shaders/backward/half.wgsl"),
+        ]
+        .join("\n"),
+        GradientElement::Float8(dtype) => format!(
+            "{}{}\n{}",
+            float8_constants(dtype),
+            include_str!("../../../shaders/backward/float8.wgsl"),
+            include_str!("../../../shaders/backward/byte.wgsl")
         ),
     };
-    let src_words = if element == GradientElement::Float32 { "array<f32>" } else { "array<u32>" };
+    let (src_words, words) = match element {
+        GradientElement::Float32 => ("array<f32>", "array<f32>"),
+        _ => ("array<u32>", "array<atomic<u32>>"),
+    };
     format!(
         "{}{}{constants}\
          @group(0) @binding(0) var<uniform> P: BackParams;\n\
@@ -63,18 +72,42 @@ pub(crate) fn wgsl(mode: Mode, workgroup: u32, split: bool, element: GradientEle
     )
 }
 
+/// A float8 type's constants for `shaders/backward/float8.wgsl`: its mantissa bits and exponent
+/// bias, whether it is an fnuz type (0x80 its NaN, no -0) or has infinities, and its rounding's
+/// overflow boundary and NaN, these two taken from the CPU path's arithmetic (`cpu::float8`).
+fn float8_constants(dtype: DataType) -> String {
+    let f8 = Float8::new(dtype).expect("a float8 type with a gradient");
+    let (mantissa, bias, fnuz) = match dtype {
+        DataType::Float8e4m3fn => (3, 7, false),
+        DataType::Float8e4m3fnuz => (3, 8, true),
+        DataType::Float8e5m2 => (2, 15, false),
+        DataType::Float8e5m2fnuz => (2, 16, true),
+        other => unreachable!("{other} is not a float8 type with a gradient"),
+    };
+    let (boundary, max_keeps_tie) = f8.boundary();
+    declare(&[
+        ("F8_MANTISSA", WgslValue::U32(mantissa)),
+        ("F8_BIAS", WgslValue::U32(bias)),
+        ("F8_FNUZ", WgslValue::Bool(fnuz)),
+        ("F8_INFINITY", WgslValue::Bool(f8.overflows_to_infinity())),
+        ("F8_NAN", WgslValue::U32(u32::from(f8.nan()))),
+        ("F8_BOUNDARY", WgslValue::F32(boundary)),
+        ("F8_MAX_KEEPS_TIE", WgslValue::Bool(max_keeps_tie)),
+    ])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The gradient's pipelines are valid WGSL, every mode.
+    /// The gradient's pipelines are valid WGSL, every mode and element type.
     #[cfg(not(miri))]
     #[test]
     fn every_gradient_shader_is_valid_wgsl() {
-        use GradientElement::*;
+        let elements: Vec<GradientElement> = DataType::ALL.iter().filter_map(|&t| GradientElement::of(t)).collect();
+        assert_eq!(elements.len(), 7, "float32, float16, bfloat16 and four float8s: {elements:?}");
         for mode in Mode::ALL {
-            for (split, element) in [false, true].into_iter().flat_map(|s| [(s, Float32), (s, Float16), (s, Bfloat16)])
-            {
+            for (split, element) in [false, true].into_iter().flat_map(|s| elements.iter().map(move |&e| (s, e))) {
                 let src = wgsl(mode, 64, split, element);
                 let what = format!("{mode} {element:?} split {split}");
                 let module =

@@ -191,6 +191,8 @@ pub(crate) enum GradientElement {
     Float32,
     Float16,
     Bfloat16,
+    /// A float8 type but float8e8m0 (which has no zero to start a sum from).
+    Float8(crate::DataType),
 }
 
 impl GradientElement {
@@ -200,7 +202,7 @@ impl GradientElement {
             crate::DataType::Float32 => Some(GradientElement::Float32),
             crate::DataType::Float16 => Some(GradientElement::Float16),
             crate::DataType::Bfloat16 => Some(GradientElement::Bfloat16),
-            _ => None,
+            dtype => crate::cpu::float8::Float8::new(dtype).map(|_| GradientElement::Float8(dtype)),
         }
     }
 
@@ -209,6 +211,7 @@ impl GradientElement {
         match self {
             GradientElement::Float32 => 4,
             GradientElement::Float16 | GradientElement::Bfloat16 => 2,
+            GradientElement::Float8(_) => 1,
         }
     }
 
@@ -218,6 +221,7 @@ impl GradientElement {
             GradientElement::Float32 => "float32",
             GradientElement::Float16 => "float16",
             GradientElement::Bfloat16 => "bfloat16",
+            GradientElement::Float8(dtype) => dtype.name(),
         }
     }
 }

@@ -358,13 +358,13 @@ async fn program_in_javascript(
 }
 
 /// The pad's gradient as plain data (`Program::backward`) through the JavaScript host (the
-/// page's WebGPU, no wgpu): every mode, float32 and float16, sums split over a workgroup's
-/// lanes; the bits of `cpu::pad_backward`.
+/// page's WebGPU, no wgpu): every mode, float32, float16 and two float8s (every pattern of
+/// theirs, NaNs too), sums split over a workgroup's lanes; the bits of `cpu::pad_backward`.
 #[wasm_bindgen_test]
 async fn the_gradient_runs_through_the_javascript_host() {
     let limits = DeviceLimits::WEBGPU_DEFAULT;
     let mut ran = 0;
-    for dtype in [DataType::Float32, DataType::Float16] {
+    for dtype in [DataType::Float32, DataType::Float16, DataType::Float8e4m3fn, DataType::Float8e5m2fnuz] {
         for mode in Mode::ALL {
             for (shape, pads) in [(&[3usize, 5][..], &[1i64, 2, 2, 4][..]), (&[2], &[600, 600]), (&[2, 3], &[100; 4])] {
                 let Ok(p) = PadPlan::new(dtype, shape, &PadRequest::new(pads.to_vec()).mode(mode)) else { continue };
@@ -372,7 +372,8 @@ async fn the_gradient_runs_through_the_javascript_host() {
                 let g: Vec<f32> = (0..p.out_len()).map(|i| ((i * 7919) % 1013) as f32 / 7.0 - 60.0).collect();
                 let bytes: Vec<u8> = match dtype {
                     DataType::Float16 => g.iter().flat_map(|&x| half::f16::from_f32(x).to_le_bytes()).collect(),
-                    _ => g.iter().flat_map(|x| x.to_le_bytes()).collect(),
+                    DataType::Float32 => g.iter().flat_map(|x| x.to_le_bytes()).collect(),
+                    _ => (0..p.out_len()).map(|i| (i * 7919 % 251) as u8).collect(),
                 };
                 let grad = Tensor::from_bytes(dtype, p.out_shape().to_vec(), bytes.clone()).unwrap();
                 let (src_size, dst_size) = (out_bytes.next_multiple_of(4), in_bytes.next_multiple_of(4));
@@ -389,7 +390,7 @@ async fn the_gradient_runs_through_the_javascript_host() {
         }
     }
     console_log!("gradient through the JavaScript host: {ran} plans bit for bit");
-    assert!(ran >= 24, "{ran}");
+    assert!(ran >= 48, "{ran}");
 }
 
 /// Round six: the JavaScript host refuses, before making anything, a Program made for
@@ -798,11 +799,11 @@ async fn the_gradient_is_the_cpus_bit_for_bit() {
             console_log!("gradient ({split}): {:?} at line {line:?}: {}", m.message_type, m.message);
         }
     }
-    // float32, and the 16-bit floats (two to a word, stored by atomics, each sum rounded); sums
-    // split over a workgroup's lanes in blocks (a wrap by 600) and term by term (pads of 100
-    // on two axes).
+    // float32, the 16-bit floats (two to a word, stored by atomics, each sum rounded) and a
+    // float8 (four to a word); sums split over a workgroup's lanes in blocks (a wrap by 600)
+    // and term by term (pads of 100 on two axes).
     let mut ran = 0;
-    for dtype in [DataType::Float32, DataType::Float16, DataType::Bfloat16] {
+    for dtype in [DataType::Float32, DataType::Float16, DataType::Bfloat16, DataType::Float8e5m2] {
         for mode in Mode::ALL {
             for (shape, pads) in [
                 (&[3usize, 5][..], &[1i64, 2, 2, 4][..]),
@@ -823,7 +824,12 @@ async fn the_gradient_is_the_cpus_bit_for_bit() {
                         let h: Vec<half::bf16> = g.iter().map(|&x| half::bf16::from_f32(x)).collect();
                         Tensor::from_slice(dtype, p.out_shape().to_vec(), &h).unwrap()
                     }
-                    _ => Tensor::from_slice(dtype, p.out_shape().to_vec(), &g).unwrap(),
+                    DataType::Float32 => Tensor::from_slice(dtype, p.out_shape().to_vec(), &g).unwrap(),
+                    // Every pattern, NaNs and infinities too.
+                    _ => {
+                        let patterns = (0..p.out_len()).map(|i| (i * 7919 % 251) as u8).collect();
+                        Tensor::from_bytes(dtype, p.out_shape().to_vec(), patterns).unwrap()
+                    }
                 };
                 let got = gpu.pad_backward(&p, &grad).await.unwrap();
                 let what = format!("{dtype} {mode} {shape:?} {pads:?}");
@@ -834,7 +840,7 @@ async fn the_gradient_is_the_cpus_bit_for_bit() {
         }
     }
     console_log!("gradient: {ran} plans bit for bit");
-    assert!(ran >= 51, "{ran}");
+    assert!(ran >= 68, "{ran}");
 }
 
 #[wasm_bindgen_test]

@@ -11,18 +11,21 @@ fn to_f32(b: u32) -> f32 {
     let magnitude = b & 0x7fu;
     let e = magnitude >> F8_MANTISSA;
     let m = magnitude & ((1u << F8_MANTISSA) - 1u);
+    // The sign goes into a NaN too: a NaN computed from the pattern, never a constant one
+    // (WGSL refuses a constant expression whose value is not finite).
+    let sign = (b & 0x80u) << 24u;
     var nan = magnitude == 0x7fu; // float8e4m3fn's
     if (F8_FNUZ) {
         nan = b == 0x80u;
     } else if (F8_INFINITY) {
         // float8e5m2's top exponent: infinity, or NaN.
         if (e == (0x7fu >> F8_MANTISSA)) {
-            return bitcast<f32>(select(F8_QUIET_NAN, 0x7f800000u | ((b & 0x80u) << 24u), m == 0u));
+            return bitcast<f32>(sign | select(F8_QUIET_NAN, 0x7f800000u, m == 0u));
         }
         nan = false;
     }
     if (nan) {
-        return bitcast<f32>(F8_QUIET_NAN);
+        return bitcast<f32>(sign | F8_QUIET_NAN);
     }
     var v: f32;
     if (e == 0u) {
@@ -31,7 +34,7 @@ fn to_f32(b: u32) -> f32 {
     } else {
         v = bitcast<f32>(((e + 127u - F8_BIAS) << 23u) | (m << (23u - F8_MANTISSA)));
     }
-    return select(v, -v, (b & 0x80u) != 0u);
+    return select(v, -v, sign != 0u);
 }
 
 fn from_f32(v: f32) -> u32 {

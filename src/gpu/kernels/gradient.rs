@@ -115,6 +115,30 @@ mod tests {
                 naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
                     .validate(&module)
                     .unwrap_or_else(|e| panic!("{what}: {e:?}"));
+                assert_no_constant_non_finite_bitcast(&module, &what);
+            }
+        }
+    }
+
+    /// naga accepts, and Chromium's WGSL compiler refuses, a constant expression whose value is
+    /// not finite: `bitcast<f32>` of a constant holding a NaN's or an infinity's bits (naga
+    /// leaves the bitcast unevaluated, so this looks for it).
+    #[cfg(not(miri))]
+    fn assert_no_constant_non_finite_bitcast(module: &naga::Module, what: &str) {
+        let functions = module.functions.iter().map(|(_, f)| f).chain(module.entry_points.iter().map(|e| &e.function));
+        for f in functions {
+            for (_, e) in f.expressions.iter() {
+                let naga::Expression::As { expr, kind: naga::ScalarKind::Float, convert: None } = *e else { continue };
+                let naga::Expression::Constant(c) = f.expressions[expr] else { continue };
+                if let naga::Expression::Literal(naga::Literal::U32(bits)) =
+                    module.global_expressions[module.constants[c].init]
+                {
+                    assert!(
+                        f32::from_bits(bits).is_finite(),
+                        "{what}: bitcast<f32> of constant {:?}: {bits:#x}",
+                        module.constants[c].name
+                    );
+                }
             }
         }
     }

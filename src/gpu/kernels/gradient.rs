@@ -32,30 +32,23 @@ pub(crate) fn wgsl(mode: Mode, workgroup: u32, split: bool, element: GradientEle
         Mode::Edge => include_str!("../../../shaders/backward/edge.wgsl"),
         _ => include_str!("../../../shaders/backward/periodic.wgsl"),
     };
-    // f32 elements a word each; 16-bit ones two to a word and 8-bit ones four, stored by
-    // atomics (half.wgsl, byte.wgsl).
+    // f32 elements a word each; 16- and 8-bit ones packed into words, stored by atomics
+    // (packed.wgsl, after the type's conversions).
+    let packed = |bits: u32, conversions: String| {
+        let width = declare(&[("ELEMENT_BITS", WgslValue::U32(bits))]);
+        format!("{width}{conversions}\n{}", include_str!("../../../shaders/backward/packed.wgsl"))
+    };
     let element_code = match element {
         GradientElement::Float32 => "fn load_src(i: u32) -> f32 {\n    return src[i];\n}\n\n\
              fn store_dst(i: u32, v: f32) {\n    dst[i] = v;\n}\n\n\
              fn copy_element(i: u32, j: u32) {\n    dst[i] = src[j];\n}\n\n\
              fn add_in_type(a: f32, b: f32) -> f32 {\n    return a + b;\n}\n"
             .to_string(),
-        GradientElement::Float16 => [
-            include_str!("../../../shaders/backward/float16.wgsl"),
-            include_str!("../../../shaders/backward/half.wgsl"),
-        ]
-        .join("\n"),
-        GradientElement::Bfloat16 => [
-            include_str!("../../../shaders/backward/bfloat16.wgsl"),
-            include_str!("../../../shaders/backward/half.wgsl"),
-        ]
-        .join("\n"),
-        GradientElement::Float8(dtype) => format!(
-            "{}{}\n{}",
-            float8_constants(dtype),
-            include_str!("../../../shaders/backward/float8.wgsl"),
-            include_str!("../../../shaders/backward/byte.wgsl")
-        ),
+        GradientElement::Float16 => packed(16, include_str!("../../../shaders/backward/float16.wgsl").to_string()),
+        GradientElement::Bfloat16 => packed(16, include_str!("../../../shaders/backward/bfloat16.wgsl").to_string()),
+        GradientElement::Float8(dtype) => {
+            packed(8, format!("{}{}", float8_constants(dtype), include_str!("../../../shaders/backward/float8.wgsl")))
+        }
     };
     let (src_words, words) = match element {
         GradientElement::Float32 => ("array<f32>", "array<f32>"),

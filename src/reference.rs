@@ -55,36 +55,29 @@ fn sources(plan: &PadPlan) -> Vec<Option<usize>> {
     let in_shape = plan.in_shape();
     let rank = in_shape.len();
     let out_len = plan.out_len();
-    // Each axis maps on its own: its source for each of its output coordinates, once (the
-    // per-element loop below is most of the time of tests under Miri). None where the output
-    // is empty, whose axes may have nothing to take from.
-    let mapped_axes = if out_len == 0 { 0 } else { rank };
-    let axis_sources: Vec<Vec<Option<usize>>> = (0..mapped_axes)
-        .map(|d| {
-            let (n, b, e) = (in_shape[d] as i128, plan.begins()[d] as i128, plan.ends()[d] as i128);
-            let interior = plan.interior()[d] as i128;
-            (0..out_shape[d]).map(|o| source(plan.mode(), o as i128, n, b, e, interior).map(|i| i as usize)).collect()
-        })
-        .collect();
-    // Index of the input element for each output element, or None for the constant.
-    let mut sources: Vec<Option<usize>> = Vec::with_capacity(out_len);
-    let mut coord = vec![0usize; rank];
-    for _ in 0..out_len {
-        let mut index = Some(0usize);
-        for d in 0..rank {
-            index = match (index, axis_sources[d][coord[d]]) {
-                (Some(acc), Some(i)) => Some(acc * in_shape[d] + i),
-                _ => None,
-            };
-        }
-        sources.push(index);
-        for d in (0..rank).rev() {
-            coord[d] += 1;
-            if coord[d] < out_shape[d] {
-                break;
-            }
-            coord[d] = 0;
-        }
+    if out_len == 0 {
+        return Vec::new(); // its axes may have nothing to take from
+    }
+    // Each axis maps on its own (its source for each of its output coordinates, once), and
+    // the elements' sources are those of the axes combined, one axis after another: an index
+    // into a large vector for each element is what made this slow under Miri (each one
+    // reborrows the whole vector).
+    let mut sources: Vec<Option<usize>> = vec![Some(0)];
+    for d in 0..rank {
+        let (n, b, e) = (in_shape[d] as i128, plan.begins()[d] as i128, plan.ends()[d] as i128);
+        let interior = plan.interior()[d] as i128;
+        let axis: Vec<Option<usize>> =
+            (0..out_shape[d]).map(|o| source(plan.mode(), o as i128, n, b, e, interior).map(|i| i as usize)).collect();
+        let outer = std::mem::take(&mut sources);
+        sources = outer
+            .iter()
+            .flat_map(|&acc| {
+                axis.iter().map(move |&i| match (acc, i) {
+                    (Some(acc), Some(i)) => Some(acc * in_shape[d] + i),
+                    _ => None,
+                })
+            })
+            .collect();
     }
     sources
 }
@@ -114,6 +107,8 @@ pub fn pad(plan: &PadPlan, input: &Tensor) -> Tensor {
                 pack_nibbles(&out)
             } else {
                 let w = plan.dtype().width().bytes().expect("fixed width");
+                // Slices taken once, not per element: each is a whole reborrow under Miri.
+                let b: &[u8] = b;
                 let mut out = Vec::with_capacity(out_len * w);
                 for i in &sources {
                     match i {

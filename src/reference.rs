@@ -68,16 +68,15 @@ fn sources(plan: &PadPlan) -> Vec<Option<usize>> {
         let interior = plan.interior()[d] as i128;
         let axis: Vec<Option<usize>> =
             (0..out_shape[d]).map(|o| source(plan.mode(), o as i128, n, b, e, interior).map(|i| i as usize)).collect();
-        let outer = std::mem::take(&mut sources);
-        sources = outer
-            .iter()
-            .flat_map(|&acc| {
-                axis.iter().map(move |&i| match (acc, i) {
+        let outer = std::mem::replace(&mut sources, Vec::with_capacity(out_len));
+        for &acc in &outer {
+            for &i in &axis {
+                sources.push(match (acc, i) {
                     (Some(acc), Some(i)) => Some(acc * in_shape[d] + i),
                     _ => None,
-                })
-            })
-            .collect();
+                });
+            }
+        }
     }
     sources
 }
@@ -107,14 +106,26 @@ pub fn pad(plan: &PadPlan, input: &Tensor) -> Tensor {
                 pack_nibbles(&out)
             } else {
                 let w = plan.dtype().width().bytes().expect("fixed width");
-                // Slices taken once, not per element: each is a whole reborrow under Miri.
-                let b: &[u8] = b;
+                // Element by element, each run of consecutive input elements copied at once:
+                // a copy an element was most of this under Miri.
                 let mut out = Vec::with_capacity(out_len * w);
-                for i in &sources {
-                    match i {
-                        Some(i) => out.extend_from_slice(&b[i * w..(i + 1) * w]),
-                        None => out.extend_from_slice(&constant),
+                let mut run: Option<(usize, usize)> = None; // its first element, its length
+                for &i in &sources {
+                    match (i, run.as_mut()) {
+                        (Some(i), Some((first, len))) if *first + *len == i => *len += 1,
+                        _ => {
+                            if let Some((first, len)) = run.take() {
+                                out.extend_from_slice(&b[first * w..(first + len) * w]);
+                            }
+                            match i {
+                                Some(i) => run = Some((i, 1)),
+                                None => out.extend_from_slice(&constant),
+                            }
+                        }
                     }
+                }
+                if let Some((first, len)) = run {
+                    out.extend_from_slice(&b[first * w..(first + len) * w]);
                 }
                 out
             };

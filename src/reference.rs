@@ -1,5 +1,8 @@
 //! A straightforward per-element pad written from `docs/SEMANTICS.md`'s formulas, independent
-//! of the fast paths: the oracle for property tests and fuzzing. Slow by design.
+//! of the fast paths: the oracle for property tests, fuzzing and Miri. Slow by design, but not
+//! needlessly: every element's source is found on its own, the axes combined in plain loops,
+//! and the copying goes a run of consecutive sources at a time (Miri interprets it in
+//! `tests/unsafe_paths.rs`, where it had been most of the run).
 
 use crate::constant::Constant;
 use crate::dtype::ElementWidth;

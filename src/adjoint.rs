@@ -110,6 +110,56 @@ pub fn images(axis: &AxisMap, mode: Mode, k: usize) -> Vec<usize> {
     ordered
 }
 
+/// The output coordinates of `axis` that read any of the input indices `range` (of the whole
+/// input axis), as `(lo, hi)`: the smallest of their [`images`] and one past the largest;
+/// `None` where every index of `range` is cropped away. What a window of the gradient along
+/// the axis reads of the output's gradient, found without visiting the range.
+pub(crate) fn image_hull(axis: &AxisMap, mode: Mode, range: std::ops::Range<usize>) -> Option<(usize, usize)> {
+    let (n, p, out) = (axis.kept as u64, axis.pad_before as u64, axis.out_len as u64);
+    let first = range.start.max(axis.crop_start) as u64 - axis.crop_start as u64;
+    let end = (range.end.min(axis.crop_start + axis.kept) as u64).saturating_sub(axis.crop_start as u64);
+    if first >= end {
+        return None;
+    }
+    let (lo, hi) = match mode {
+        Mode::Constant => (p + first, p + end),
+        Mode::Edge => (if first == 0 { 0 } else { p + first }, if end == n { out } else { p + end }),
+        _ => {
+            // Output position x reads kept index j where x = p + t + m * period and t is j
+            // or, reflect and symmetric, j's mirror image in the period: the t of the range
+            // are at most two runs, their positions' residues at most four.
+            let period = mode.period(n);
+            let mirrored = match mode {
+                Mode::Reflect if n > 1 => Some((period + 1 - end, period + 1 - first)),
+                Mode::Symmetric => Some((period - end, period - first)),
+                _ => None,
+            };
+            let mut residues = Vec::with_capacity(4);
+            for (t0, t1) in std::iter::once((first, end)).chain(mirrored) {
+                let start = (p + t0) % period;
+                let len = t1 - t0;
+                residues.push((start, (start + len).min(period)));
+                if start + len > period {
+                    residues.push((0, start + len - period));
+                }
+            }
+            // A residue r's last position below `out` is r + q * period, for the largest q.
+            let (last, laps) = ((out - 1) % period, (out - 1) / period);
+            let (mut lo, mut hi) = (u64::MAX, 0);
+            for (r0, r1) in residues.into_iter().filter(|&(r0, _)| r0 < out) {
+                lo = lo.min(r0);
+                let top = match r0 <= last {
+                    true => (r1 - 1).min(last) + laps * period,
+                    false => (r1 - 1) + (laps - 1) * period,
+                };
+                hi = hi.max(top + 1);
+            }
+            (lo, hi)
+        }
+    };
+    Some((lo as usize, hi as usize))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -149,6 +199,34 @@ mod tests {
                     for (o, &count) in seen.iter().enumerate() {
                         let want = usize::from(axis.source(mode, o).is_some());
                         assert_eq!(count, want, "{mode} n={n} pads ({b},{e}): output {o}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// A range's hull is the least and one past the greatest of its indices' images, every
+    /// mode, crops, wide pads; `None` where the range is all cropped away.
+    #[test]
+    fn hulls_span_the_images_of_a_range() {
+        for mode in Mode::ALL {
+            for n in 1..6usize {
+                for (b, e) in [(0i64, 0i64), (1, 0), (0, 2), (3, 4), (-1, 2), (2, -1), (11, 13), (-2, -1), (25, 0)] {
+                    let Ok(plan) = PadPlan::new(DataType::Float32, &[n], &PadRequest::new(vec![b, e]).mode(mode))
+                    else {
+                        continue;
+                    };
+                    let axis = plan.axes()[0];
+                    for first in 0..n {
+                        for end in first + 1..=n {
+                            let all: Vec<usize> = (first..end).flat_map(|k| images(&axis, mode, k)).collect();
+                            let want = all.iter().min().map(|&lo| (lo, all.iter().max().unwrap() + 1));
+                            assert_eq!(
+                                image_hull(&axis, mode, first..end),
+                                want,
+                                "{mode} n={n} ({b},{e}) {first}..{end}"
+                            );
+                        }
                     }
                 }
             }

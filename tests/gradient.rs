@@ -373,18 +373,29 @@ fn long_sums_on_two_axes_are_split_over_lanes() {
     common::assert_no_gpu_errors();
 }
 
-/// Gradients past one storage binding (a device of 1 KiB bindings): windows of the outer axes
-/// the pad leaves alone, each a dispatch, the CPU's bits, float16 too; where the pad touches
-/// every axis, the CPU path.
+/// Gradients past one storage binding (a device of 1 KiB bindings): windows along an axis,
+/// padded or not, each a dispatch binding the output gradient its elements read; the CPU's
+/// bits, crops, 16- and 8-bit types too. Where no window's reads fit (a wrap's images span
+/// the axis), the CPU path.
 #[test]
 fn gradients_past_one_binding_run_in_windows() {
     let Some(ctx) = gpu_small_bindings() else { return };
     let mut rng = Rng(0x0bad_cafe_f00d_0001);
     for (dtype, shape, pads, mode) in [
+        // Outer axes the pad leaves alone.
         (DataType::Float32, &[3usize, 4, 5, 6][..], &[0i64, 0, 1, 2, 0, 0, 2, 1][..], Mode::Reflect),
         (DataType::Float16, &[3, 4, 5, 6], &[0, 0, 1, 2, 0, 0, 2, 1], Mode::Symmetric),
         (DataType::Float32, &[6, 2], &[0, 60, 0, 60], Mode::Wrap),
         (DataType::Float32, &[2, 3, 40], &[0, 0, -3, 0, 0, 9], Mode::Edge),
+        // Every axis padded or cropped: windows along a padded one.
+        (DataType::Float32, &[20, 20], &[1, 1, 1, 1], Mode::Constant),
+        (DataType::Float32, &[24, 9], &[3, 2, -2, 4], Mode::Edge),
+        (DataType::Float16, &[30, 11], &[4, 3, 2, 5], Mode::Reflect),
+        (DataType::Float32, &[30, 12], &[5, -1, 5, 3], Mode::Symmetric),
+        (DataType::Float8e4m3fn, &[40, 30], &[2, 1, -3, 6], Mode::Edge),
+        (DataType::Bfloat16, &[40, 13], &[2, 1, 3, 2], Mode::Reflect),
+        // A row past a binding: windows along the inner axis, an outer index each.
+        (DataType::Float32, &[4, 300], &[1, 1, 0, 0], Mode::Constant),
     ] {
         let plan = PadPlan::new(dtype, shape, &PadRequest::new(pads.to_vec()).mode(mode)).unwrap();
         let (_, out_bytes) = plan.byte_sizes().unwrap();
@@ -395,8 +406,9 @@ fn gradients_past_one_binding_run_in_windows() {
         assert_eq!(got.path, ExecPath::Gpu, "{what}");
         assert_eq!(got.tensor.bytes(), cpu::pad_backward(&plan, &grad).unwrap().bytes(), "{what}");
     }
-    // The pad touches every axis: no window holds a row, the CPU path says why.
-    let plan = PadPlan::new(DataType::Float32, &[20, 20], &PadRequest::new(vec![1, 1, 1, 1])).unwrap();
+    // A wrap of every axis: the pad after reads the first row and the pad before the last,
+    // so a window holding either reads the whole axis. The CPU path says why.
+    let plan = PadPlan::new(DataType::Float32, &[20, 20], &PadRequest::new(vec![1, 1, 1, 1]).mode(Mode::Wrap)).unwrap();
     let got = ctx.pad_backward_blocking(&plan, &random_gradient(&plan, &mut rng)).unwrap();
     assert!(matches!(&got.path, ExecPath::CpuFallback { reason } if reason.contains("binding")), "{:?}", got.path);
     common::assert_no_gpu_errors();

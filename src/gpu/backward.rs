@@ -1,8 +1,9 @@
 //! The pad's gradient on the GPU as a [`Program`] (`shaders/backward.wgsl`): a gather, a lane
 //! an element of the input's gradient summing the output's gradient over the positions that
 //! read it, in the order `crate::adjoint` documents, so its bits are `cpu::pad_backward`'s.
-//! One dispatch a pad where its two views fit a binding; past it, one a window of the outer
-//! axes the pad leaves alone (a `GpuLimit` where no window fits, which
+//! One dispatch a pad where its two views fit a binding; past it, one a window: an index of
+//! the outer axes and a run of one axis, padded or not, with the output's gradient it reads (a
+//! `GpuLimit` where no window's reads fit, such as a wrap whose images span the axis, which
 //! `GpuContext::pad_backward` answers on the CPU path). float32, complex64 (its two parts
 //! summed alone, as float32 with one more axis), float16 and bfloat16 (16-bit elements two to
 //! a word) and the float8s but float8e8m0 (four to a word), summed as f32 rounded to the type
@@ -15,11 +16,11 @@ use crate::plan::{PadPlan, PadRequest};
 
 use super::checks::{binding, check_device, check_view_bounds, grid, limit, view};
 use super::kernels::{GradientElement, Shader};
-use super::params::{magic_divisor, BackAxis, BackParams, Params, INDEX_LIMIT, MAX_RANK};
+use super::params::{magic_divisor, BackAxis, BackParams, INDEX_LIMIT, MAX_RANK};
 use super::program::{BufferView, DeviceLimits, Dispatch, Program};
 use super::shader::PipelineKey;
-use super::view::{check_no_self_overlap, view_strides};
-use crate::adjoint::{block_len, BLOCK};
+use super::view::{check_no_self_overlap, view_strides, Span};
+use crate::adjoint::{block_len, image_hull, BLOCK};
 
 impl Program {
     /// The program of `plan`'s gradient: reads `grad_out` (the gradient of the pad's output:
@@ -28,8 +29,9 @@ impl Program {
     /// `grad_out` over the output positions that read it, in `crate::adjoint`'s order: the
     /// bits of `cpu::pad_backward`. float32, complex64 (its parts as float32), float16,
     /// bfloat16 and the float8s but float8e8m0. One dispatch where both views fit a storage binding; past it, one a window
-    /// of the outer axes the pad leaves alone (a batch, channels), each window's sums whole;
-    /// else `PadError::GpuLimit`. Everything is checked here.
+    /// (an index of the outer axes and a run of one axis, padded or not), each window's
+    /// sums whole, where a window's part of each view fits a binding (the output's gradient
+    /// it reads: every image of its elements); else `PadError::GpuLimit`. Everything is checked here.
     pub fn backward(
         plan: &PadPlan,
         grad_out: &BufferView,
@@ -87,201 +89,306 @@ fn complex_as_parts(
     Program::backward(&parts, &part_out, &part_in, limits)
 }
 
-/// Windows of the gradient over the outer axes the pad leaves alone (a batch, channels): a
-/// window is one index of each axis before axis `d` and a run of rows of `d`, whose sums read
-/// and write their own slabs, so each is the same program on a shorter axis at its offsets.
-/// Of the axes `d` where a row fits a binding, the one that makes the fewest windows, its runs
-/// of near-equal rows; `None` where no row fits.
+/// What a binding error says the view was for.
+const WHAT: &str = "the gradient, where no window of it fits a binding";
+
+/// Windows of the gradient, at most this many: past it, the CPU path.
+const MAX_WINDOWS: u64 = 1 << 16;
+
+/// Windows of the gradient past one binding: along an axis `d`, one index of each axis before
+/// it and a run of near-equal length of `d`'s, every axis after it whole; each window the
+/// whole gradient's pipeline and uniform with its own lengths and bases. An axis the pad
+/// touches keeps its images in the whole axis's coordinates: a window's first index moves the
+/// axis's crop start (the shader's `k - crop_start` is then the whole axis's kept index, in
+/// wrapping arithmetic), and the window binds the hull of its images in `grad_out`
+/// ([`crate::adjoint`]'s `image_hull`), its base counted from there (wrapping where the hull
+/// starts past the window's first position: only the sums of the offsets are bound). Of the
+/// axes, the one that makes the fewest windows; `None` where none fits (a wrap whose images
+/// span the axis, say).
 fn windows(
     plan: &PadPlan,
     grad_out: &BufferView,
     grad_in: &BufferView,
     limits: &DeviceLimits,
 ) -> Result<Option<Program>> {
-    let prefix = plan.axes().iter().take_while(|a| a.is_identity()).count();
-    let mut best: Option<Program> = None;
-    for d in 0..prefix {
-        if let Some(p) = windows_on(plan, d, grad_out, grad_in, limits)? {
-            if best.as_ref().is_none_or(|b| p.dispatches.len() < b.dispatches.len()) {
-                best = Some(p);
+    let whole = Whole::new(plan, grad_out, grad_in, limits)?;
+    if whole.in_span.is_none() {
+        return Ok(None);
+    }
+    let shape = plan.in_shape();
+    let (mut best, mut outer): (Option<Vec<Dispatch>>, u64) = (None, 1);
+    for (d, &len) in shape.iter().enumerate() {
+        // Every axis from here makes at least `outer` windows.
+        if best.as_ref().is_some_and(|b| outer >= b.len() as u64) {
+            break;
+        }
+        if let Some(dispatches) = windows_on(plan, &whole, d, grad_out, grad_in, limits)? {
+            if best.as_ref().is_none_or(|b| dispatches.len() < b.len()) {
+                best = Some(dispatches);
             }
         }
+        outer = outer.saturating_mul(len as u64);
     }
-    Ok(best)
+    Ok(best.map(|dispatches| Program { key: whole.key, dispatches, in_span: whole.out_span, out_span: whole.in_span }))
 }
 
+/// The windows along axis `d` ([`windows`]): as few runs of its indices as fit, from as many
+/// as the rows of a binding call for, more where a window's reads do not fit (pads at an
+/// axis's ends, a reflection's mirror images).
 fn windows_on(
     plan: &PadPlan,
+    whole: &Whole,
     d: usize,
     grad_out: &BufferView,
     grad_in: &BufferView,
     limits: &DeviceLimits,
-) -> Result<Option<Program>> {
-    let shape = plan.in_shape();
-    let elem = GradientElement::of(plan.dtype()).map_or(4, |e| e.bytes());
-    let strides_of = |v: &BufferView, shape: &[usize]| match v.strides {
-        Some(s) => s.to_vec(),
-        None => super::view::dense_strides(shape),
+) -> Result<Option<Vec<Dispatch>>> {
+    let (shape, axes, mode) = (plan.in_shape(), plan.axes(), plan.mode());
+    // The output coordinates a run of an axis's input indices reads.
+    let hull = |a: usize, range: std::ops::Range<usize>| match axes[a].is_identity() {
+        true => Some((range.start, range.end)),
+        false => image_hull(&axes[a], mode, range),
     };
-    let (out_strides, in_strides) = (strides_of(grad_out, plan.out_shape()), strides_of(grad_in, shape));
-    let pads: Vec<i64> = plan.begins().iter().chain(plan.ends()).copied().collect();
-    let request = crate::PadRequest::new(pads).mode(plan.mode());
-    let unit = (out_strides[d].max(in_strides[d]) * elem).max(1);
-    let mut rows =
-        (limits.max_binding.saturating_sub(limits.storage_alignment) / unit).clamp(1, shape[d].max(1) as u64);
-    let outer: usize = shape[..d].iter().product();
+    let inner: Vec<Option<(usize, usize)>> = (d + 1..shape.len()).map(|a| hull(a, 0..shape[a])).collect();
+    let outer: u64 = shape[..d].iter().map(|&n| n as u64).product();
+    let n = shape[d] as u64;
+    let unit = (whole.out_strides[d].max(whole.in_strides[d]) * whole.elem).max(1);
+    let rows = (limits.max_binding.saturating_sub(limits.storage_alignment) / unit).max(1);
+    // Runs of `even` indices (the last shorter), as near equal as their count allows.
+    let mut even = n.div_ceil(n.div_ceil(rows));
     loop {
-        let runs = (shape[d] as u64).div_ceil(rows);
-        let even = (shape[d] as u64).div_ceil(runs.max(1));
-        let (mut dispatches, mut key, mut refused) = (Vec::new(), None, false);
+        let runs = n.div_ceil(even);
+        if outer.saturating_mul(runs) > MAX_WINDOWS {
+            return Ok(None);
+        }
+        let run_hulls: Vec<_> =
+            (0..runs).map(|r| hull(d, (r * even) as usize..(n.min((r + 1) * even)) as usize)).collect();
+        let mut dispatches = Vec::with_capacity((outer * runs) as usize);
         'windows: for o in 0..outer {
-            // The offset of outer index o, in elements, on each side.
-            let (mut rest, mut out_at, mut in_at) = (o, 0u64, 0u64);
+            let mut spans = vec![WindowAxis { first: 0, len: 0, reads: None }; shape.len()];
+            let mut rest = o;
             for a in (0..d).rev() {
-                let i = (rest % shape[a]) as u64;
-                rest /= shape[a];
-                out_at += i * out_strides[a];
-                in_at += i * in_strides[a];
+                let k = (rest % shape[a] as u64) as usize;
+                rest /= shape[a] as u64;
+                spans[a] = WindowAxis { first: k, len: 1, reads: hull(a, k..k + 1) };
             }
-            for r in 0..runs {
-                let (first, n) = (r * even, even.min(shape[d] as u64 - r * even));
-                let mut sub = shape.to_vec();
-                sub[..d].fill(1);
-                sub[d] = n as usize;
-                let window = PadPlan::new(plan.dtype(), &sub, &request)?;
-                let at = |v: &BufferView, base: u64, stride: u64| -> Result<u64> {
-                    (base.checked_add(first * stride))
-                        .and_then(|e| e.checked_mul(elem))
-                        .and_then(|b| v.offset.checked_add(b))
-                        .ok_or_else(|| limit(GpuLimit::Windows, "a window's offset past 2^64".to_string()))
-                };
-                let out_view = BufferView { offset: at(grad_out, out_at, out_strides[d])?, ..*grad_out };
-                let in_view = BufferView { offset: at(grad_in, in_at, in_strides[d])?, ..*grad_in };
-                match one_dispatch(&window, &out_view, &in_view, limits) {
-                    Ok(p) => {
-                        key = Some(p.key);
-                        dispatches.extend(p.dispatches);
-                    }
-                    Err(PadError::GpuLimit { limit: GpuLimit::Windows, .. }) => {
-                        refused = true;
-                        break 'windows;
-                    }
+            for (a, &reads) in inner.iter().enumerate() {
+                spans[d + 1 + a] = WindowAxis { first: 0, len: shape[d + 1 + a], reads };
+            }
+            for (r, &reads) in run_hulls.iter().enumerate() {
+                let first = r as u64 * even;
+                spans[d] = WindowAxis { first: first as usize, len: even.min(n - first) as usize, reads };
+                match whole.window(&spans, grad_out, grad_in, limits) {
+                    Ok(dispatch) => dispatches.push(dispatch),
+                    Err(PadError::GpuLimit { limit: GpuLimit::Windows, .. }) => break 'windows,
                     Err(e) => return Err(e),
                 }
             }
         }
-        if !refused {
-            let Some(key) = key else { return Ok(None) };
-            let (read, write) = (view(Side::Input, grad_out), view(Side::Output, grad_in));
-            let (_, in_span) = view_strides(&read, plan.out_shape(), elem)?;
-            let (_, out_span) = view_strides(&write, shape, elem)?;
-            return Ok(Some(Program { key, dispatches, in_span, out_span }));
+        if dispatches.len() as u64 == outer * runs {
+            return Ok(Some(dispatches));
         }
-        if even <= 1 {
+        if even == 1 {
             return Ok(None);
         }
-        rows = even - 1;
+        // Shorter runs, an eighth more of them or at least one more; `even` falls every time.
+        even = n.div_ceil((runs + 1).max(runs + runs / 8)).min(even - 1);
+    }
+}
+
+/// A window's extent on one axis: its first index and length, and the output coordinates
+/// they read (`lo..hi`; `None`: nothing, every index cropped away).
+#[derive(Debug, Clone, Copy)]
+struct WindowAxis {
+    first: usize,
+    len: usize,
+    reads: Option<(usize, usize)>,
+}
+
+/// The gradient of a whole plan: its pipeline, its uniform but for the bindings' bases, its
+/// views' strides (in elements) and bytes; every check made but whether a view fits a binding.
+struct Whole {
+    key: PipelineKey,
+    params: BackParams,
+    split: bool,
+    elem: u64,
+    out_strides: Vec<u64>,
+    in_strides: Vec<u64>,
+    /// The bytes of `grad_out` and `grad_in`; `None` where empty.
+    out_span: Option<Span>,
+    in_span: Option<Span>,
+}
+
+impl Whole {
+    fn new(plan: &PadPlan, grad_out: &BufferView, grad_in: &BufferView, limits: &DeviceLimits) -> Result<Whole> {
+        let Some(element) = GradientElement::of(plan.dtype()) else {
+            let reason = match crate::cpu::has_gradient(plan.dtype()) {
+                true => "the GPU's gradient takes float32, complex64, float16, bfloat16 and the float8s but float8e8m0; cpu::pad_backward takes float64 and complex128 too",
+                false => "no gradient is taken of integer, bool, string, float8e8m0 or 4-bit tensors",
+            };
+            return Err(PadError::Unsupported { dtype: plan.dtype().name(), reason: reason.into() });
+        };
+        let elem = element.bytes();
+        check_device(plan, limits)?;
+        let (read, write) = (view(Side::Input, grad_out), view(Side::Output, grad_in));
+        for v in [&read, &write] {
+            check_view_bounds(v, limits)?;
+        }
+        let (out_strides, out_span) = view_strides(&read, plan.out_shape(), elem)?;
+        let (in_strides, in_span) = view_strides(&write, plan.in_shape(), elem)?;
+        if in_span.is_some() {
+            check_no_self_overlap(plan.in_shape(), &in_strides)?;
+        }
+        // The terms a lane sums at most: each touched axis's most images an index has. Where
+        // one axis's sum passes a block, or all of them a lane's bound, one axis's sum goes to
+        // a workgroup's lanes: the one that leaves a lane the fewest terms.
+        let counts: Vec<u64> = plan.axes().iter().map(|a| most_images(a, plan.mode())).collect();
+        let whole = counts.iter().product::<u64>();
+        let split_at = (0..counts.len())
+            .filter(|&d| counts[d] > 1)
+            .map(|d| (split_lane_terms(&counts, d), d))
+            .min()
+            .filter(|_| counts.iter().any(|&c| c > BLOCK as u64) || whole > LANE_TERMS);
+        let (split, split_axis, lane_terms) = match split_at {
+            Some((terms, d)) => (true, d, terms),
+            None => (false, 0, whole),
+        };
+        if lane_terms > LANE_TERMS {
+            return Err(limit(
+                GpuLimit::IndexRange,
+                format!("an element's gradient sums up to {lane_terms} terms on one lane; the GPU's gradient takes at most {LANE_TERMS}"),
+            ));
+        }
+        let key = PipelineKey::new(plan.mode(), elem as u8, false, Shader::Backward { split, element }, false);
+        let mut p = BackParams::zeroed();
+        if in_span.is_some() {
+            let rank = plan.axes().len();
+            if rank > MAX_RANK {
+                return Err(limit(GpuLimit::Rank, format!("{rank} axes; the GPU's gradient takes at most {MAX_RANK}")));
+            }
+            let count = plan.in_len() as u64;
+            if count >= INDEX_LIMIT {
+                return Err(limit(
+                    GpuLimit::IndexRange,
+                    format!("{count} input elements; the GPU's gradient needs under 2^31"),
+                ));
+            }
+            p.rank = rank as u32;
+            p.count = count as u32;
+            p.split_axis = split_axis as u32;
+            for (d, a) in plan.axes().iter().enumerate() {
+                let period = plan.mode().period(a.kept as u64);
+                if a.out_len as u64 + period >= INDEX_LIMIT || a.in_len as u64 >= INDEX_LIMIT {
+                    return Err(limit(
+                        GpuLimit::IndexRange,
+                        format!(
+                            "axis {d} has {} output elements and a period of {period}; the GPU path needs their sum under 2^31",
+                            a.out_len
+                        ),
+                    ));
+                }
+                let (in_magic, in_shift) = magic_divisor(a.in_len.max(1) as u32);
+                let (period_magic, period_shift) = magic_divisor(period as u32);
+                p.axes[d] = BackAxis {
+                    in_len: a.in_len as u32,
+                    in_magic,
+                    in_shift,
+                    out_len: a.out_len as u32,
+                    pad_before: a.pad_before as u32,
+                    kept: a.kept as u32,
+                    crop_start: a.crop_start as u32,
+                    period: period as u32,
+                    period_magic,
+                    period_shift,
+                    out_stride: out_strides[d] as u32,
+                    in_stride: in_strides[d] as u32,
+                    touched: u32::from(!a.is_identity()),
+                    ..BackAxis::default()
+                };
+            }
+        }
+        Ok(Whole { key, params: p, split, elem, out_strides, in_strides, out_span, in_span })
+    }
+
+    /// The dispatch of uniform `p` (its elements, `p.count`): a lane an element, or a
+    /// workgroup an element where its sums are split.
+    fn dispatch(&self, p: BackParams, input: Option<Span>, output: Span, limits: &DeviceLimits) -> Result<Dispatch> {
+        let count = p.count as u64;
+        let groups = if self.split { count } else { count.div_ceil(super::params::WORKGROUP as u64) };
+        let workgroups = grid(groups, limits, count, "elements")?;
+        Ok(Dispatch { params: bytemuck::cast(p), workgroups, input, output })
+    }
+
+    /// The dispatch of one window ([`windows`]), its extent on each axis; a GpuLimit where a
+    /// view's part does not fit a binding. Its offsets lie within the views' (checked
+    /// whole), so they do not overflow.
+    fn window(
+        &self,
+        spans: &[WindowAxis],
+        grad_out: &BufferView,
+        grad_in: &BufferView,
+        limits: &DeviceLimits,
+    ) -> Result<Dispatch> {
+        let elem = self.elem;
+        let mut p = self.params;
+        let (mut in_first, mut in_last, mut out_first) = (0u64, 0u64, 0u64);
+        let (mut lo, mut hi, mut reads) = (0u64, 0u64, true);
+        for (a, &WindowAxis { first, len, reads: hull }) in spans.iter().enumerate() {
+            let axis = &mut p.axes[a];
+            in_first += first as u64 * self.in_strides[a];
+            in_last += (len as u64 - 1) * self.in_strides[a];
+            if len as u32 != axis.in_len {
+                axis.in_len = len as u32;
+                (axis.in_magic, axis.in_shift) = magic_divisor(len as u32);
+            }
+            if axis.touched == 1 {
+                // Its images are the whole axis's: the window's first index shifts its kept ones.
+                axis.crop_start = axis.crop_start.wrapping_sub(first as u32);
+            } else {
+                out_first += first as u64 * self.out_strides[a];
+            }
+            match hull {
+                Some((h_lo, h_hi)) => {
+                    lo += h_lo as u64 * self.out_strides[a];
+                    hi += (h_hi - 1) as u64 * self.out_strides[a];
+                }
+                None => reads = false,
+            }
+        }
+        p.count = spans.iter().map(|s| s.len as u32).product();
+        let write = view(Side::Output, grad_in);
+        let in_start = grad_in.offset + in_first * elem;
+        let output = binding(&write, (in_start, in_start + (in_last + 1) * elem), limits, WHAT)?;
+        p.in_base = ((in_start - output.0) / elem) as u32;
+        let input = match reads {
+            true => {
+                let read = view(Side::Input, grad_out);
+                let span = (grad_out.offset + lo * elem, grad_out.offset + (hi + 1) * elem);
+                Some(binding(&read, span, limits, WHAT)?)
+            }
+            false => None,
+        };
+        // Element 0 of the window's own coordinates, from its binding's start: below it where
+        // the hull starts past it, the shader's wrapping sums land within the binding.
+        p.out_base =
+            input.map_or(0, |(start, _)| (grad_out.offset / elem + out_first).wrapping_sub(start / elem) as u32);
+        self.dispatch(p, input, output, limits)
     }
 }
 
 /// The program of `plan`'s gradient in one dispatch ([`Program::backward`]).
 fn one_dispatch(plan: &PadPlan, grad_out: &BufferView, grad_in: &BufferView, limits: &DeviceLimits) -> Result<Program> {
-    let Some(element) = GradientElement::of(plan.dtype()) else {
-        let reason = match crate::cpu::has_gradient(plan.dtype()) {
-            true => "the GPU's gradient takes float32, complex64, float16, bfloat16 and the float8s but float8e8m0; cpu::pad_backward takes float64 and complex128 too",
-            false => "no gradient is taken of integer, bool, string, float8e8m0 or 4-bit tensors",
-        };
-        return Err(PadError::Unsupported { dtype: plan.dtype().name(), reason: reason.into() });
-    };
-    let elem = element.bytes();
-    check_device(plan, limits)?;
+    let whole = Whole::new(plan, grad_out, grad_in, limits)?;
+    let mut program =
+        Program { key: whole.key, dispatches: Vec::new(), in_span: whole.out_span, out_span: whole.in_span };
+    let Some(in_span) = whole.in_span else { return Ok(program) };
     let (read, write) = (view(Side::Input, grad_out), view(Side::Output, grad_in));
-    for v in [&read, &write] {
-        check_view_bounds(v, limits)?;
-    }
-    let (out_strides, out_span) = view_strides(&read, plan.out_shape(), elem)?;
-    let (in_strides, in_span) = view_strides(&write, plan.in_shape(), elem)?;
-    if in_span.is_some() {
-        check_no_self_overlap(plan.in_shape(), &in_strides)?;
-    }
-    // The terms a lane sums at most: each touched axis's most images an index has. Where
-    // one axis's sum passes a block, or all of them a lane's bound, one axis's sum goes to
-    // a workgroup's lanes: the one that leaves a lane the fewest terms.
-    let counts: Vec<u64> = plan.axes().iter().map(|a| most_images(a, plan.mode())).collect();
-    let whole = counts.iter().product::<u64>();
-    let split_at = (0..counts.len())
-        .filter(|&d| counts[d] > 1)
-        .map(|d| (split_lane_terms(&counts, d), d))
-        .min()
-        .filter(|_| counts.iter().any(|&c| c > BLOCK as u64) || whole > LANE_TERMS);
-    let (split, split_axis, lane_terms) = match split_at {
-        Some((terms, d)) => (true, d, terms),
-        None => (false, 0, whole),
-    };
-    if lane_terms > LANE_TERMS {
-        return Err(limit(
-            GpuLimit::IndexRange,
-            format!("an element's gradient sums up to {lane_terms} terms on one lane; the GPU's gradient takes at most {LANE_TERMS}"),
-        ));
-    }
-    let key = PipelineKey::new(plan.mode(), elem as u8, false, Shader::Backward { split, element }, false);
-    let mut program = Program { key, dispatches: Vec::new(), in_span: out_span, out_span: in_span };
-    let Some(in_span) = in_span else { return Ok(program) };
-    let rank = plan.axes().len();
-    if rank > MAX_RANK {
-        return Err(limit(GpuLimit::Rank, format!("{rank} axes; the GPU's gradient takes at most {MAX_RANK}")));
-    }
-    let count = plan.in_len() as u64;
-    if count >= INDEX_LIMIT {
-        return Err(limit(
-            GpuLimit::IndexRange,
-            format!("{count} input elements; the GPU's gradient needs under 2^31"),
-        ));
-    }
-    let what = "the gradient, where no window of the axes the pad leaves alone fits a binding";
-    let output = binding(&write, in_span, limits, what)?;
-    let input = out_span.map(|span| binding(&read, span, limits, what)).transpose()?;
-    let mut p = BackParams::zeroed();
-    p.rank = rank as u32;
-    p.count = count as u32;
-    p.out_base = input.map_or(0, |(start, _)| ((grad_out.offset - start) / elem) as u32);
-    p.in_base = ((grad_in.offset - output.0) / elem) as u32;
-    p.split_axis = split_axis as u32;
-    for (d, a) in plan.axes().iter().enumerate() {
-        let period = plan.mode().period(a.kept as u64);
-        if a.out_len as u64 + period >= INDEX_LIMIT || a.in_len as u64 >= INDEX_LIMIT {
-            return Err(limit(
-                GpuLimit::IndexRange,
-                format!(
-                    "axis {d} has {} output elements and a period of {period}; the GPU path needs their sum under 2^31",
-                    a.out_len
-                ),
-            ));
-        }
-        let (in_magic, in_shift) = magic_divisor(a.in_len.max(1) as u32);
-        let (period_magic, period_shift) = magic_divisor(period as u32);
-        p.axes[d] = BackAxis {
-            in_len: a.in_len as u32,
-            in_magic,
-            in_shift,
-            out_len: a.out_len as u32,
-            pad_before: a.pad_before as u32,
-            kept: a.kept as u32,
-            crop_start: a.crop_start as u32,
-            period: period as u32,
-            period_magic,
-            period_shift,
-            out_stride: out_strides[d] as u32,
-            in_stride: in_strides[d] as u32,
-            touched: u32::from(!a.is_identity()),
-            ..BackAxis::default()
-        };
-    }
-    // A lane an element, or a workgroup an element where its sums are split.
-    let groups = if split { count } else { count.div_ceil(super::params::WORKGROUP as u64) };
-    let workgroups = grid(groups, limits, count, "elements")?;
-    let params: Params = bytemuck::cast(p);
-    program.dispatches.push(Dispatch { params, workgroups, input, output });
+    let output = binding(&write, in_span, limits, WHAT)?;
+    let input = whole.out_span.map(|span| binding(&read, span, limits, WHAT)).transpose()?;
+    let mut p = whole.params;
+    p.out_base = input.map_or(0, |(start, _)| ((grad_out.offset - start) / whole.elem) as u32);
+    p.in_base = ((grad_in.offset - output.0) / whole.elem) as u32;
+    program.dispatches.push(whole.dispatch(p, input, output, limits)?);
     Ok(program)
 }
 
@@ -433,9 +540,45 @@ mod tests {
             let (start, size) = d.input().unwrap();
             assert!(size <= 1024 && start <= w as u64 * 468 && start + size >= (w as u64 + 1) * 468);
         }
-        // An axis the pad touches is never cut: [5, 7] padded on both cannot be windowed.
+        // A wrap of [5, 7] on both axes: its first and last rows are read from both ends of
+        // the axis, and no window of them fits 64 bytes.
         let small = DeviceLimits { max_binding: 64, ..limits };
         let e = Program::backward(&plan, &BufferView::dense(0, o), &BufferView::dense(0, i), &small).unwrap_err();
+        assert!(matches!(e, PadError::GpuLimit { limit: GpuLimit::Windows, .. }), "{e}");
+    }
+
+    /// Past one binding, windows along an axis the pad touches: runs of [20, 20]'s rows
+    /// padded by one on each axis, 88-byte rows on 1 KiB bindings at 256-byte alignment, three
+    /// windows of 7, 7 and 6 rows, each binding the output rows its elements read (rows 1-7,
+    /// 8-14, 15-20 of 22) and its own rows of the input's gradient; the window's first row
+    /// moves the axis's crop start, wrapping below zero.
+    #[test]
+    fn windows_run_along_padded_axes() {
+        let kib = DeviceLimits { max_binding: 1024, storage_alignment: 256, ..DeviceLimits::WEBGPU_DEFAULT };
+        let plan = PadPlan::new(DataType::Float32, &[20, 20], &PadRequest::new(vec![1, 1, 1, 1])).unwrap();
+        let (i, o) = plan.byte_sizes().unwrap();
+        let p = Program::backward(&plan, &BufferView::dense(0, o), &BufferView::dense(0, i), &kib).unwrap();
+        let bindings: Vec<_> = p.dispatches().iter().map(|d| (d.input().unwrap(), d.output())).collect();
+        // Reads: bytes [92, 700), [708, 1316), [1324, 1844) (columns 1-20 of those rows) from
+        // 256-byte boundaries; writes [0, 560), [560, 1120), [1120, 1600).
+        assert_eq!(bindings, [((0, 700), (0, 560)), ((512, 804), (512, 608)), ((1280, 564), (1024, 576))]);
+        let params: Vec<BackParams> = p.dispatches().iter().map(|d| bytemuck::cast(d.params)).collect();
+        let firsts = params.iter().map(|p| (p.count, p.axes[0].in_len, p.axes[0].crop_start, p.out_base, p.in_base));
+        // out_base: grad_out's element 0 from the binding's start (0, 128 and 320 elements on).
+        let want = [
+            (140, 7, 0, 0, 0),
+            (140, 7, 0u32.wrapping_sub(7), 0u32.wrapping_sub(128), 12),
+            (120, 6, 0u32.wrapping_sub(14), 0u32.wrapping_sub(320), 24),
+        ];
+        assert_eq!(firsts.collect::<Vec<_>>(), want);
+        assert!(
+            params.iter().all(|p| p.axes[1] == params[0].axes[1] && p.axes[1].in_len == 20),
+            "the inner axis whole"
+        );
+        // Wrapped, its first and last rows are read from both ends of the axis: shorter runs
+        // are tried down to one row (the search ends), then a GpuLimit.
+        let wrap = PadPlan::new(DataType::Float32, &[20, 20], &PadRequest::new(vec![1; 4]).mode(Mode::Wrap)).unwrap();
+        let e = Program::backward(&wrap, &BufferView::dense(0, o), &BufferView::dense(0, i), &kib).unwrap_err();
         assert!(matches!(e, PadError::GpuLimit { limit: GpuLimit::Windows, .. }), "{e}");
     }
 }

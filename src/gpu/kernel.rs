@@ -488,7 +488,7 @@ impl PadKernel {
     /// each element the sum of `grad_out` over the positions that read it in the order
     /// `wgpu_pad::adjoint` documents: the bits of `cpu::pad_backward`, on every run. float32,
     /// complex64, float16, bfloat16 and the float8s (not float8e8m0); one dispatch, or windows
-    /// of the axes the pad leaves alone past a binding ([`Program::backward`] says what it
+    /// of its axes past a binding ([`Program::backward`] says what it
     /// refuses). Record it as a pad.
     pub fn prepare_backward(
         &self,

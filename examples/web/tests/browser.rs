@@ -15,7 +15,8 @@
 //! - the corpus through a JavaScript host: the page's own WebGPU, no wgpu, running the
 //!   `Program`s the wasm module makes (docs/HOSTING.md);
 //! - the pad's gradient (a lane an element, and a workgroup an element with its long sums
-//!   split over the lanes and a barrier: Tint checks its uniformity) bit for bit with the CPU's.
+//!   split over the lanes and a barrier: Tint checks its uniformity) bit for bit with the CPU's,
+//!   in windows along padded axes past a binding too.
 //!
 //! `.ci/browser` reads the lines that start with `adapter=` and `corpus:`.
 #![cfg(target_arch = "wasm32")]
@@ -391,6 +392,44 @@ async fn the_gradient_runs_through_the_javascript_host() {
     }
     console_log!("gradient through the JavaScript host: {ran} plans bit for bit");
     assert!(ran >= 48, "{ran}");
+}
+
+/// The gradient past a binding (1 KiB bindings at WebGPU's 256-byte alignment) through the
+/// JavaScript host: windows along axes the pad touches, each reading the hull of its images
+/// from a binding that may start past the window's own element 0 (the shader's offsets wrap
+/// back into it); the bits of `cpu::pad_backward`.
+#[wasm_bindgen_test]
+async fn gradient_windows_run_through_the_javascript_host() {
+    let limits = DeviceLimits { max_binding: 1024, ..DeviceLimits::WEBGPU_DEFAULT };
+    for (dtype, shape, pads, mode) in [
+        (DataType::Float32, &[20usize, 20][..], &[1i64, 1, 1, 1][..], Mode::Constant),
+        (DataType::Float16, &[30, 11], &[4, 3, 2, 5], Mode::Reflect),
+        (DataType::Float32, &[30, 12], &[5, -1, 5, 3], Mode::Symmetric),
+        (DataType::Float8e4m3fn, &[40, 30], &[2, 1, -3, 6], Mode::Edge),
+        (DataType::Float32, &[4, 300], &[1, 1, 0, 0], Mode::Constant),
+    ] {
+        let p = PadPlan::new(dtype, shape, &PadRequest::new(pads.to_vec()).mode(mode)).unwrap();
+        let (in_bytes, out_bytes) = p.byte_sizes().unwrap();
+        let bytes: Vec<u8> = match dtype {
+            DataType::Float16 => (0..p.out_len())
+                .flat_map(|i| half::f16::from_f32(((i * 7919) % 1013) as f32 / 7.0 - 60.0).to_le_bytes())
+                .collect(),
+            DataType::Float32 => {
+                (0..p.out_len()).flat_map(|i| (((i * 7919) % 1013) as f32 / 7.0 - 60.0).to_le_bytes()).collect()
+            }
+            _ => (0..p.out_len()).map(|i| (i * 7919 % 251) as u8).collect(),
+        };
+        let grad = Tensor::from_bytes(dtype, p.out_shape().to_vec(), bytes.clone()).unwrap();
+        let (src_size, dst_size) = (out_bytes.next_multiple_of(4), in_bytes.next_multiple_of(4));
+        let program =
+            Program::backward(&p, &BufferView::dense(0, src_size), &BufferView::dense(0, dst_size), &limits).unwrap();
+        let what = format!("{dtype} {mode} {shape:?} {pads:?}");
+        assert!(program.dispatches().len() > 1, "{what}: in windows");
+        let got = program_in_javascript(&program, &bytes, src_size, dst_size, in_bytes)
+            .await
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert_eq!(got, cpu::pad_backward(&p, &grad).unwrap().bytes().unwrap(), "{what}");
+    }
 }
 
 /// Round six: the JavaScript host refuses, before making anything, a Program made for

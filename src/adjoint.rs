@@ -165,72 +165,64 @@ mod tests {
     use super::*;
     use crate::{DataType, PadPlan, PadRequest};
 
-    /// Every axis's images are exactly the output coordinates whose source is the index, in
-    /// the documented order: pad before ascending, pad after ascending, the kept one last;
-    /// every mode, crops, pads of many periods, axes of one element.
-    #[test]
-    fn images_are_the_sources_inverse_in_the_documented_order() {
+    /// Runs `check(mode, n, (b, e), axis)` on one-axis plans of every mode: lengths 1-5,
+    /// crops, pads of many periods (those a mode refuses left out).
+    fn each_small_axis(check: impl Fn(Mode, usize, (i64, i64), AxisMap)) {
         for mode in Mode::ALL {
             for n in 1..6usize {
                 for (b, e) in [(0i64, 0i64), (1, 0), (0, 2), (3, 4), (-1, 2), (2, -1), (11, 13), (-2, -1), (25, 0)] {
-                    let Ok(plan) = PadPlan::new(DataType::Float32, &[n], &PadRequest::new(vec![b, e]).mode(mode))
-                    else {
-                        continue;
-                    };
-                    let axis = plan.axes()[0];
-                    let mut seen = vec![0; axis.out_len];
-                    for k in 0..n {
-                        let got = images(&axis, mode, k);
-                        for &o in &got {
-                            assert_eq!(axis.source(mode, o), Some(k), "{mode} n={n} pads ({b},{e}): {o} is not {k}'s");
-                            seen[o] += 1;
-                        }
-                        let kept = axis.crop_start..axis.crop_start + axis.kept;
-                        if kept.contains(&k) {
-                            let (&last, rest) = got.split_last().unwrap();
-                            assert_eq!(last, axis.pad_before + k - axis.crop_start, "{mode}: the kept one last");
-                            let (before, after): (Vec<usize>, Vec<usize>) = rest.iter().partition(|&&o| o < last);
-                            assert_eq!([before.clone(), after.clone()].concat(), rest, "{mode}: before, then after");
-                            assert!(before.windows(2).all(|w| w[0] < w[1]) && after.windows(2).all(|w| w[0] < w[1]));
-                        } else {
-                            assert!(got.is_empty(), "{mode}: cropped index {k} has images");
-                        }
-                    }
-                    for (o, &count) in seen.iter().enumerate() {
-                        let want = usize::from(axis.source(mode, o).is_some());
-                        assert_eq!(count, want, "{mode} n={n} pads ({b},{e}): output {o}");
+                    if let Ok(plan) = PadPlan::new(DataType::Float32, &[n], &PadRequest::new(vec![b, e]).mode(mode)) {
+                        check(mode, n, (b, e), plan.axes()[0]);
                     }
                 }
             }
         }
     }
 
+    /// Every axis's images are exactly the output coordinates whose source is the index, in
+    /// the documented order: pad before ascending, pad after ascending, the kept one last;
+    /// every mode, crops, pads of many periods, axes of one element.
+    #[test]
+    fn images_are_the_sources_inverse_in_the_documented_order() {
+        each_small_axis(|mode, n, (b, e), axis| {
+            let mut seen = vec![0; axis.out_len];
+            for k in 0..n {
+                let got = images(&axis, mode, k);
+                for &o in &got {
+                    assert_eq!(axis.source(mode, o), Some(k), "{mode} n={n} pads ({b},{e}): {o} is not {k}'s");
+                    seen[o] += 1;
+                }
+                let kept = axis.crop_start..axis.crop_start + axis.kept;
+                if kept.contains(&k) {
+                    let (&last, rest) = got.split_last().unwrap();
+                    assert_eq!(last, axis.pad_before + k - axis.crop_start, "{mode}: the kept one last");
+                    let (before, after): (Vec<usize>, Vec<usize>) = rest.iter().partition(|&&o| o < last);
+                    assert_eq!([before.clone(), after.clone()].concat(), rest, "{mode}: before, then after");
+                    assert!(before.windows(2).all(|w| w[0] < w[1]) && after.windows(2).all(|w| w[0] < w[1]));
+                } else {
+                    assert!(got.is_empty(), "{mode}: cropped index {k} has images");
+                }
+            }
+            for (o, &count) in seen.iter().enumerate() {
+                let want = usize::from(axis.source(mode, o).is_some());
+                assert_eq!(count, want, "{mode} n={n} pads ({b},{e}): output {o}");
+            }
+        });
+    }
+
     /// A range's hull is the least and one past the greatest of its indices' images, every
     /// mode, crops, wide pads; `None` where the range is all cropped away.
     #[test]
     fn hulls_span_the_images_of_a_range() {
-        for mode in Mode::ALL {
-            for n in 1..6usize {
-                for (b, e) in [(0i64, 0i64), (1, 0), (0, 2), (3, 4), (-1, 2), (2, -1), (11, 13), (-2, -1), (25, 0)] {
-                    let Ok(plan) = PadPlan::new(DataType::Float32, &[n], &PadRequest::new(vec![b, e]).mode(mode))
-                    else {
-                        continue;
-                    };
-                    let axis = plan.axes()[0];
-                    for first in 0..n {
-                        for end in first + 1..=n {
-                            let all: Vec<usize> = (first..end).flat_map(|k| images(&axis, mode, k)).collect();
-                            let want = all.iter().min().map(|&lo| (lo, all.iter().max().unwrap() + 1));
-                            assert_eq!(
-                                image_hull(&axis, mode, first..end),
-                                want,
-                                "{mode} n={n} ({b},{e}) {first}..{end}"
-                            );
-                        }
-                    }
+        each_small_axis(|mode, n, (b, e), axis| {
+            for first in 0..n {
+                for end in first + 1..=n {
+                    let all: Vec<usize> = (first..end).flat_map(|k| images(&axis, mode, k)).collect();
+                    let want = all.iter().min().map(|&lo| (lo, all.iter().max().unwrap() + 1));
+                    assert_eq!(image_hull(&axis, mode, first..end), want, "{mode} n={n} ({b},{e}) {first}..{end}");
                 }
             }
-        }
+        });
     }
 
     /// Sums up to a block long run in order from zero; longer ones by blocks, at most

@@ -44,9 +44,10 @@ impl Program {
         if plan.dtype() == DataType::Complex64 {
             return complex_as_parts(plan, grad_out, grad_in, limits);
         }
-        match one_dispatch(plan, grad_out, grad_in, limits) {
+        let whole = Whole::new(plan, grad_out, grad_in, limits)?;
+        match whole.one_dispatch(grad_out, grad_in, limits) {
             Err(e @ PadError::GpuLimit { limit: GpuLimit::Windows, .. }) => {
-                windows(plan, grad_out, grad_in, limits)?.ok_or(e)
+                windows(plan, &whole, grad_out, grad_in, limits)?.ok_or(e)
             }
             result => result,
         }
@@ -107,11 +108,11 @@ const MAX_WINDOWS: u64 = 1 << 16;
 /// span the axis, say).
 fn windows(
     plan: &PadPlan,
+    whole: &Whole,
     grad_out: &BufferView,
     grad_in: &BufferView,
     limits: &DeviceLimits,
 ) -> Result<Option<Program>> {
-    let whole = Whole::new(plan, grad_out, grad_in, limits)?;
     if whole.in_span.is_none() {
         return Ok(None);
     }
@@ -122,7 +123,7 @@ fn windows(
         if best.as_ref().is_some_and(|b| outer >= b.len() as u64) {
             break;
         }
-        if let Some(dispatches) = windows_on(plan, &whole, d, grad_out, grad_in, limits)? {
+        if let Some(dispatches) = windows_on(plan, whole, d, grad_out, grad_in, limits)? {
             if best.as_ref().is_none_or(|b| dispatches.len() < b.len()) {
                 best = Some(dispatches);
             }
@@ -310,6 +311,21 @@ impl Whole {
         Ok(Whole { key, params: p, split, elem, out_strides, in_strides, out_span, in_span })
     }
 
+    /// The program in one dispatch, each view in one binding ([`Program::backward`]).
+    fn one_dispatch(&self, grad_out: &BufferView, grad_in: &BufferView, limits: &DeviceLimits) -> Result<Program> {
+        let mut program =
+            Program { key: self.key, dispatches: Vec::new(), in_span: self.out_span, out_span: self.in_span };
+        let Some(in_span) = self.in_span else { return Ok(program) };
+        let (read, write) = (view(Side::Input, grad_out), view(Side::Output, grad_in));
+        let output = binding(&write, in_span, limits, WHAT)?;
+        let input = self.out_span.map(|span| binding(&read, span, limits, WHAT)).transpose()?;
+        let mut p = self.params;
+        p.out_base = input.map_or(0, |(start, _)| ((grad_out.offset - start) / self.elem) as u32);
+        p.in_base = ((grad_in.offset - output.0) / self.elem) as u32;
+        program.dispatches.push(self.dispatch(p, input, output, limits)?);
+        Ok(program)
+    }
+
     /// The dispatch of uniform `p` (its elements, `p.count`): a lane an element, or a
     /// workgroup an element where its sums are split.
     fn dispatch(&self, p: BackParams, input: Option<Span>, output: Span, limits: &DeviceLimits) -> Result<Dispatch> {
@@ -374,22 +390,6 @@ impl Whole {
             input.map_or(0, |(start, _)| (grad_out.offset / elem + out_first).wrapping_sub(start / elem) as u32);
         self.dispatch(p, input, output, limits)
     }
-}
-
-/// The program of `plan`'s gradient in one dispatch ([`Program::backward`]).
-fn one_dispatch(plan: &PadPlan, grad_out: &BufferView, grad_in: &BufferView, limits: &DeviceLimits) -> Result<Program> {
-    let whole = Whole::new(plan, grad_out, grad_in, limits)?;
-    let mut program =
-        Program { key: whole.key, dispatches: Vec::new(), in_span: whole.out_span, out_span: whole.in_span };
-    let Some(in_span) = whole.in_span else { return Ok(program) };
-    let (read, write) = (view(Side::Input, grad_out), view(Side::Output, grad_in));
-    let output = binding(&write, in_span, limits, WHAT)?;
-    let input = whole.out_span.map(|span| binding(&read, span, limits, WHAT)).transpose()?;
-    let mut p = whole.params;
-    p.out_base = input.map_or(0, |(start, _)| ((grad_out.offset - start) / whole.elem) as u32);
-    p.in_base = ((grad_in.offset - output.0) / whole.elem) as u32;
-    program.dispatches.push(whole.dispatch(p, input, output, limits)?);
-    Ok(program)
 }
 
 /// The terms one lane may sum (a bound a software GPU holds shaders to: lavapipe leaves a

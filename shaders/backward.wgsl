@@ -34,8 +34,45 @@ fn image(l: List, t: u32) -> u32 {
     } else if (t >= l.kept_at) {
         a = t + 1u;
     }
+    return ascending(l, a);
+}
+
+// The a-th image in ascending order.
+fn ascending(l: List, a: u32) -> u32 {
     let two = l.c == 2u;
     return select(l.s0, l.s1, two && (a & 1u) == 1u) + select(a, a >> 1u, two) * l.period;
+}
+
+// How many of the images lie below output position x.
+fn images_below(l: List, x: u32) -> u32 {
+    var lo = 0u;
+    var hi = l.count;
+    while (lo < hi) {
+        let mid = (lo + hi) >> 1u;
+        if (ascending(l, mid) < x) {
+            lo = mid + 1u;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+// The images at output positions [P.part_lo, P.part_hi), ascending: a run of them from the
+// lo-th (where it is odd, the two residues trade places). A part is of the pads' positions or
+// of the kept ones, where an index has one image, so ascending is the order of the sums.
+fn part_of(l: List) -> List {
+    let lo = images_below(l, P.part_lo);
+    let n = images_below(l, P.part_hi) - lo;
+    let kept_at = n - 1u;
+    if (l.c == 1u) {
+        return List(n, kept_at, l.s0 + lo * l.period, 0u, 1u, l.period);
+    }
+    let laps = lo >> 1u;
+    if ((lo & 1u) == 0u) {
+        return List(n, kept_at, l.s0 + laps * l.period, l.s1 + laps * l.period, 2u, l.period);
+    }
+    return List(n, kept_at, l.s1 + laps * l.period, l.s0 + (laps + 1u) * l.period, 2u, l.period);
 }
 
 // The high 32 bits of a * b.
@@ -240,7 +277,14 @@ fn element(e: u32) -> vec4<u32> {
         if (j >= a.kept) {
             return vec4<u32>(0u, dst_at, 1u, 0u);
         }
-        let l = list(d, j);
+        var l = list(d, j);
+        if (d == P.part_axis) {
+            l = part_of(l);
+            if (l.count == 0u) {
+                // None of its images in this part: nothing to add.
+                return vec4<u32>(0u, dst_at, 1u, 0u);
+            }
+        }
         if (l.count == 1u) {
             fixed += image(l, 0u) * a.out_stride;
         } else {
@@ -278,11 +322,38 @@ fn element_on_lane(e: u32) {
         copy_element(at.y, at.x);
         return;
     }
+    if (P.part_axis != NO_PART) {
+        part_on_lane(at);
+        return;
+    }
     var v = 0.0;
     if (at.w == 1u) {
         v = nest(0u, at.x);
     }
     store_dst(at.y, plus_zero(v, true));
+}
+
+// One part of the element's sum (a lane an element): its part axis, the outermost touched
+// one, is its first level or has one image here; its terms in this part added in order to
+// +0.0 (the first part) or to the sum the parts before stored, the order and the bits of one
+// sum of up to a block's terms (from +0.0 no sum is -0.0, so plus_zero has nothing to do).
+// Elements with nothing here are left alone.
+fn part_on_lane(at: vec4<u32>) {
+    if (P.part_continues == 1u && at.w == 0u) {
+        return;
+    }
+    var v = 0.0;
+    if (P.part_continues == 1u) {
+        v = load_dst(at.y);
+    }
+    if (at.w == 1u && levels > 0u && axis_of[0] == P.part_axis) {
+        for (var t = 0u; t < lists[0].count; t++) {
+            v = add_in_type(v, nest(1u, at.x + image(lists[0], t) * strides[0]));
+        }
+    } else if (at.w == 1u) {
+        v = add_in_type(v, nest(0u, at.x));
+    }
+    store_dst(at.y, v);
 }
 
 // A workgroup an element: every lane walks the levels outside the split one alike, each

@@ -406,9 +406,43 @@ fn gradients_past_one_binding_run_in_windows() {
         assert_eq!(got.path, ExecPath::Gpu, "{what}");
         assert_eq!(got.tensor.bytes(), cpu::pad_backward(&plan, &grad).unwrap().bytes(), "{what}");
     }
-    // A wrap of every axis: the pad after reads the first row and the pad before the last,
-    // so a window holding either reads the whole axis. The CPU path says why.
-    let plan = PadPlan::new(DataType::Float32, &[20, 20], &PadRequest::new(vec![1, 1, 1, 1]).mode(Mode::Wrap)).unwrap();
+    common::assert_no_gpu_errors();
+}
+
+/// Where a window's reads span the axis (a wrap's first and last indices read both ends of it,
+/// a wide pad's images lie all along it), the sums run in parts along the first axis the pad
+/// touches, each part continuing the sums the parts before it stored: on the GPU, the CPU's
+/// bits, every element type's loads and stores (f32, two and four to a word).
+#[test]
+fn gradients_whose_windows_read_the_whole_axis_run_in_parts() {
+    let Some(ctx) = gpu_small_bindings() else { return };
+    let mut rng = Rng(0x0bad_cafe_f00d_0002);
+    for (dtype, shape, pads, mode) in [
+        (DataType::Float32, &[20usize, 20][..], &[1i64, 1, 1, 1][..], Mode::Wrap),
+        (DataType::Float32, &[600], &[3, 7], Mode::Wrap),
+        (DataType::Float16, &[30, 11], &[4, 3, 2, 5], Mode::Wrap),
+        (DataType::Float8e5m2, &[40, 30], &[2, 3, -3, 6], Mode::Wrap),
+        // The first axis left alone, its rows past a binding: parts along the second.
+        (DataType::Float32, &[3, 400], &[0, 5, 0, 5], Mode::Wrap),
+        // Pads wider than the axis: an index's images all along it.
+        (DataType::Bfloat16, &[12, 30], &[20, 1, 25, 2], Mode::Reflect),
+        (DataType::Float32, &[10, 24], &[-2, 17, 14, -3], Mode::Symmetric),
+        (DataType::Float32, &[9, 25], &[12, 10, 0, 0], Mode::Wrap),
+    ] {
+        let plan = PadPlan::new(dtype, shape, &PadRequest::new(pads.to_vec()).mode(mode)).unwrap();
+        let grad = random_gradient(&plan, &mut rng);
+        let what = format!("{dtype} {mode} {shape:?} {pads:?}");
+        let got = ctx.pad_backward_blocking(&plan, &grad).unwrap();
+        assert_eq!(got.path, ExecPath::Gpu, "{what}");
+        assert_eq!(got.tensor.bytes(), cpu::pad_backward(&plan, &grad).unwrap().bytes(), "{what}");
+        // Run to run, and against one binding (one dispatch): the same bits.
+        assert_eq!(ctx.pad_backward_blocking(&plan, &grad).unwrap().tensor.bytes(), got.tensor.bytes(), "{what}");
+        let whole = gpu().unwrap().pad_backward_blocking(&plan, &grad).unwrap();
+        assert_eq!((whole.path, whole.tensor.bytes()), (ExecPath::Gpu, got.tensor.bytes()), "{what}");
+    }
+    // More than a block's images an index (a 4-element axis wrapped by 600 a side: 301): the
+    // parts would cut its blocks' sums, so the CPU path runs it and says why.
+    let plan = PadPlan::new(DataType::Float32, &[4], &PadRequest::new(vec![600, 600]).mode(Mode::Wrap)).unwrap();
     let got = ctx.pad_backward_blocking(&plan, &random_gradient(&plan, &mut rng)).unwrap();
     assert!(matches!(&got.path, ExecPath::CpuFallback { reason } if reason.contains("binding")), "{:?}", got.path);
     common::assert_no_gpu_errors();

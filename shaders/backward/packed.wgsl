@@ -27,6 +27,11 @@ fn store_dst(i: u32, v: f32) {
     store_bits(i, from_f32(v));
 }
 
+// An element's own bits of the word: no lane writes them but its own.
+fn load_dst(i: u32) -> f32 {
+    return to_f32((atomicLoad(&dst[i / PER_WORD]) >> ((i % PER_WORD) * ELEMENT_BITS)) & ELEMENT_MASK);
+}
+
 // An element no sum touches (a plan that pads and crops nothing) keeps its bits, NaN payloads
 // and signalling NaNs too (which widening to f32 and back could change).
 fn copy_element(i: u32, j: u32) {

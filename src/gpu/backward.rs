@@ -2,9 +2,11 @@
 //! an element of the input's gradient summing the output's gradient over the positions that
 //! read it, in the order `crate::adjoint` documents, so its bits are `cpu::pad_backward`'s.
 //! One dispatch a pad where its two views fit a binding; past it, one a window: an index of
-//! the outer axes and a run of one axis, padded or not, with the output's gradient it reads (a
-//! `GpuLimit` where no window's reads fit, such as a wrap whose images span the axis, which
-//! `GpuContext::pad_backward` answers on the CPU path). float32, complex64 (its two parts
+//! the outer axes and a run of one axis, padded or not, with the output's gradient it reads.
+//! Where no window's reads fit (a wrap's first and last indices read both ends of the axis),
+//! the sums in parts along the first touched axis, each part's windows continuing what the
+//! parts before stored; a `GpuLimit` where neither fits (an index with more than a block's
+//! images on that axis), which `GpuContext::pad_backward` answers on the CPU path. float32, complex64 (its two parts
 //! summed alone, as float32 with one more axis), float16 and bfloat16 (16-bit elements two to
 //! a word) and the float8s but float8e8m0 (four to a word), summed as f32 rounded to the type
 //! at every addition.
@@ -31,7 +33,10 @@ impl Program {
     /// bfloat16 and the float8s but float8e8m0. One dispatch where both views fit a storage binding; past it, one a window
     /// (an index of the outer axes and a run of one axis, padded or not), each window's
     /// sums whole, where a window's part of each view fits a binding (the output's gradient
-    /// it reads: every image of its elements); else `PadError::GpuLimit`. Everything is checked here.
+    /// it reads: every image of its elements); where none fits, the sums in parts (each the
+    /// images at a run of output positions of the first axis the pad touches, in windows,
+    /// continuing the sums the parts before stored; the dispatches must run in order); else
+    /// `PadError::GpuLimit`. Everything is checked here.
     pub fn backward(
         plan: &PadPlan,
         grad_out: &BufferView,
@@ -47,7 +52,10 @@ impl Program {
         let whole = Whole::new(plan, grad_out, grad_in, limits)?;
         match whole.one_dispatch(grad_out, grad_in, limits) {
             Err(e @ PadError::GpuLimit { limit: GpuLimit::Windows, .. }) => {
-                windows(plan, &whole, grad_out, grad_in, limits)?.ok_or(e)
+                match windows(plan, &whole, grad_out, grad_in, limits)? {
+                    Some(dispatches) => Ok(whole.program(dispatches)),
+                    None => parts(plan, &whole, grad_out, grad_in, limits)?.map(|d| whole.program(d)).ok_or(e),
+                }
             }
             result => result,
         }
@@ -105,14 +113,14 @@ const MAX_WINDOWS: u64 = 1 << 16;
 /// ([`crate::adjoint`]'s `image_hull`), its base counted from there (wrapping where the hull
 /// starts past the window's first position: only the sums of the offsets are bound). Of the
 /// axes, the one that makes the fewest windows; `None` where none fits (a wrap whose images
-/// span the axis, say).
+/// span the axis, say: [`parts`]). With a part, the images in it only.
 fn windows(
     plan: &PadPlan,
     whole: &Whole,
     grad_out: &BufferView,
     grad_in: &BufferView,
     limits: &DeviceLimits,
-) -> Result<Option<Program>> {
+) -> Result<Option<Vec<Dispatch>>> {
     if whole.in_span.is_none() {
         return Ok(None);
     }
@@ -130,7 +138,87 @@ fn windows(
         }
         outer = outer.saturating_mul(len as u64);
     }
-    Ok(best.map(|dispatches| Program { key: whole.key, dispatches, in_span: whole.out_span, out_span: whole.in_span }))
+    Ok(best)
+}
+
+/// The gradient past one binding where no window's reads fit (a wrap's first and last
+/// indices read both ends of the axis): its sums cut into parts along the first axis the pad
+/// touches, each part the images at one run of that axis's output positions and run in
+/// windows, continuing the sums the parts before it stored. The parts follow the sums' order
+/// (the pad before, the pad after, the kept positions: `crate::adjoint`), so the bits are one
+/// sum's; the first part writes every element (+0.0 where it has nothing), the others only
+/// those with images in them. Only where that axis's sums are single blocks (at most
+/// `BLOCK` images an index) and summed on a lane each (`None` else: the CPU path). Costs over
+/// the windows: the input's gradient written once more and read once a part.
+fn parts(
+    plan: &PadPlan,
+    whole: &Whole,
+    grad_out: &BufferView,
+    grad_in: &BufferView,
+    limits: &DeviceLimits,
+) -> Result<Option<Vec<Dispatch>>> {
+    let Some(c) = plan.axes().iter().position(|a| !a.is_identity()) else { return Ok(None) };
+    let axis = &plan.axes()[c];
+    if whole.split || whole.in_span.is_none() || most_images(axis, plan.mode()) > BLOCK as u64 {
+        return Ok(None);
+    }
+    // The pads in runs of output positions at most a binding's rows long (a window's images
+    // in them can lie all along them); the kept positions in one (a window's are its own).
+    let row = (whole.out_strides[c] * whole.elem).max(1);
+    let rows = (limits.max_binding.saturating_sub(limits.storage_alignment) / row).max(1) as usize;
+    let (p, n, out) = (axis.pad_before, axis.kept, axis.out_len);
+    let mut dispatches = Vec::new();
+    for (lo, hi, piece) in [(0, p, rows), (p + n, out, rows), (p, p + n, n.max(1))] {
+        for at in (lo..hi).step_by(piece) {
+            let part = Part { axis: c, lo: at, hi: hi.min(at + piece), kept: (p, p + n) };
+            let continues = !dispatches.is_empty();
+            let mut w = whole.clone();
+            w.part = Some(part);
+            (w.params.part_axis, w.params.part_lo, w.params.part_hi) = (c as u32, part.lo as u32, part.hi as u32);
+            w.params.part_continues = u32::from(continues);
+            let Some(mut windows) = windows(plan, &w, grad_out, grad_in, limits)? else { return Ok(None) };
+            if continues {
+                // Windows that read nothing add nothing.
+                windows.retain(|d| d.input.is_some());
+            }
+            dispatches.extend(windows);
+            if dispatches.len() as u64 > MAX_WINDOWS {
+                return Ok(None);
+            }
+        }
+    }
+    Ok(Some(dispatches))
+}
+
+/// A part of the gradient's sums ([`parts`]): the images on `axis` at output positions
+/// `lo..hi`, within the kept positions `kept` or the pads.
+#[derive(Debug, Clone, Copy)]
+struct Part {
+    axis: usize,
+    lo: usize,
+    hi: usize,
+    kept: (usize, usize),
+}
+
+impl Part {
+    /// The output positions of `hull` (the images of input run `range`) in the part: where
+    /// the part is of kept positions, only the run's own.
+    fn clip(
+        &self,
+        hull: Option<(usize, usize)>,
+        axis: &crate::plan::AxisMap,
+        range: std::ops::Range<usize>,
+    ) -> Option<(usize, usize)> {
+        let (lo, hi) = if self.lo >= self.kept.0 && self.hi <= self.kept.1 {
+            let first = range.start.max(axis.crop_start).saturating_sub(axis.crop_start);
+            let end = range.end.min(axis.crop_start + axis.kept).saturating_sub(axis.crop_start);
+            (self.lo.max(self.kept.0 + first), self.hi.min(self.kept.0 + end))
+        } else {
+            let (h_lo, h_hi) = hull?;
+            (self.lo.max(h_lo), self.hi.min(h_hi))
+        };
+        (lo < hi).then_some((lo, hi))
+    }
 }
 
 /// The windows along axis `d` ([`windows`]): as few runs of its indices as fit, from as many
@@ -146,9 +234,10 @@ fn windows_on(
 ) -> Result<Option<Vec<Dispatch>>> {
     let (shape, axes, mode) = (plan.in_shape(), plan.axes(), plan.mode());
     // The output coordinates a run of an axis's input indices reads.
-    let hull = |a: usize, range: std::ops::Range<usize>| match axes[a].is_identity() {
-        true => Some((range.start, range.end)),
-        false => image_hull(&axes[a], mode, range),
+    let hull = |a: usize, range: std::ops::Range<usize>| match (axes[a].is_identity(), whole.part) {
+        (true, _) => Some((range.start, range.end)),
+        (false, Some(part)) if part.axis == a => part.clip(image_hull(&axes[a], mode, range.clone()), &axes[a], range),
+        (false, _) => image_hull(&axes[a], mode, range),
     };
     let inner: Vec<Option<(usize, usize)>> = (d + 1..shape.len()).map(|a| hull(a, 0..shape[a])).collect();
     let outer: u64 = shape[..d].iter().map(|&n| n as u64).product();
@@ -208,6 +297,8 @@ struct WindowAxis {
 
 /// The gradient of a whole plan: its pipeline, its uniform but for the bindings' bases, its
 /// views' strides (in elements) and bytes; every check made but whether a view fits a binding.
+/// With `part`, one part of its sums ([`parts`]).
+#[derive(Clone)]
 struct Whole {
     key: PipelineKey,
     params: BackParams,
@@ -218,6 +309,7 @@ struct Whole {
     /// The bytes of `grad_out` and `grad_in`; `None` where empty.
     out_span: Option<Span>,
     in_span: Option<Span>,
+    part: Option<Part>,
 }
 
 impl Whole {
@@ -308,7 +400,12 @@ impl Whole {
                 };
             }
         }
-        Ok(Whole { key, params: p, split, elem, out_strides, in_strides, out_span, in_span })
+        Ok(Whole { key, params: p, split, elem, out_strides, in_strides, out_span, in_span, part: None })
+    }
+
+    /// The program of `dispatches`.
+    fn program(&self, dispatches: Vec<Dispatch>) -> Program {
+        Program { key: self.key, dispatches, in_span: self.out_span, out_span: self.in_span }
     }
 
     /// The program in one dispatch, each view in one binding ([`Program::backward`]).
@@ -427,6 +524,7 @@ fn most_images(axis: &crate::plan::AxisMap, mode: Mode) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gpu::params::NO_PART;
     use crate::{DataType, PadRequest};
 
     /// Programs of the gradient: one dispatch covering every element of grad_in, the types
@@ -575,10 +673,53 @@ mod tests {
             params.iter().all(|p| p.axes[1] == params[0].axes[1] && p.axes[1].in_len == 20),
             "the inner axis whole"
         );
-        // Wrapped, its first and last rows are read from both ends of the axis: shorter runs
-        // are tried down to one row (the search ends), then a GpuLimit.
+        assert!(params.iter().all(|p| p.part_axis == NO_PART), "whole sums");
+    }
+
+    /// Where no window's reads fit, parts: a wrap of [20, 20] by one (its first and last rows
+    /// read from both ends of the axis; 88-byte rows on 1 KiB bindings), in three parts along
+    /// axis 0, in the sums' order: output row 0 (the pad before: every window, the one
+    /// reading row 0 the last), row 21 (the pad after: only the window of rows 0-6 reads it),
+    /// rows 1-20 (the kept ones: each window its own rows). Each window's bindings as the
+    /// windows' above; the parts after the first continue the sums.
+    #[test]
+    fn windows_that_read_the_whole_axis_run_in_parts() {
+        let kib = DeviceLimits { max_binding: 1024, storage_alignment: 256, ..DeviceLimits::WEBGPU_DEFAULT };
         let wrap = PadPlan::new(DataType::Float32, &[20, 20], &PadRequest::new(vec![1; 4]).mode(Mode::Wrap)).unwrap();
-        let e = Program::backward(&wrap, &BufferView::dense(0, o), &BufferView::dense(0, i), &kib).unwrap_err();
+        let (i, o) = wrap.byte_sizes().unwrap();
+        let p = Program::backward(&wrap, &BufferView::dense(0, o), &BufferView::dense(0, i), &kib).unwrap();
+        let got: Vec<_> = p
+            .dispatches()
+            .iter()
+            .map(|d| {
+                let q: BackParams = bytemuck::cast(d.params);
+                (d.input(), d.output(), (q.part_axis, q.part_lo, q.part_hi, q.part_continues), q.axes[0].in_len)
+            })
+            .collect();
+        let want = [
+            (None, (0, 560), (0, 0, 1, 0), 7),
+            (None, (512, 608), (0, 0, 1, 0), 7),
+            (Some((0, 88)), (1024, 576), (0, 0, 1, 0), 6),
+            (Some((1792, 144)), (0, 560), (0, 21, 22, 1), 7),
+            (Some((0, 704)), (0, 560), (0, 1, 21, 1), 7),
+            (Some((512, 808)), (512, 608), (0, 1, 21, 1), 7),
+            (Some((1280, 568)), (1024, 576), (0, 1, 21, 1), 6),
+        ];
+        assert_eq!(got, want);
+        // Output row 21 from its binding at byte 1792: element 0 is 448 elements below it.
+        let after: BackParams = bytemuck::cast(p.dispatches()[3].params);
+        assert_eq!(after.out_base, 0u32.wrapping_sub(448));
+        // Parts of axis 1 where the first is left alone and its rows pass a binding.
+        let rows =
+            PadPlan::new(DataType::Float32, &[3, 400], &PadRequest::new(vec![0, 5, 0, 5]).mode(Mode::Wrap)).unwrap();
+        let (ri, ro) = rows.byte_sizes().unwrap();
+        let p = Program::backward(&rows, &BufferView::dense(0, ro), &BufferView::dense(0, ri), &kib).unwrap();
+        let q: BackParams = bytemuck::cast(p.dispatches()[0].params);
+        assert_eq!((q.part_axis, q.part_lo, q.part_hi, q.part_continues), (1, 0, 5, 0));
+        // More than a block's images an index: parts would cut its sums' blocks.
+        let wide = PadPlan::new(DataType::Float32, &[4], &PadRequest::new(vec![600, 600]).mode(Mode::Wrap)).unwrap();
+        let (wi, wo) = wide.byte_sizes().unwrap();
+        let e = Program::backward(&wide, &BufferView::dense(0, wo), &BufferView::dense(0, wi), &kib).unwrap_err();
         assert!(matches!(e, PadError::GpuLimit { limit: GpuLimit::Windows, .. }), "{e}");
     }
 }

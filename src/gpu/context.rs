@@ -308,9 +308,9 @@ impl GpuContext {
     /// positions that read it, in the one order `wgpu_pad::adjoint` documents, so the bits are
     /// the CPU path's (`cpu::pad_backward`) and the same on every run. float32, complex64,
     /// float16, bfloat16 and the float8s but float8e8m0 run on the GPU (one dispatch, or one a
-    /// window of its axes past a storage binding); float64 and
-    /// complex128, and gradients no window fits or past a lane's sum, on the CPU path, which
-    /// says so (`ExecPath::CpuFallback`).
+    /// window of its axes past a storage binding, the sums in parts where a window's reads
+    /// would span an axis); float64 and complex128, and gradients no window or part fits or
+    /// past a lane's sum, on the CPU path, which says so (`ExecPath::CpuFallback`).
     /// Integer and bool tensors have no gradient.
     pub async fn pad_backward(&self, plan: &PadPlan, grad_out: &Tensor) -> Result<Padded> {
         self.backward_waiting(plan, grad_out, Wait::OnHelper).await

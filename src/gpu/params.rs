@@ -152,20 +152,31 @@ uniform! {
         in_base: u32 => "u32",
         /// The axis whose blocks a workgroup's lanes sum apart (the split pipeline).
         split_axis: u32 => "u32",
+        /// A part of the sums (`gpu/backward.rs`'s parts): the images of axis `part_axis`
+        /// (`NO_PART`: none, the whole sums) at output positions `[part_lo, part_hi)` only,
+        /// added to the sums the parts before it stored where `part_continues` is 1.
+        part_axis: u32 => "u32",
+        part_lo: u32 => "u32",
+        part_hi: u32 => "u32",
+        part_continues: u32 => "u32",
         _pad0: u32 => "u32",
         _pad1: u32 => "u32",
         _pad2: u32 => "u32",
-        _pad: [[u32; 4]; 2] => "array<vec4<u32>, 2>",
+        _pad: [[u32; 4]; 1] => "array<vec4<u32>, 1>",
         /// Outermost first.
         axes: [BackAxis; MAX_RANK] => "array<BackAxis, MAX_RANK>",
     }
 }
 
 impl BackParams {
+    /// All zeros but `part_axis`: the whole sums.
     pub fn zeroed() -> BackParams {
-        bytemuck::Zeroable::zeroed()
+        BackParams { part_axis: NO_PART, ..bytemuck::Zeroable::zeroed() }
     }
 }
+
+/// [`BackParams::part_axis`] where a dispatch sums the whole of each element's images.
+pub(crate) const NO_PART: u32 = u32::MAX;
 
 const _: () = assert!(std::mem::size_of::<BackParams>() == std::mem::size_of::<Params>());
 

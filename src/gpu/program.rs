@@ -64,7 +64,8 @@ impl BufferView<'_> {
 ///    binding size of the pipelines), the output at [`output`](Dispatch::output),
 ///    and `dispatch_workgroups` with [`workgroups`](Dispatch::workgroups).
 ///
-/// Dispatches write disjoint outputs and may run in one pass in any order.
+/// Dispatches run in one pass, in their order: a pad's write disjoint outputs, but the
+/// parts of a gradient's sums ([`Program::backward`]) add to what the ones before them wrote.
 #[derive(Debug, Clone)]
 pub struct Program {
     pub(crate) key: PipelineKey,
@@ -114,7 +115,7 @@ impl Program {
         self.key
     }
 
-    /// The dispatches, in any order (none for an empty output).
+    /// The dispatches, in the order they run (none for an empty output).
     pub fn dispatches(&self) -> &[Dispatch] {
         &self.dispatches
     }

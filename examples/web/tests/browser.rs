@@ -397,7 +397,9 @@ async fn the_gradient_runs_through_the_javascript_host() {
 /// The gradient past a binding (1 KiB bindings at WebGPU's 256-byte alignment) through the
 /// JavaScript host: windows along axes the pad touches, each reading the hull of its images
 /// from a binding that may start past the window's own element 0 (the shader's offsets wrap
-/// back into it); the bits of `cpu::pad_backward`.
+/// back into it); where a window's reads span the axis (wraps, pads wider than the axis),
+/// parts of the sums, each continuing what the one before stored; the bits of
+/// `cpu::pad_backward`.
 #[wasm_bindgen_test]
 async fn gradient_windows_run_through_the_javascript_host() {
     let limits = DeviceLimits { max_binding: 1024, ..DeviceLimits::WEBGPU_DEFAULT };
@@ -407,6 +409,10 @@ async fn gradient_windows_run_through_the_javascript_host() {
         (DataType::Float32, &[30, 12], &[5, -1, 5, 3], Mode::Symmetric),
         (DataType::Float8e4m3fn, &[40, 30], &[2, 1, -3, 6], Mode::Edge),
         (DataType::Float32, &[4, 300], &[1, 1, 0, 0], Mode::Constant),
+        // In parts.
+        (DataType::Float32, &[20, 20], &[1, 1, 1, 1], Mode::Wrap),
+        (DataType::Float16, &[30, 11], &[4, 3, 2, 5], Mode::Wrap),
+        (DataType::Float8e4m3fn, &[12, 30], &[20, 1, 25, 2], Mode::Reflect),
     ] {
         let p = PadPlan::new(dtype, shape, &PadRequest::new(pads.to_vec()).mode(mode)).unwrap();
         let (in_bytes, out_bytes) = p.byte_sizes().unwrap();

@@ -323,23 +323,27 @@ fn the_gradient_runs_through_program_on_wgpu_29() {
     }
     assert!(ran >= 24, "{ran}");
     // Past a binding (a Program made for 1 KiB bindings): windows of the axes the pad leaves
-    // alone, a dispatch each.
-    let plan = PadPlan::new(
-        DataType::Float32,
-        &[3, 4, 5, 6],
-        &PadRequest::new(vec![0, 0, 1, 2, 0, 0, 2, 1]).mode(Mode::Reflect),
-    )
-    .unwrap();
-    let (in_bytes, out_bytes) = plan.byte_sizes().unwrap();
-    let g: Vec<f32> = (0..plan.out_len()).map(|i| ((i * 7919) % 1013) as f32 / 7.0 - 60.0).collect();
-    let grad = Tensor::from_slice(DataType::Float32, plan.out_shape().to_vec(), &g).unwrap();
-    let small = DeviceLimits { max_binding: 1024, ..limits };
-    let program =
-        Program::backward(&plan, &BufferView::dense(0, out_bytes), &BufferView::dense(0, in_bytes), &small).unwrap();
-    assert!(program.dispatches().len() > 1, "{} dispatches", program.dispatches().len());
-    let (input, output) = (storage(&device, grad.bytes().unwrap()), storage(&device, &vec![0; in_bytes as usize]));
-    let mut enc = device.create_command_encoder(&Default::default());
-    host.record(&mut enc, &program, &input, &output).expect("recorded");
-    queue.submit([enc.finish()]);
-    assert_eq!(read(&device, &queue, &output), cpu::pad_backward(&plan, &grad).unwrap().bytes().unwrap());
+    // alone, a dispatch each; a wrap of both axes in parts, the first writing every element
+    // (the output starts as garbage), the others adding to what it stored.
+    for (shape, pads, mode) in [
+        (&[3usize, 4, 5, 6][..], &[0i64, 0, 1, 2, 0, 0, 2, 1][..], Mode::Reflect),
+        (&[20, 20], &[1, 1, 1, 1], Mode::Wrap),
+    ] {
+        let plan = PadPlan::new(DataType::Float32, shape, &PadRequest::new(pads.to_vec()).mode(mode)).unwrap();
+        let (in_bytes, out_bytes) = plan.byte_sizes().unwrap();
+        let g: Vec<f32> = (0..plan.out_len()).map(|i| ((i * 7919) % 1013) as f32 / 7.0 - 60.0).collect();
+        let grad = Tensor::from_slice(DataType::Float32, plan.out_shape().to_vec(), &g).unwrap();
+        let small = DeviceLimits { max_binding: 1024, ..limits };
+        let program =
+            Program::backward(&plan, &BufferView::dense(0, out_bytes), &BufferView::dense(0, in_bytes), &small)
+                .unwrap();
+        assert!(program.dispatches().len() > 1, "{mode}: {} dispatches", program.dispatches().len());
+        let (input, output) =
+            (storage(&device, grad.bytes().unwrap()), storage(&device, &vec![0x5c; in_bytes as usize]));
+        let mut enc = device.create_command_encoder(&Default::default());
+        host.record(&mut enc, &program, &input, &output).expect("recorded");
+        queue.submit([enc.finish()]);
+        let want = cpu::pad_backward(&plan, &grad).unwrap();
+        assert_eq!(read(&device, &queue, &output), want.bytes().unwrap(), "{mode}");
+    }
 }

@@ -26,6 +26,7 @@ pub(crate) fn wgsl(mode: Mode, workgroup: u32, split: bool, element: GradientEle
         ("MAX_BLOCKS", WgslValue::U32(MAX_BLOCKS as u32)),
         ("MIRROR", WgslValue::U32(mirror)),
         ("SPLIT", WgslValue::Bool(split)),
+        ("NO_PART", WgslValue::U32(crate::gpu::params::NO_PART)),
     ]);
     let list = match mode {
         Mode::Constant => include_str!("../../../shaders/backward/constant.wgsl"),
@@ -41,6 +42,7 @@ pub(crate) fn wgsl(mode: Mode, workgroup: u32, split: bool, element: GradientEle
     let element_code = match element {
         GradientElement::Float32 => "fn load_src(i: u32) -> f32 {\n    return src[i];\n}\n\n\
              fn store_dst(i: u32, v: f32) {\n    dst[i] = v;\n}\n\n\
+             fn load_dst(i: u32) -> f32 {\n    return dst[i];\n}\n\n\
              fn copy_element(i: u32, j: u32) {\n    dst[i] = src[j];\n}\n\n\
              fn add_in_type(a: f32, b: f32) -> f32 {\n    return a + b;\n}\n"
             .to_string(),

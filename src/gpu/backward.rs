@@ -54,7 +54,15 @@ impl Program {
             Err(e @ PadError::GpuLimit { limit: GpuLimit::Windows, .. }) => {
                 match windows(plan, &whole, grad_out, grad_in, limits)? {
                     Some(dispatches) => Ok(whole.program(dispatches)),
-                    None => parts(plan, &whole, grad_out, grad_in, limits)?.map(|d| whole.program(d)).ok_or(e),
+                    None => match parts(plan, &whole, grad_out, grad_in, limits)? {
+                        Ok(dispatches) => Ok(whole.program(dispatches)),
+                        Err(why) => Err(match e {
+                            PadError::GpuLimit { limit, what } => {
+                                PadError::GpuLimit { limit, what: format!("{what}; {why}") }
+                            }
+                            e => e,
+                        }),
+                    },
                 }
             }
             result => result,
@@ -148,19 +156,27 @@ fn windows(
 /// (the pad before, the pad after, the kept positions: `crate::adjoint`), so the bits are one
 /// sum's; the first part writes every element (+0.0 where it has nothing), the others only
 /// those with images in them. Only where that axis's sums are single blocks (at most
-/// `BLOCK` images an index) and summed on a lane each (`None` else: the CPU path). Costs over
-/// the windows: the input's gradient written once more and read once a part.
+/// `BLOCK` images an index) and summed on a lane each; else why not (the CPU path runs it).
+/// Costs over the windows: the input's gradient written once more and read once a part.
 fn parts(
     plan: &PadPlan,
     whole: &Whole,
     grad_out: &BufferView,
     grad_in: &BufferView,
     limits: &DeviceLimits,
-) -> Result<Option<Vec<Dispatch>>> {
-    let Some(c) = plan.axes().iter().position(|a| !a.is_identity()) else { return Ok(None) };
+) -> Result<std::result::Result<Vec<Dispatch>, String>> {
+    let Some(c) = plan.axes().iter().position(|a| !a.is_identity()) else {
+        return Ok(Err("no axis is padded or cropped".into()));
+    };
     let axis = &plan.axes()[c];
-    if whole.split || whole.in_span.is_none() || most_images(axis, plan.mode()) > BLOCK as u64 {
-        return Ok(None);
+    let images = most_images(axis, plan.mode());
+    if images > BLOCK as u64 {
+        return Ok(Err(format!(
+            "nor in parts: an index of axis {c} has {images} images, and parts take sums of at most {BLOCK}"
+        )));
+    }
+    if whole.split {
+        return Ok(Err("nor in parts: its sums are split over a workgroup's lanes, and parts take a lane's".into()));
     }
     // The pads in runs of output positions at most a binding's rows long (a window's images
     // in them can lie all along them); the kept positions in one (a window's are its own).
@@ -176,18 +192,23 @@ fn parts(
             w.part = Some(part);
             (w.params.part_axis, w.params.part_lo, w.params.part_hi) = (c as u32, part.lo as u32, part.hi as u32);
             w.params.part_continues = u32::from(continues);
-            let Some(mut windows) = windows(plan, &w, grad_out, grad_in, limits)? else { return Ok(None) };
+            let Some(mut windows) = windows(plan, &w, grad_out, grad_in, limits)? else {
+                return Ok(Err(format!(
+                    "nor in parts: no window of the part at output positions {}..{} of axis {c} fits",
+                    part.lo, part.hi
+                )));
+            };
             if continues {
                 // Windows that read nothing add nothing.
                 windows.retain(|d| d.input.is_some());
             }
             dispatches.extend(windows);
             if dispatches.len() as u64 > MAX_WINDOWS {
-                return Ok(None);
+                return Ok(Err(format!("nor in parts: they take more than {MAX_WINDOWS} dispatches")));
             }
         }
     }
-    Ok(Some(dispatches))
+    Ok(Ok(dispatches))
 }
 
 /// A part of the gradient's sums ([`parts`]): the images on `axis` at output positions
@@ -721,5 +742,12 @@ mod tests {
         let (wi, wo) = wide.byte_sizes().unwrap();
         let e = Program::backward(&wide, &BufferView::dense(0, wo), &BufferView::dense(0, wi), &kib).unwrap_err();
         assert!(matches!(e, PadError::GpuLimit { limit: GpuLimit::Windows, .. }), "{e}");
+        assert!(e.to_string().contains("an index of axis 0 has 301 images"), "{e}");
+        // Sums split over a workgroup's lanes (corners of edge pads of 100 on two axes).
+        let corners =
+            PadPlan::new(DataType::Float32, &[2, 3], &PadRequest::new(vec![100; 4]).mode(Mode::Edge)).unwrap();
+        let (ci, co) = corners.byte_sizes().unwrap();
+        let e = Program::backward(&corners, &BufferView::dense(0, co), &BufferView::dense(0, ci), &kib).unwrap_err();
+        assert!(e.to_string().contains("split over a workgroup's lanes"), "{e}");
     }
 }

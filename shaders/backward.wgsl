@@ -1,10 +1,10 @@
-// The pad's gradient (src/gpu/backward.rs), a gather: each element of grad_in (the dispatch's
+// The pad's gradient (src/gpu/backward/), a gather: each element of grad_in (the dispatch's
 // output, dst) the sum of grad_out (src) over the output positions that read it, in the order
 // src/adjoint.rs documents: axis by axis, the last innermost; an untouched axis takes no sum;
 // each touched axis's images added from +0.0 (pad before ascending, pad after ascending, the
 // kept one last), a sum of more than a block's terms in blocks, the blocks' sums in order.
 // Sums are held as f32 and rounded to the element's type at every addition (`add_in_type`,
-// with `load_src` and `store_dst`: the element's prelude, src/gpu/backward.rs); P is a
+// with `load_src` and `store_dst`: the element's prelude, src/gpu/kernels/gradient.rs); P is a
 // BackParams, its axes outermost first. The mode's `list` (appended after this file) says, for
 // kept index j of axis d, where its images are.
 //

@@ -152,7 +152,7 @@ uniform! {
         in_base: u32 => "u32",
         /// The axis whose blocks a workgroup's lanes sum apart (the split pipeline).
         split_axis: u32 => "u32",
-        /// A part of the sums (`gpu/backward.rs`'s parts): the images of axis `part_axis`
+        /// A part of the sums (`gpu/backward/windows.rs`'s parts): the images of axis `part_axis`
         /// (`NO_PART`: none, the whole sums) at output positions `[part_lo, part_hi)` only,
         /// added to the sums the parts before it stored where `part_continues` is 1.
         part_axis: u32 => "u32",

@@ -1,4 +1,4 @@
-//! The pad's gradient's pipeline WGSL (`gpu/backward.rs` builds its programs): the uniform,
+//! The pad's gradient's pipeline WGSL (`gpu/backward/` builds its programs): the uniform,
 //! constants and bindings, the element type's loads, stores and rounded addition, then
 //! `shaders/backward.wgsl` and the mode's list of images.
 

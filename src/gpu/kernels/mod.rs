@@ -177,7 +177,7 @@ pub(crate) enum Shader {
     Narrow(narrow::NarrowShader),
     /// Dense rows in 16-byte words.
     Rows16,
-    /// The pad's gradient (`gpu/backward.rs`; its WGSL assembled there, by mode): a lane an
+    /// The pad's gradient (`gpu/backward/`; its WGSL assembled there, by mode): a lane an
     /// element, or (`split`) a workgroup an element, one axis's long sums over its lanes.
     Backward { split: bool, element: GradientElement },
     /// Interior padding (`gpu/interior.rs`): an invocation a u32 word, `narrow` for 8- and

@@ -1,0 +1,237 @@
+//! The pad's gradient on the GPU as a [`Program`] (`shaders/backward.wgsl`): a gather, a lane
+//! an element of the input's gradient summing the output's gradient over the positions that
+//! read it, in the order `crate::adjoint` documents, so its bits are `cpu::pad_backward`'s.
+//! One dispatch a pad where its two views fit a binding; past it, one a window: an index of
+//! the outer axes and a run of one axis, padded or not, with the output's gradient it reads.
+//! Where no window's reads fit (a wrap's first and last indices read both ends of the axis),
+//! the sums in parts along the first touched axis, each part's windows continuing what the
+//! parts before stored; a `GpuLimit` where neither fits (an index with more than a block's
+//! images on that axis), which `GpuContext::pad_backward` answers on the CPU path. float32,
+//! complex64 (its two parts summed alone, as float32 with one more axis), float16 and bfloat16
+//! (16-bit elements two to a word) and the float8s but float8e8m0 (four to a word), summed as
+//! f32 rounded to the type at every addition.
+//!
+//! Here the program and complex64's; `whole.rs` the whole plan's checks, uniform and one
+//! dispatch (of it or of a window); `windows.rs` the windows and parts past a binding.
+
+mod whole;
+mod windows;
+
+use crate::dtype::DataType;
+use crate::error::{GpuLimit, PadError, Result, Side};
+use crate::plan::{PadPlan, PadRequest};
+
+use super::checks::limit;
+use super::params::MAX_RANK;
+use super::program::{BufferView, DeviceLimits, Program};
+use whole::Whole;
+use windows::{parts, windows};
+
+impl Program {
+    /// The program of `plan`'s gradient: reads `grad_out` (the gradient of the pad's output:
+    /// the plan's output shape) and writes `grad_in` (of its input shape), any strides on
+    /// either side, on a device with `limits`. Each element of `grad_in` is the sum of
+    /// `grad_out` over the output positions that read it, in `crate::adjoint`'s order: the
+    /// bits of `cpu::pad_backward`. float32, complex64 (its parts as float32), float16,
+    /// bfloat16 and the float8s but float8e8m0. One dispatch where both views fit a storage
+    /// binding; past it, one a window (an index of the outer axes and a run of one axis,
+    /// padded or not), each window's
+    /// sums whole, where a window's part of each view fits a binding (the output's gradient
+    /// it reads: every image of its elements); where none fits, the sums in parts (each the
+    /// images at a run of output positions of the first axis the pad touches, in windows,
+    /// continuing the sums the parts before stored; the dispatches must run in order); else
+    /// `PadError::GpuLimit`. Everything is checked here.
+    pub fn backward(
+        plan: &PadPlan,
+        grad_out: &BufferView,
+        grad_in: &BufferView,
+        limits: &DeviceLimits,
+    ) -> Result<Program> {
+        if plan.has_interior() {
+            return super::interior::backward(plan, grad_out, grad_in, limits);
+        }
+        if plan.dtype() == DataType::Complex64 {
+            return complex_as_parts(plan, grad_out, grad_in, limits);
+        }
+        let whole = Whole::new(plan, grad_out, grad_in, limits)?;
+        match whole.one_dispatch(grad_out, grad_in, limits) {
+            Err(e @ PadError::GpuLimit { limit: GpuLimit::Windows, .. }) => {
+                match windows(plan, &whole, grad_out, grad_in, limits)? {
+                    Some(dispatches) => Ok(whole.program(dispatches)),
+                    None => match parts(plan, &whole, grad_out, grad_in, limits)? {
+                        Ok(dispatches) => Ok(whole.program(dispatches)),
+                        Err(why) => Err(match e {
+                            PadError::GpuLimit { limit, what } => {
+                                PadError::GpuLimit { limit, what: format!("{what}; {why}") }
+                            }
+                            e => e,
+                        }),
+                    },
+                }
+            }
+            result => result,
+        }
+    }
+}
+
+/// complex64's gradient: `cpu::pad_backward` sums each of an element's two f32 parts alone,
+/// in the one order, so it is the gradient of a float32 pad with one more axis, of the 2
+/// parts, that the pad leaves alone; the views' element strides double, the new axis's is 1.
+fn complex_as_parts(
+    plan: &PadPlan,
+    grad_out: &BufferView,
+    grad_in: &BufferView,
+    limits: &DeviceLimits,
+) -> Result<Program> {
+    let rank = plan.in_shape().len();
+    if rank >= MAX_RANK {
+        // Said here: the parts' plan would name its own rank, one more than the caller's.
+        return Err(limit(
+            GpuLimit::Rank,
+            format!("complex64 of {rank} axes: its gradient runs as float32 with one more axis (its parts), and the GPU's gradient takes at most {MAX_RANK}"),
+        ));
+    }
+    let shape: Vec<usize> = plan.in_shape().iter().copied().chain([2]).collect();
+    let (begins, ends) = (plan.begins().iter().copied().chain([0]), plan.ends().iter().copied().chain([0]));
+    let request =
+        PadRequest::new(begins.chain(ends).collect()).mode(plan.mode()).max_output_bytes(plan.max_output_bytes());
+    let parts = PadPlan::new(DataType::Float32, &shape, &request)?;
+    let strides = |v: &BufferView, side: Side| -> Result<Option<Vec<u64>>> {
+        let Some(s) = v.strides else { return Ok(None) };
+        let doubled: Option<Vec<u64>> = s.iter().map(|&x| x.checked_mul(2)).chain([Some(1)]).collect();
+        doubled.map(Some).ok_or_else(|| PadError::InvalidView {
+            which: side,
+            reason: "a complex64 stride past 2^63 elements (its parts' strides are twice it)".into(),
+        })
+    };
+    let (out_strides, in_strides) = (strides(grad_out, Side::Input)?, strides(grad_in, Side::Output)?);
+    let part_out = BufferView { strides: out_strides.as_deref(), ..*grad_out };
+    let part_in = BufferView { strides: in_strides.as_deref(), ..*grad_in };
+    Program::backward(&parts, &part_out, &part_in, limits)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::whole::split_lane_terms;
+    use super::*;
+    use crate::gpu::params::BackParams;
+    use crate::mode::Mode;
+
+    /// complex64's gradient is its parts' as float32: one more axis of 2 the pad leaves
+    /// alone, each view's strides doubled, 1 for the parts.
+    #[test]
+    fn a_complex64_gradient_is_its_parts_as_float32() {
+        let limits = DeviceLimits::WEBGPU_DEFAULT;
+        let request = |pads: Vec<i64>| PadRequest::new(pads).mode(Mode::Reflect);
+        let c = PadPlan::new(DataType::Complex64, &[3, 4], &request(vec![1, 2, 0, 3])).unwrap();
+        let f = PadPlan::new(DataType::Float32, &[3, 4, 2], &request(vec![1, 2, 0, 0, 3, 0])).unwrap();
+        let (i, o) = c.byte_sizes().unwrap();
+        assert_eq!(f.byte_sizes().unwrap(), (i, o));
+        let same = |a: Program, b: Program| assert_eq!(format!("{a:?}"), format!("{b:?}"));
+        let dense = BufferView::dense;
+        same(
+            Program::backward(&c, &dense(0, o), &dense(0, i), &limits).unwrap(),
+            Program::backward(&f, &dense(0, o), &dense(0, i), &limits).unwrap(),
+        );
+        // The output's gradient every other element of rows of 16, the input's transposed.
+        fn view(strides: &[u64]) -> BufferView<'_> {
+            BufferView { offset: 16, strides: Some(strides), end: 2048, buffer_size: 2048 }
+        }
+        let (c_out, c_in, f_out, f_in) = ([32, 2], [1, 3], [64, 4, 1], [2, 6, 1]);
+        same(
+            Program::backward(&c, &view(&c_out), &view(&c_in), &limits).unwrap(),
+            Program::backward(&f, &view(&f_out), &view(&f_in), &limits).unwrap(),
+        );
+        let too_far = [u64::MAX / 2 + 1, 1];
+        let e = Program::backward(&c, &view(&too_far), &dense(0, i), &limits).unwrap_err();
+        assert!(matches!(e, PadError::InvalidView { which: Side::Input, .. }), "{e}");
+        // At the rank limit the parts' axis is one too many: a GpuLimit naming the caller's rank.
+        let deep = PadPlan::new(DataType::Complex64, &[1; MAX_RANK], &request(vec![0; 2 * MAX_RANK])).unwrap();
+        let e = Program::backward(&deep, &dense(0, 8), &dense(0, 8), &limits).unwrap_err();
+        assert!(matches!(e, PadError::GpuLimit { limit: GpuLimit::Rank, .. }), "{e}");
+        assert!(e.to_string().contains("complex64 of 16 axes"), "{e}");
+        let below = PadPlan::new(DataType::Complex64, &[1; MAX_RANK - 1], &request(vec![0; 2 * MAX_RANK - 2])).unwrap();
+        assert!(Program::backward(&below, &dense(0, 8), &dense(0, 8), &limits).is_ok());
+    }
+
+    /// Programs of the gradient: one dispatch covering every element of grad_in, the types
+    /// refused by name, views that do not fit one binding a GpuLimit.
+    #[test]
+    fn a_gradient_program_is_one_dispatch() {
+        let limits = DeviceLimits::WEBGPU_DEFAULT;
+        let plan =
+            PadPlan::new(DataType::Float32, &[5, 7], &PadRequest::new(vec![1, 2, 3, 4]).mode(Mode::Wrap)).unwrap();
+        let (i, o) = plan.byte_sizes().unwrap();
+        let p = Program::backward(&plan, &BufferView::dense(0, o), &BufferView::dense(0, i), &limits).unwrap();
+        assert_eq!(p.dispatches().len(), 1);
+        let d = &p.dispatches()[0];
+        assert_eq!((d.workgroups(), d.input(), d.output()), ([1, 1, 1], Some((0, o)), (0, i)));
+        assert!(p.wgsl().contains("fn below("), "wrap's list");
+        assert!(p.wgsl().contains("const SPLIT: bool = false;"), "short sums: a lane an element");
+        // A 2-element axis wrapped by 30,000 a side: 15,001 images an element, in 59 blocks
+        // of 256 on a workgroup's lanes; a workgroup an element.
+        let wide =
+            PadPlan::new(DataType::Float32, &[2], &PadRequest::new(vec![30000, 30000]).mode(Mode::Wrap)).unwrap();
+        let (wi, wo) = wide.byte_sizes().unwrap();
+        let p = Program::backward(&wide, &BufferView::dense(0, wo), &BufferView::dense(0, wi), &limits).unwrap();
+        assert!(p.wgsl().contains("const SPLIT: bool = true;"));
+        assert_eq!(p.dispatches()[0].workgroups(), [2, 1, 1]);
+        // Edge pads of 100 on two axes: a corner sums 101 x 101 terms, past a lane's bound,
+        // no axis past a block: the outer axis's 101 terms go to the lanes (303 terms a lane,
+        // where splitting the inner one would leave 10,403).
+        let corners =
+            PadPlan::new(DataType::Float32, &[2, 3], &PadRequest::new(vec![100, 100, 100, 100]).mode(Mode::Edge))
+                .unwrap();
+        let (ci, co) = corners.byte_sizes().unwrap();
+        let p = Program::backward(&corners, &BufferView::dense(0, co), &BufferView::dense(0, ci), &limits).unwrap();
+        assert!(p.wgsl().contains("const SPLIT: bool = true;"));
+        assert_eq!(p.dispatches()[0].workgroups(), [6, 1, 1]);
+        let split_axis = bytemuck::cast::<_, BackParams>(p.dispatches()[0].params).split_axis;
+        assert_eq!(split_axis, 0);
+        assert_eq!((split_lane_terms(&[101, 101], 0), split_lane_terms(&[101, 101], 1)), (303, 10403));
+        assert_eq!(split_lane_terms(&[15001], 0), 256 + 59);
+        // Long sums on two axes: past a lane's bound, refused (the CPU path runs it).
+        let both =
+            PadPlan::new(DataType::Float32, &[2, 2], &PadRequest::new(vec![300, 300, 300, 300]).mode(Mode::Wrap))
+                .unwrap();
+        let (bi, bo) = both.byte_sizes().unwrap();
+        let e = Program::backward(&both, &BufferView::dense(0, bo), &BufferView::dense(0, bi), &limits).unwrap_err();
+        assert!(matches!(e, PadError::GpuLimit { limit: GpuLimit::IndexRange, .. }), "{e}");
+        // 16-bit floats: two to a word, stored by atomics; the element's conversions only.
+        let halves =
+            PadPlan::new(DataType::Bfloat16, &[4, 7], &PadRequest::new(vec![1, 2, 3, 4]).mode(Mode::Wrap)).unwrap();
+        let (hi, ho) = halves.byte_sizes().unwrap();
+        let h = Program::backward(&halves, &BufferView::dense(0, ho), &BufferView::dense(0, hi), &limits).unwrap();
+        assert_eq!((h.dispatches()[0].output(), h.dispatches()[0].input()), ((0, 56), Some((0, 208))));
+        assert!(h.wgsl().contains("array<atomic<u32>>") && h.wgsl().contains("0x17fffu"), "bfloat16's rounding");
+        assert!(!h.wgsl().contains("0x2fffu") && !p.wgsl().contains("atomic"), "float16's, and float32's plain stores");
+        let doubles = PadPlan::new(DataType::Float64, &[5], &PadRequest::new(vec![1, 1])).unwrap();
+        let e = Program::backward(&doubles, &BufferView::dense(0, 56), &BufferView::dense(0, 40), &limits).unwrap_err();
+        assert!(e.to_string().contains("cpu::pad_backward takes float64"), "{e}");
+        let ints = PadPlan::new(DataType::Int32, &[5], &PadRequest::new(vec![1, 1])).unwrap();
+        let e = Program::backward(&ints, &BufferView::dense(0, 28), &BufferView::dense(0, 20), &limits).unwrap_err();
+        assert!(e.to_string().contains("no gradient"), "{e}");
+        // Past one binding, windows of the outer axes the pad leaves alone: 6 rows of 468 bytes
+        // of grad_out on bindings of 1 KiB at 256-byte alignment, a row a window.
+        let batch =
+            PadPlan::new(DataType::Float32, &[6, 5, 7], &PadRequest::new(vec![0, 1, 2, 0, 3, 4]).mode(Mode::Wrap))
+                .unwrap();
+        let (bi, bo) = batch.byte_sizes().unwrap();
+        let kib = DeviceLimits { max_binding: 1024, storage_alignment: 256, ..limits };
+        let p = Program::backward(&batch, &BufferView::dense(0, bo), &BufferView::dense(0, bi), &kib).unwrap();
+        assert_eq!(p.dispatches().len(), 6);
+        for (w, d) in p.dispatches().iter().enumerate() {
+            let (start, size) = d.output();
+            assert!(
+                size <= 1024 && start % 256 == 0 && start <= w as u64 * 140 && start + size >= (w as u64 + 1) * 140
+            );
+            let (start, size) = d.input().unwrap();
+            assert!(size <= 1024 && start <= w as u64 * 468 && start + size >= (w as u64 + 1) * 468);
+        }
+        // A wrap of [5, 7] on both axes: its first and last rows are read from both ends of
+        // the axis, and no window of them fits 64 bytes.
+        let small = DeviceLimits { max_binding: 64, ..limits };
+        let e = Program::backward(&plan, &BufferView::dense(0, o), &BufferView::dense(0, i), &small).unwrap_err();
+        assert!(matches!(e, PadError::GpuLimit { limit: GpuLimit::Windows, .. }), "{e}");
+    }
+}

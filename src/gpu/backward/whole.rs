@@ -1,0 +1,278 @@
+//! The gradient of a whole plan (`Whole`): its pipeline, uniform, views' strides and spans,
+//! every check made once; one dispatch of it, or of one window.
+
+use crate::error::{GpuLimit, PadError, Result, Side};
+use crate::mode::Mode;
+use crate::plan::PadPlan;
+
+use crate::adjoint::{block_len, BLOCK};
+use crate::gpu::checks::{binding, check_device, check_view_bounds, grid, limit, view};
+use crate::gpu::kernels::{GradientElement, Shader};
+use crate::gpu::params::{magic_divisor, BackAxis, BackParams, INDEX_LIMIT, MAX_RANK};
+use crate::gpu::program::{BufferView, DeviceLimits, Dispatch, Program};
+use crate::gpu::shader::PipelineKey;
+use crate::gpu::view::{check_no_self_overlap, view_strides, Span};
+
+/// What a binding error says the view was for.
+const WHAT: &str = "the gradient, where no window of it fits a binding";
+
+/// A window's extent on one axis: its first index and length, and the output coordinates
+/// they read (`lo..hi`; `None`: nothing, every index cropped away).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct WindowAxis {
+    pub(super) first: usize,
+    pub(super) len: usize,
+    pub(super) reads: Option<(usize, usize)>,
+}
+
+/// A part of the gradient's sums ([`parts`](super::windows::parts)): the images on `axis` at output positions
+/// `lo..hi`, within the kept positions `kept` or the pads.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Part {
+    pub(super) axis: usize,
+    pub(super) lo: usize,
+    pub(super) hi: usize,
+    pub(super) kept: (usize, usize),
+}
+
+/// The gradient of a whole plan: its pipeline, its uniform but for the bindings' bases, its
+/// views' strides (in elements) and bytes; every check made but whether a view fits a binding.
+/// With `part`, one part of its sums ([`parts`](super::windows::parts)).
+#[derive(Clone)]
+pub(super) struct Whole {
+    pub(super) key: PipelineKey,
+    pub(super) params: BackParams,
+    pub(super) split: bool,
+    pub(super) elem: u64,
+    pub(super) out_strides: Vec<u64>,
+    pub(super) in_strides: Vec<u64>,
+    /// The bytes of `grad_out` and `grad_in`; `None` where empty.
+    pub(super) out_span: Option<Span>,
+    pub(super) in_span: Option<Span>,
+    pub(super) part: Option<Part>,
+}
+
+impl Whole {
+    pub(super) fn new(
+        plan: &PadPlan,
+        grad_out: &BufferView,
+        grad_in: &BufferView,
+        limits: &DeviceLimits,
+    ) -> Result<Whole> {
+        let Some(element) = GradientElement::of(plan.dtype()) else {
+            let reason = match crate::cpu::has_gradient(plan.dtype()) {
+                true => "the GPU's gradient takes float32, complex64, float16, bfloat16 and the float8s but float8e8m0; cpu::pad_backward takes float64 and complex128 too",
+                false => "no gradient is taken of integer, bool, string, float8e8m0 or 4-bit tensors",
+            };
+            return Err(PadError::Unsupported { dtype: plan.dtype().name(), reason: reason.into() });
+        };
+        let elem = element.bytes();
+        check_device(plan, limits)?;
+        let (read, write) = (view(Side::Input, grad_out), view(Side::Output, grad_in));
+        for v in [&read, &write] {
+            check_view_bounds(v, limits)?;
+        }
+        let (out_strides, out_span) = view_strides(&read, plan.out_shape(), elem)?;
+        let (in_strides, in_span) = view_strides(&write, plan.in_shape(), elem)?;
+        if in_span.is_some() {
+            check_no_self_overlap(plan.in_shape(), &in_strides)?;
+        }
+        // The terms a lane sums at most: each touched axis's most images an index has. Where
+        // one axis's sum passes a block, or all of them a lane's bound, one axis's sum goes to
+        // a workgroup's lanes: the one that leaves a lane the fewest terms.
+        let counts: Vec<u64> = plan.axes().iter().map(|a| most_images(a, plan.mode())).collect();
+        let whole = counts.iter().product::<u64>();
+        let split_at = (0..counts.len())
+            .filter(|&d| counts[d] > 1)
+            .map(|d| (split_lane_terms(&counts, d), d))
+            .min()
+            .filter(|_| counts.iter().any(|&c| c > BLOCK as u64) || whole > LANE_TERMS);
+        let (split, split_axis, lane_terms) = match split_at {
+            Some((terms, d)) => (true, d, terms),
+            None => (false, 0, whole),
+        };
+        if lane_terms > LANE_TERMS {
+            return Err(limit(
+                GpuLimit::IndexRange,
+                format!("an element's gradient sums up to {lane_terms} terms on one lane; the GPU's gradient takes at most {LANE_TERMS}"),
+            ));
+        }
+        let key = PipelineKey::new(plan.mode(), elem as u8, false, Shader::Backward { split, element }, false);
+        let mut p = BackParams::zeroed();
+        if in_span.is_some() {
+            let rank = plan.axes().len();
+            if rank > MAX_RANK {
+                return Err(limit(GpuLimit::Rank, format!("{rank} axes; the GPU's gradient takes at most {MAX_RANK}")));
+            }
+            let count = plan.in_len() as u64;
+            if count >= INDEX_LIMIT {
+                return Err(limit(
+                    GpuLimit::IndexRange,
+                    format!("{count} input elements; the GPU's gradient needs under 2^31"),
+                ));
+            }
+            p.rank = rank as u32;
+            p.count = count as u32;
+            p.split_axis = split_axis as u32;
+            for (d, a) in plan.axes().iter().enumerate() {
+                let period = plan.mode().period(a.kept as u64);
+                if a.out_len as u64 + period >= INDEX_LIMIT || a.in_len as u64 >= INDEX_LIMIT {
+                    return Err(limit(
+                        GpuLimit::IndexRange,
+                        format!(
+                            "axis {d} has {} output elements and a period of {period}; the GPU path needs their sum under 2^31",
+                            a.out_len
+                        ),
+                    ));
+                }
+                let (in_magic, in_shift) = magic_divisor(a.in_len.max(1) as u32);
+                let (period_magic, period_shift) = magic_divisor(period as u32);
+                p.axes[d] = BackAxis {
+                    in_len: a.in_len as u32,
+                    in_magic,
+                    in_shift,
+                    out_len: a.out_len as u32,
+                    pad_before: a.pad_before as u32,
+                    kept: a.kept as u32,
+                    crop_start: a.crop_start as u32,
+                    period: period as u32,
+                    period_magic,
+                    period_shift,
+                    out_stride: out_strides[d] as u32,
+                    in_stride: in_strides[d] as u32,
+                    touched: u32::from(!a.is_identity()),
+                    ..BackAxis::default()
+                };
+            }
+        }
+        Ok(Whole { key, params: p, split, elem, out_strides, in_strides, out_span, in_span, part: None })
+    }
+
+    /// The program of `dispatches`.
+    pub(super) fn program(&self, dispatches: Vec<Dispatch>) -> Program {
+        Program { key: self.key, dispatches, in_span: self.out_span, out_span: self.in_span }
+    }
+
+    /// The program in one dispatch, each view in one binding ([`Program::backward`]).
+    pub(super) fn one_dispatch(
+        &self,
+        grad_out: &BufferView,
+        grad_in: &BufferView,
+        limits: &DeviceLimits,
+    ) -> Result<Program> {
+        let mut program =
+            Program { key: self.key, dispatches: Vec::new(), in_span: self.out_span, out_span: self.in_span };
+        let Some(in_span) = self.in_span else { return Ok(program) };
+        let (read, write) = (view(Side::Input, grad_out), view(Side::Output, grad_in));
+        let output = binding(&write, in_span, limits, WHAT)?;
+        let input = self.out_span.map(|span| binding(&read, span, limits, WHAT)).transpose()?;
+        let mut p = self.params;
+        p.out_base = input.map_or(0, |(start, _)| ((grad_out.offset - start) / self.elem) as u32);
+        p.in_base = ((grad_in.offset - output.0) / self.elem) as u32;
+        program.dispatches.push(self.dispatch(p, input, output, limits)?);
+        Ok(program)
+    }
+
+    /// The dispatch of uniform `p` (its elements, `p.count`): a lane an element, or a
+    /// workgroup an element where its sums are split.
+    pub(super) fn dispatch(
+        &self,
+        p: BackParams,
+        input: Option<Span>,
+        output: Span,
+        limits: &DeviceLimits,
+    ) -> Result<Dispatch> {
+        let count = p.count as u64;
+        let groups = if self.split { count } else { count.div_ceil(crate::gpu::params::WORKGROUP as u64) };
+        let workgroups = grid(groups, limits, count, "elements")?;
+        Ok(Dispatch { params: bytemuck::cast(p), workgroups, input, output })
+    }
+
+    /// The dispatch of one window ([`windows`](super::windows::windows)), its extent on each axis; a GpuLimit where a
+    /// view's part does not fit a binding. Its offsets lie within the views' (checked
+    /// whole), so they do not overflow.
+    pub(super) fn window(
+        &self,
+        spans: &[WindowAxis],
+        grad_out: &BufferView,
+        grad_in: &BufferView,
+        limits: &DeviceLimits,
+    ) -> Result<Dispatch> {
+        let elem = self.elem;
+        let mut p = self.params;
+        let (mut in_first, mut in_last, mut out_first) = (0u64, 0u64, 0u64);
+        let (mut lo, mut hi, mut reads) = (0u64, 0u64, true);
+        for (a, &WindowAxis { first, len, reads: hull }) in spans.iter().enumerate() {
+            let axis = &mut p.axes[a];
+            in_first += first as u64 * self.in_strides[a];
+            in_last += (len as u64 - 1) * self.in_strides[a];
+            if len as u32 != axis.in_len {
+                axis.in_len = len as u32;
+                (axis.in_magic, axis.in_shift) = magic_divisor(len as u32);
+            }
+            if axis.touched == 1 {
+                // Its images are the whole axis's: the window's first index shifts its kept ones.
+                axis.crop_start = axis.crop_start.wrapping_sub(first as u32);
+            } else {
+                out_first += first as u64 * self.out_strides[a];
+            }
+            match hull {
+                Some((h_lo, h_hi)) => {
+                    lo += h_lo as u64 * self.out_strides[a];
+                    hi += (h_hi - 1) as u64 * self.out_strides[a];
+                }
+                None => reads = false,
+            }
+        }
+        p.count = spans.iter().map(|s| s.len as u32).product();
+        let write = view(Side::Output, grad_in);
+        let in_start = grad_in.offset + in_first * elem;
+        let output = binding(&write, (in_start, in_start + (in_last + 1) * elem), limits, WHAT)?;
+        p.in_base = ((in_start - output.0) / elem) as u32;
+        let input = match reads {
+            true => {
+                let read = view(Side::Input, grad_out);
+                let span = (grad_out.offset + lo * elem, grad_out.offset + (hi + 1) * elem);
+                Some(binding(&read, span, limits, WHAT)?)
+            }
+            false => None,
+        };
+        // Element 0 of the window's own coordinates, from its binding's start: below it where
+        // the hull starts past it, the shader's wrapping sums land within the binding.
+        p.out_base =
+            input.map_or(0, |(start, _)| (grad_out.offset / elem + out_first).wrapping_sub(start / elem) as u32);
+        self.dispatch(p, input, output, limits)
+    }
+}
+
+/// The terms one lane may sum (a bound a software GPU holds shaders to: lavapipe leaves a
+/// loop after 65,535 iterations an invocation, a few of which a term takes).
+const LANE_TERMS: u64 = 8192;
+
+/// The terms a lane sums at most where axis `d`'s sums (of at most `counts[d]` terms) are split
+/// over a workgroup's lanes: for each image outside it, its share of the blocks (each a nest of
+/// the axes inside), then every block's sum.
+pub(super) fn split_lane_terms(counts: &[u64], d: usize) -> u64 {
+    let (outer, inner) = (counts[..d].iter().product::<u64>(), counts[d + 1..].iter().product::<u64>());
+    let n = counts[d];
+    let b = if n > BLOCK as u64 { block_len(n as usize) as u64 } else { 1 };
+    let blocks = n.div_ceil(b);
+    let lanes = crate::gpu::params::WORKGROUP as u64;
+    outer * (blocks.div_ceil(lanes) * b * inner + blocks)
+}
+
+/// The most images any index of `axis` has in `mode` (1 for an axis left as it is).
+pub(super) fn most_images(axis: &crate::plan::AxisMap, mode: Mode) -> u64 {
+    if axis.is_identity() || axis.kept == 0 {
+        return 1;
+    }
+    let (out, n) = (axis.out_len as u64, axis.kept as u64);
+    match mode {
+        Mode::Constant => 1,
+        Mode::Edge if n == 1 => out,
+        Mode::Edge => (axis.pad_before.max(axis.pad_after) + 1) as u64,
+        Mode::Wrap => out.div_ceil(n),
+        // Two images a period: its index and the mirror image.
+        _ => 2 * out.div_ceil(mode.period(n)),
+    }
+}

@@ -1,0 +1,290 @@
+//! The gradient past one binding: windows of its axes, or its sums in parts.
+
+use crate::adjoint::{image_hull, BLOCK};
+use crate::error::{GpuLimit, PadError, Result};
+use crate::plan::PadPlan;
+
+use super::whole::{most_images, Part, Whole, WindowAxis};
+use crate::gpu::program::{BufferView, DeviceLimits, Dispatch};
+
+/// Windows of the gradient, at most this many: past it, the CPU path.
+const MAX_WINDOWS: u64 = 1 << 16;
+
+/// Windows of the gradient past one binding: along an axis `d`, one index of each axis before
+/// it and a run of near-equal length of `d`'s, every axis after it whole; each window the
+/// whole gradient's pipeline and uniform with its own lengths and bases. An axis the pad
+/// touches keeps its images in the whole axis's coordinates: a window's first index moves the
+/// axis's crop start (the shader's `k - crop_start` is then the whole axis's kept index, in
+/// wrapping arithmetic), and the window binds the hull of its images in `grad_out`
+/// ([`crate::adjoint`]'s `image_hull`), its base counted from there (wrapping where the hull
+/// starts past the window's first position: only the sums of the offsets are bound). Of the
+/// axes, the one that makes the fewest windows; `None` where none fits (a wrap whose images
+/// span the axis, say: [`parts`]). With a part, the images in it only.
+pub(super) fn windows(
+    plan: &PadPlan,
+    whole: &Whole,
+    grad_out: &BufferView,
+    grad_in: &BufferView,
+    limits: &DeviceLimits,
+) -> Result<Option<Vec<Dispatch>>> {
+    if whole.in_span.is_none() {
+        return Ok(None);
+    }
+    let shape = plan.in_shape();
+    let (mut best, mut outer): (Option<Vec<Dispatch>>, u64) = (None, 1);
+    for (d, &len) in shape.iter().enumerate() {
+        // Every axis from here makes at least `outer` windows.
+        if best.as_ref().is_some_and(|b| outer >= b.len() as u64) {
+            break;
+        }
+        if let Some(dispatches) = windows_on(plan, whole, d, grad_out, grad_in, limits)? {
+            if best.as_ref().is_none_or(|b| dispatches.len() < b.len()) {
+                best = Some(dispatches);
+            }
+        }
+        outer = outer.saturating_mul(len as u64);
+    }
+    Ok(best)
+}
+
+/// The gradient past one binding where no window's reads fit (a wrap's first and last
+/// indices read both ends of the axis): its sums cut into parts along the first axis the pad
+/// touches, each part the images at one run of that axis's output positions and run in
+/// windows, continuing the sums the parts before it stored. The parts follow the sums' order
+/// (the pad before, the pad after, the kept positions: `crate::adjoint`), so the bits are one
+/// sum's; the first part writes every element (+0.0 where it has nothing), the others only
+/// those with images in them. Only where that axis's sums are single blocks (at most
+/// `BLOCK` images an index) and summed on a lane each; else why not (the CPU path runs it).
+/// Costs over the windows: the input's gradient written once more and read once a part.
+pub(super) fn parts(
+    plan: &PadPlan,
+    whole: &Whole,
+    grad_out: &BufferView,
+    grad_in: &BufferView,
+    limits: &DeviceLimits,
+) -> Result<std::result::Result<Vec<Dispatch>, String>> {
+    let Some(c) = plan.axes().iter().position(|a| !a.is_identity()) else {
+        return Ok(Err("no axis is padded or cropped".into()));
+    };
+    let axis = &plan.axes()[c];
+    let images = most_images(axis, plan.mode());
+    if images > BLOCK as u64 {
+        return Ok(Err(format!(
+            "nor in parts: an index of axis {c} has {images} images, and parts take sums of at most {BLOCK}"
+        )));
+    }
+    if whole.split {
+        return Ok(Err("nor in parts: its sums are split over a workgroup's lanes, and parts take a lane's".into()));
+    }
+    // The pads in runs of output positions at most a binding's rows long (a window's images
+    // in them can lie all along them); the kept positions in one (a window's are its own).
+    let row = (whole.out_strides[c] * whole.elem).max(1);
+    let rows = (limits.max_binding.saturating_sub(limits.storage_alignment) / row).max(1) as usize;
+    let (p, n, out) = (axis.pad_before, axis.kept, axis.out_len);
+    let mut dispatches = Vec::new();
+    for (lo, hi, piece) in [(0, p, rows), (p + n, out, rows), (p, p + n, n.max(1))] {
+        for at in (lo..hi).step_by(piece) {
+            let part = Part { axis: c, lo: at, hi: hi.min(at + piece), kept: (p, p + n) };
+            let continues = !dispatches.is_empty();
+            let mut w = whole.clone();
+            w.part = Some(part);
+            (w.params.part_axis, w.params.part_lo, w.params.part_hi) = (c as u32, part.lo as u32, part.hi as u32);
+            w.params.part_continues = u32::from(continues);
+            let Some(mut windows) = windows(plan, &w, grad_out, grad_in, limits)? else {
+                return Ok(Err(format!(
+                    "nor in parts: no window of the part at output positions {}..{} of axis {c} fits",
+                    part.lo, part.hi
+                )));
+            };
+            if continues {
+                // Windows that read nothing add nothing.
+                windows.retain(|d| d.input.is_some());
+            }
+            dispatches.extend(windows);
+            if dispatches.len() as u64 > MAX_WINDOWS {
+                return Ok(Err(format!("nor in parts: they take more than {MAX_WINDOWS} dispatches")));
+            }
+        }
+    }
+    Ok(Ok(dispatches))
+}
+
+impl Part {
+    /// The output positions of `hull` (the images of input run `range`) in the part: where
+    /// the part is of kept positions, only the run's own.
+    fn clip(
+        &self,
+        hull: Option<(usize, usize)>,
+        axis: &crate::plan::AxisMap,
+        range: std::ops::Range<usize>,
+    ) -> Option<(usize, usize)> {
+        let (lo, hi) = if self.lo >= self.kept.0 && self.hi <= self.kept.1 {
+            let first = range.start.max(axis.crop_start).saturating_sub(axis.crop_start);
+            let end = range.end.min(axis.crop_start + axis.kept).saturating_sub(axis.crop_start);
+            (self.lo.max(self.kept.0 + first), self.hi.min(self.kept.0 + end))
+        } else {
+            let (h_lo, h_hi) = hull?;
+            (self.lo.max(h_lo), self.hi.min(h_hi))
+        };
+        (lo < hi).then_some((lo, hi))
+    }
+}
+
+/// The windows along axis `d` ([`windows`]): as few runs of its indices as fit, from as many
+/// as the rows of a binding call for, more where a window's reads do not fit (pads at an
+/// axis's ends, a reflection's mirror images).
+fn windows_on(
+    plan: &PadPlan,
+    whole: &Whole,
+    d: usize,
+    grad_out: &BufferView,
+    grad_in: &BufferView,
+    limits: &DeviceLimits,
+) -> Result<Option<Vec<Dispatch>>> {
+    let (shape, axes, mode) = (plan.in_shape(), plan.axes(), plan.mode());
+    // The output coordinates a run of an axis's input indices reads.
+    let hull = |a: usize, range: std::ops::Range<usize>| match (axes[a].is_identity(), whole.part) {
+        (true, _) => Some((range.start, range.end)),
+        (false, Some(part)) if part.axis == a => part.clip(image_hull(&axes[a], mode, range.clone()), &axes[a], range),
+        (false, _) => image_hull(&axes[a], mode, range),
+    };
+    let inner: Vec<Option<(usize, usize)>> = (d + 1..shape.len()).map(|a| hull(a, 0..shape[a])).collect();
+    let outer: u64 = shape[..d].iter().map(|&n| n as u64).product();
+    let n = shape[d] as u64;
+    let unit = (whole.out_strides[d].max(whole.in_strides[d]) * whole.elem).max(1);
+    let rows = (limits.max_binding.saturating_sub(limits.storage_alignment) / unit).max(1);
+    // Runs of `even` indices (the last shorter), as near equal as their count allows.
+    let mut even = n.div_ceil(n.div_ceil(rows));
+    loop {
+        let runs = n.div_ceil(even);
+        if outer.saturating_mul(runs) > MAX_WINDOWS {
+            return Ok(None);
+        }
+        let run_hulls: Vec<_> =
+            (0..runs).map(|r| hull(d, (r * even) as usize..(n.min((r + 1) * even)) as usize)).collect();
+        let mut dispatches = Vec::with_capacity((outer * runs) as usize);
+        'windows: for o in 0..outer {
+            let mut spans = vec![WindowAxis { first: 0, len: 0, reads: None }; shape.len()];
+            let mut rest = o;
+            for a in (0..d).rev() {
+                let k = (rest % shape[a] as u64) as usize;
+                rest /= shape[a] as u64;
+                spans[a] = WindowAxis { first: k, len: 1, reads: hull(a, k..k + 1) };
+            }
+            for (a, &reads) in inner.iter().enumerate() {
+                spans[d + 1 + a] = WindowAxis { first: 0, len: shape[d + 1 + a], reads };
+            }
+            for (r, &reads) in run_hulls.iter().enumerate() {
+                let first = r as u64 * even;
+                spans[d] = WindowAxis { first: first as usize, len: even.min(n - first) as usize, reads };
+                match whole.window(&spans, grad_out, grad_in, limits) {
+                    Ok(dispatch) => dispatches.push(dispatch),
+                    Err(PadError::GpuLimit { limit: GpuLimit::Windows, .. }) => break 'windows,
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        if dispatches.len() as u64 == outer * runs {
+            return Ok(Some(dispatches));
+        }
+        if even == 1 {
+            return Ok(None);
+        }
+        // Shorter runs, an eighth more of them or at least one more; `even` falls every time.
+        even = n.div_ceil((runs + 1).max(runs + runs / 8)).min(even - 1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::params::{BackParams, NO_PART};
+    use crate::gpu::Program;
+    use crate::mode::Mode;
+    use crate::{DataType, PadRequest};
+
+    /// Past one binding, windows along an axis the pad touches: runs of [20, 20]'s rows
+    /// padded by one on each axis, 88-byte rows on 1 KiB bindings at 256-byte alignment, three
+    /// windows of 7, 7 and 6 rows, each binding the output rows its elements read (rows 1-7,
+    /// 8-14, 15-20 of 22) and its own rows of the input's gradient; the window's first row
+    /// moves the axis's crop start, wrapping below zero.
+    #[test]
+    fn windows_run_along_padded_axes() {
+        let kib = DeviceLimits { max_binding: 1024, storage_alignment: 256, ..DeviceLimits::WEBGPU_DEFAULT };
+        let plan = PadPlan::new(DataType::Float32, &[20, 20], &PadRequest::new(vec![1, 1, 1, 1])).unwrap();
+        let (i, o) = plan.byte_sizes().unwrap();
+        let p = Program::backward(&plan, &BufferView::dense(0, o), &BufferView::dense(0, i), &kib).unwrap();
+        let bindings: Vec<_> = p.dispatches().iter().map(|d| (d.input().unwrap(), d.output())).collect();
+        // Reads: bytes [92, 700), [708, 1316), [1324, 1844) (columns 1-20 of those rows) from
+        // 256-byte boundaries; writes [0, 560), [560, 1120), [1120, 1600).
+        assert_eq!(bindings, [((0, 700), (0, 560)), ((512, 804), (512, 608)), ((1280, 564), (1024, 576))]);
+        let params: Vec<BackParams> = p.dispatches().iter().map(|d| bytemuck::cast(d.params)).collect();
+        let firsts = params.iter().map(|p| (p.count, p.axes[0].in_len, p.axes[0].crop_start, p.out_base, p.in_base));
+        // out_base: grad_out's element 0 from the binding's start (0, 128 and 320 elements on).
+        let want = [
+            (140, 7, 0, 0, 0),
+            (140, 7, 0u32.wrapping_sub(7), 0u32.wrapping_sub(128), 12),
+            (120, 6, 0u32.wrapping_sub(14), 0u32.wrapping_sub(320), 24),
+        ];
+        assert_eq!(firsts.collect::<Vec<_>>(), want);
+        assert!(
+            params.iter().all(|p| p.axes[1] == params[0].axes[1] && p.axes[1].in_len == 20),
+            "the inner axis whole"
+        );
+        assert!(params.iter().all(|p| p.part_axis == NO_PART), "whole sums");
+    }
+
+    /// Where no window's reads fit, parts: a wrap of [20, 20] by one (its first and last rows
+    /// read from both ends of the axis; 88-byte rows on 1 KiB bindings), in three parts along
+    /// axis 0, in the sums' order: output row 0 (the pad before: every window, the one
+    /// reading row 0 the last), row 21 (the pad after: only the window of rows 0-6 reads it),
+    /// rows 1-20 (the kept ones: each window its own rows). Each window's bindings as the
+    /// windows' above; the parts after the first continue the sums.
+    #[test]
+    fn windows_that_read_the_whole_axis_run_in_parts() {
+        let kib = DeviceLimits { max_binding: 1024, storage_alignment: 256, ..DeviceLimits::WEBGPU_DEFAULT };
+        let wrap = PadPlan::new(DataType::Float32, &[20, 20], &PadRequest::new(vec![1; 4]).mode(Mode::Wrap)).unwrap();
+        let (i, o) = wrap.byte_sizes().unwrap();
+        let p = Program::backward(&wrap, &BufferView::dense(0, o), &BufferView::dense(0, i), &kib).unwrap();
+        let got: Vec<_> = p
+            .dispatches()
+            .iter()
+            .map(|d| {
+                let q: BackParams = bytemuck::cast(d.params);
+                (d.input(), d.output(), (q.part_axis, q.part_lo, q.part_hi, q.part_continues), q.axes[0].in_len)
+            })
+            .collect();
+        let want = [
+            (None, (0, 560), (0, 0, 1, 0), 7),
+            (None, (512, 608), (0, 0, 1, 0), 7),
+            (Some((0, 88)), (1024, 576), (0, 0, 1, 0), 6),
+            (Some((1792, 144)), (0, 560), (0, 21, 22, 1), 7),
+            (Some((0, 704)), (0, 560), (0, 1, 21, 1), 7),
+            (Some((512, 808)), (512, 608), (0, 1, 21, 1), 7),
+            (Some((1280, 568)), (1024, 576), (0, 1, 21, 1), 6),
+        ];
+        assert_eq!(got, want);
+        // Output row 21 from its binding at byte 1792: element 0 is 448 elements below it.
+        let after: BackParams = bytemuck::cast(p.dispatches()[3].params);
+        assert_eq!(after.out_base, 0u32.wrapping_sub(448));
+        // Parts of axis 1 where the first is left alone and its rows pass a binding.
+        let rows =
+            PadPlan::new(DataType::Float32, &[3, 400], &PadRequest::new(vec![0, 5, 0, 5]).mode(Mode::Wrap)).unwrap();
+        let (ri, ro) = rows.byte_sizes().unwrap();
+        let p = Program::backward(&rows, &BufferView::dense(0, ro), &BufferView::dense(0, ri), &kib).unwrap();
+        let q: BackParams = bytemuck::cast(p.dispatches()[0].params);
+        assert_eq!((q.part_axis, q.part_lo, q.part_hi, q.part_continues), (1, 0, 5, 0));
+        // More than a block's images an index: parts would cut its sums' blocks.
+        let wide = PadPlan::new(DataType::Float32, &[4], &PadRequest::new(vec![600, 600]).mode(Mode::Wrap)).unwrap();
+        let (wi, wo) = wide.byte_sizes().unwrap();
+        let e = Program::backward(&wide, &BufferView::dense(0, wo), &BufferView::dense(0, wi), &kib).unwrap_err();
+        assert!(matches!(e, PadError::GpuLimit { limit: GpuLimit::Windows, .. }), "{e}");
+        assert!(e.to_string().contains("an index of axis 0 has 301 images"), "{e}");
+        // Sums split over a workgroup's lanes (corners of edge pads of 100 on two axes).
+        let corners =
+            PadPlan::new(DataType::Float32, &[2, 3], &PadRequest::new(vec![100; 4]).mode(Mode::Edge)).unwrap();
+        let (ci, co) = corners.byte_sizes().unwrap();
+        let e = Program::backward(&corners, &BufferView::dense(0, co), &BufferView::dense(0, ci), &kib).unwrap_err();
+        assert!(e.to_string().contains("split over a workgroup's lanes"), "{e}");
+    }
+}

@@ -440,6 +440,35 @@ fn gradients_whose_windows_read_the_whole_axis_run_in_parts() {
         let whole = gpu().unwrap().pad_backward_blocking(&plan, &grad).unwrap();
         assert_eq!((whole.path, whole.tensor.bytes()), (ExecPath::Gpu, got.tensor.bytes()), "{what}");
     }
+    // Random plans past a binding (rank 1-3, axes of up to 40, crops and pads wider than the
+    // axis, every mode): windows or parts on the GPU (34 of 40 when written), else the CPU
+    // path saying why parts could not; every one the CPU's bits.
+    let (mut rng, mut on_gpu, mut tried) = (Rng(0x0bad_cafe_f00d_0003), 0, 0);
+    while tried < 40 {
+        let rank = 1 + rng.next(3) as usize;
+        let shape: Vec<usize> = (0..rank).map(|_| 1 + rng.next(40) as usize).collect();
+        let pads: Vec<i64> =
+            (0..2 * rank).map(|_| rng.next(12) as i64 - 3 + if rng.next(6) == 0 { 40 } else { 0 }).collect();
+        let mode = Mode::ALL[rng.next(5) as usize];
+        let Ok(plan) = PadPlan::new(DataType::Float32, &shape, &PadRequest::new(pads.clone()).mode(mode)) else {
+            continue;
+        };
+        if plan.byte_sizes().unwrap().1 <= 1024 {
+            continue;
+        }
+        tried += 1;
+        let grad = random_gradient(&plan, &mut rng);
+        let got = ctx.pad_backward_blocking(&plan, &grad).unwrap();
+        let what = format!("{mode} {shape:?} {pads:?} {:?}", got.path);
+        assert_eq!(got.tensor.bytes(), cpu::pad_backward(&plan, &grad).unwrap().bytes(), "{what}");
+        match &got.path {
+            ExecPath::Gpu => on_gpu += 1,
+            // Parts cut one axis's sums: where an axis inside it has images spanning more
+            // than a binding (1 KiB here: a wrap, a reflection of 8), no window fits them.
+            ExecPath::CpuFallback { reason } => assert!(reason.contains("nor in parts"), "{what}"),
+        }
+    }
+    assert!(on_gpu >= 30, "{on_gpu} of 40 on the GPU");
     // More than a block's images an index (a 4-element axis wrapped by 600 a side: 301): the
     // parts would cut its blocks' sums, so the CPU path runs it and says why.
     let plan = PadPlan::new(DataType::Float32, &[4], &PadRequest::new(vec![600, 600]).mode(Mode::Wrap)).unwrap();

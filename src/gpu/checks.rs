@@ -1,12 +1,12 @@
 //! The checks of a pad against the device's limits before any layout, shared by the layouts
-//! (`layout`, `backward`, `interior`): the device's own limits, a view's bounds, a view's one
-//! binding, and a grid of workgroups.
+//! (`layout`, `backward`, `interior`): the device's own limits, a view's bounds, both views'
+//! checks in one order, a view's one binding, and a grid of workgroups.
 
 use crate::error::{GpuLimit, PadError, Result, Side};
 use crate::plan::PadPlan;
 
 use super::program::{BufferView, DeviceLimits};
-use super::view::{invalid, View};
+use super::view::{check_no_self_overlap, invalid, view_strides, Span, View};
 
 /// A `GpuLimit` error.
 pub(super) fn limit(limit: GpuLimit, what: String) -> PadError {
@@ -52,6 +52,38 @@ pub(super) fn check_device(plan: &PadPlan, limits: &DeviceLimits) -> Result<()> 
         ));
     }
     Ok(())
+}
+
+/// A program's two views, checked: `read` (of `read_shape`) and `write` (of `write_shape`),
+/// with their element strides and byte spans (`None` where empty).
+pub(super) struct Views {
+    pub read_strides: Vec<u64>,
+    pub read_span: Option<Span>,
+    pub write_strides: Vec<u64>,
+    pub write_span: Option<Span>,
+}
+
+/// The checks every program makes of the plan and its two views of `elem`-byte elements, in
+/// one order (so that one input gets one error whatever the program): the device's limits,
+/// each view inside its buffer, their strides and spans, the written view not overlapping
+/// itself where it holds anything.
+pub(super) fn check_views(
+    plan: &PadPlan,
+    (read, read_shape): (&View, &[usize]),
+    (write, write_shape): (&View, &[usize]),
+    elem: u64,
+    limits: &DeviceLimits,
+) -> Result<Views> {
+    check_device(plan, limits)?;
+    for v in [read, write] {
+        check_view_bounds(v, limits)?;
+    }
+    let (read_strides, read_span) = view_strides(read, read_shape, elem)?;
+    let (write_strides, write_span) = view_strides(write, write_shape, elem)?;
+    if write_span.is_some() {
+        check_no_self_overlap(write_shape, &write_strides)?;
+    }
+    Ok(Views { read_strides, read_span, write_strides, write_span })
 }
 
 /// A view's bytes lie inside its buffer, and the buffer within the device's largest: no

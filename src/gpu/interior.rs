@@ -9,12 +9,12 @@ use crate::error::{GpuLimit, PadError, Result, Side};
 use crate::mode::Mode;
 use crate::plan::{PadPlan, PadRequest};
 
-use super::checks::{binding, check_device, check_view_bounds, grid, limit, view};
+use super::checks::{binding, check_views, grid, limit, view};
 use super::kernels::{narrow, Shader};
 use super::params::{constant_word, magic_divisor, AxisParams, Params, INDEX_LIMIT, MAX_RANK, WORKGROUP};
 use super::program::{BufferView, DeviceLimits, Dispatch, Program};
 use super::shader::PipelineKey;
-use super::view::{check_no_self_overlap, dense_strides, view_strides};
+use super::view::{dense_strides, view_strides};
 
 /// The program of an interior pad: one dispatch where each side fits a binding, else one a
 /// window of the first axis the output has more than one index of ([`windows`]).
@@ -177,18 +177,14 @@ fn one_dispatch(plan: &PadPlan, input: &BufferView, output: &BufferView, limits:
         dtype: plan.dtype().name(),
         reason: "strings and 4-bit types run on the CPU path (cpu::pad, or GpuContext::pad which falls back)".into(),
     })? as u64;
-    check_device(plan, limits)?;
     let (read, write) = (view(Side::Input, input), view(Side::Output, output));
-    for v in [&read, &write] {
-        check_view_bounds(v, limits)?;
-    }
-    let (in_strides, in_span) = view_strides(&read, plan.in_shape(), elem)?;
-    let (out_strides, out_span) = view_strides(&write, plan.out_shape(), elem)?;
+    let views = check_views(plan, (&read, plan.in_shape()), (&write, plan.out_shape()), elem, limits)?;
+    let (in_strides, in_span, out_strides, out_span) =
+        (views.read_strides, views.read_span, views.write_strides, views.write_span);
     let narrow = elem < 4;
     let key = PipelineKey::new(Mode::Constant, elem as u8, false, Shader::Interior { narrow }, false);
     let mut program = Program { key, dispatches: Vec::new(), in_span, out_span };
     let Some(out_span) = out_span else { return Ok(program) };
-    check_no_self_overlap(plan.out_shape(), &out_strides)?;
     if narrow {
         narrow::check_output(plan, &out_strides, elem)?;
     }

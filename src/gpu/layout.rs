@@ -8,13 +8,13 @@ use crate::error::{GpuLimit, PadError, Result, Side};
 use crate::mode::Mode;
 use crate::plan::{AxisMap, PadPlan};
 
-use super::checks::{check_device, check_view_bounds, limit, view};
+use super::checks::{check_views, limit, view};
 use super::kernels::{Kernel, Shader};
 use super::params::{constant_word, magic_divisor, AxisParams, Params, INDEX_LIMIT, MAX_RANK};
 use super::program::{BufferView, DeviceLimits, Dispatch, Program};
 use super::shader::PipelineKey;
 use super::variant::KernelVariant;
-use super::view::{check_no_self_overlap, dense_strides, invalid, view_strides, View};
+use super::view::{dense_strides, invalid, View};
 use super::window::{Axis, WindowShape};
 
 /// Windows one pad may split into before the GPU path refuses it.
@@ -81,15 +81,9 @@ fn lay_out(
         dtype: plan.dtype().name(),
         reason: "strings and 4-bit types run on the CPU path (cpu::pad, or GpuContext::pad which falls back)".into(),
     })? as u64;
-    check_device(plan, limits)?;
-    for v in [input, output] {
-        check_view_bounds(v, limits)?;
-    }
-    let (in_strides, in_span) = view_strides(input, plan.in_shape(), elem)?;
-    let (out_strides, out_span) = view_strides(output, plan.out_shape(), elem)?;
-    if out_span.is_some() {
-        check_no_self_overlap(plan.out_shape(), &out_strides)?;
-    }
+    let views = check_views(plan, (input, plan.in_shape()), (output, plan.out_shape()), elem, limits)?;
+    let (in_strides, in_span, out_strides, out_span) =
+        (views.read_strides, views.read_span, views.write_strides, views.write_span);
     let Some(out_span) = out_span else {
         // An empty output: nothing to dispatch, and a key no host compiles.
         let key = PipelineKey::new(mode, elem as u8, false, Shader::all(elem as u8, variant)[0], false);

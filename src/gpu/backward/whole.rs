@@ -6,12 +6,12 @@ use crate::mode::Mode;
 use crate::plan::PadPlan;
 
 use crate::adjoint::{block_len, BLOCK};
-use crate::gpu::checks::{binding, check_device, check_view_bounds, grid, limit, view};
+use crate::gpu::checks::{binding, check_views, grid, limit, view};
 use crate::gpu::kernels::{GradientElement, Shader};
 use crate::gpu::params::{magic_divisor, BackAxis, BackParams, INDEX_LIMIT, MAX_RANK};
 use crate::gpu::program::{BufferView, DeviceLimits, Dispatch, Program};
 use crate::gpu::shader::PipelineKey;
-use crate::gpu::view::{check_no_self_overlap, view_strides, Span};
+use crate::gpu::view::Span;
 
 /// What a binding error says the view was for.
 const WHAT: &str = "the gradient, where no window of it fits a binding";
@@ -67,16 +67,10 @@ impl Whole {
             return Err(PadError::Unsupported { dtype: plan.dtype().name(), reason: reason.into() });
         };
         let elem = element.bytes();
-        check_device(plan, limits)?;
         let (read, write) = (view(Side::Input, grad_out), view(Side::Output, grad_in));
-        for v in [&read, &write] {
-            check_view_bounds(v, limits)?;
-        }
-        let (out_strides, out_span) = view_strides(&read, plan.out_shape(), elem)?;
-        let (in_strides, in_span) = view_strides(&write, plan.in_shape(), elem)?;
-        if in_span.is_some() {
-            check_no_self_overlap(plan.in_shape(), &in_strides)?;
-        }
+        let views = check_views(plan, (&read, plan.out_shape()), (&write, plan.in_shape()), elem, limits)?;
+        let (out_strides, out_span, in_strides, in_span) =
+            (views.read_strides, views.read_span, views.write_strides, views.write_span);
         // The terms a lane sums at most: each touched axis's most images an index has. Where
         // one axis's sum passes a block, or all of them a lane's bound, one axis's sum goes to
         // a workgroup's lanes: the one that leaves a lane the fewest terms.

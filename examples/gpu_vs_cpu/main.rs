@@ -383,9 +383,7 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
     let mut cases = cases_of(args)?;
     if args.backward {
         // The gradient is a float's: the other cases are passed over, and said so.
-        let (floats, others): (Vec<_>, Vec<_>) = cases.into_iter().partition(|(p, _)| {
-            matches!(p.dtype(), DataType::Float32 | DataType::Float64 | DataType::Float16 | DataType::Bfloat16)
-        });
+        let (floats, others): (Vec<_>, Vec<_>) = cases.into_iter().partition(|(p, _)| measure::has_gradient(p.dtype()));
         for (p, _) in &others {
             println!(
                 "--backward: {} {:?} {} passed over: no gradient of its type here",
@@ -395,7 +393,9 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
             );
         }
         if floats.is_empty() {
-            return Err(usage("--backward: no case of a float type (float32, float64, float16, bfloat16)"));
+            return Err(usage(
+                "--backward: no case of a type with a gradient (the floats but float8e8m0, the complex types)",
+            ));
         }
         cases = floats;
     }

@@ -315,22 +315,66 @@ pub fn bytes_moved_backward(plan: &PadPlan) -> u64 {
 /// A gradient of `plan`'s output shape in its type (values of a few magnitudes, finite), or
 /// why the type has none here.
 pub fn gradient_of(plan: &PadPlan) -> Result<Tensor, Failed> {
+    use wgpu_pad::DataType;
     let g: Vec<f32> = (0..plan.out_len()).map(|i| ((i * 7919) % 1013) as f32 / 7.0 - 60.0).collect();
     let shape = plan.out_shape().to_vec();
     let tensor = match plan.dtype() {
-        wgpu_pad::DataType::Float32 => Tensor::from_slice(plan.dtype(), shape, &g),
-        wgpu_pad::DataType::Float64 => {
-            Tensor::from_slice(plan.dtype(), shape, &g.iter().map(|&x| x as f64).collect::<Vec<_>>())
-        }
-        wgpu_pad::DataType::Float16 => {
+        DataType::Float32 => Tensor::from_slice(plan.dtype(), shape, &g),
+        DataType::Float64 => Tensor::from_slice(plan.dtype(), shape, &g.iter().map(|&x| x as f64).collect::<Vec<_>>()),
+        DataType::Float16 => {
             Tensor::from_slice(plan.dtype(), shape, &g.iter().map(|&x| half::f16::from_f32(x)).collect::<Vec<_>>())
         }
-        wgpu_pad::DataType::Bfloat16 => {
+        DataType::Bfloat16 => {
             Tensor::from_slice(plan.dtype(), shape, &g.iter().map(|&x| half::bf16::from_f32(x)).collect::<Vec<_>>())
         }
-        other => return Err(format!("{other}: the harness's gradients are float32, float64, float16 and bfloat16")),
+        // Real and imaginary parts.
+        DataType::Complex64 => {
+            let parts = g.iter().flat_map(|&x| [x, -x / 3.0]).flat_map(f32::to_le_bytes);
+            Tensor::from_bytes(plan.dtype(), shape, parts.collect())
+        }
+        DataType::Complex128 => {
+            let parts = g.iter().flat_map(|&x| [x as f64, -x as f64 / 3.0]).flat_map(f64::to_le_bytes);
+            Tensor::from_bytes(plan.dtype(), shape, parts.collect())
+        }
+        // Every byte pattern but NaNs' (whose sums are NaN whatever the order).
+        t if has_gradient(t) => {
+            let finite: Vec<u8> = (0..=255u8).filter(|&b| !float8_nan(t, b)).collect();
+            Tensor::from_bytes(t, shape, (0..plan.out_len()).map(|i| finite[(i * 7919) % finite.len()]).collect())
+        }
+        other => return Err(format!("{other}: no gradient of its type")),
     };
     tensor.map_err(|e| e.to_string())
+}
+
+/// Whether the pad's gradient takes `dtype` (`cpu::pad_backward`'s types: the floats but
+/// float8e8m0, and the complex types).
+pub fn has_gradient(dtype: wgpu_pad::DataType) -> bool {
+    use wgpu_pad::DataType::*;
+    matches!(
+        dtype,
+        Float32
+            | Float64
+            | Float16
+            | Bfloat16
+            | Complex64
+            | Complex128
+            | Float8e4m3fn
+            | Float8e4m3fnuz
+            | Float8e5m2
+            | Float8e5m2fnuz
+    )
+}
+
+/// Whether byte `b` is a NaN of float8 type `t`: the fnuz types' 0x80; e4m3fn's
+/// exponent and mantissa all ones; e5m2's exponent all ones and a mantissa.
+fn float8_nan(t: wgpu_pad::DataType, b: u8) -> bool {
+    use wgpu_pad::DataType::*;
+    match t {
+        Float8e4m3fnuz | Float8e5m2fnuz => b == 0x80,
+        Float8e4m3fn => b & 0x7f == 0x7f,
+        Float8e5m2 => b & 0x7c == 0x7c && b & 0x03 != 0,
+        _ => false,
+    }
 }
 
 /// The figures `--steady-only` leaves out, in report order.
@@ -618,6 +662,34 @@ mod tests {
         let interior = PadPlan::new(DataType::Float32, &[4, 6], &request).unwrap();
         assert_eq!(interior.out_shape(), &[4, 11]);
         assert_eq!(bytes_moved(&interior), (2 * 4 + 4 * 11) * 4);
+    }
+
+    /// `--backward` takes the types `cpu::pad_backward` takes, each gradient of the output's
+    /// shape and bytes; a float8's holds no NaN (it would make every sum NaN).
+    #[test]
+    fn gradients_of_every_type_with_one() {
+        let with: Vec<DataType> = DataType::ALL.into_iter().filter(|&t| has_gradient(t)).collect();
+        assert_eq!(with.len(), 10, "{with:?}");
+        for t in DataType::ALL {
+            let plan = PadPlan::new(t, &[3, 50], &PadRequest::new(vec![1, 2, 3, 4])).unwrap();
+            let got = gradient_of(&plan);
+            assert_eq!(got.is_ok(), has_gradient(t), "{t}: {got:?}");
+            if let Ok(zeros) = Tensor::zeros(t, plan.out_shape().to_vec()) {
+                let cpu = cpu::pad_backward(&plan, &zeros);
+                assert_eq!(cpu.is_ok(), has_gradient(t), "{t}: the CPU path takes the same types");
+            }
+            let Ok(g) = got else { continue };
+            assert_eq!((g.shape(), g.bytes().unwrap().len()), (plan.out_shape(), 7 * 56 * t.width().bytes().unwrap()));
+            if t.name().starts_with("float8") {
+                assert!(g.bytes().unwrap().iter().all(|&b| !float8_nan(t, b)), "{t}");
+            }
+        }
+        let nan_bytes = |t| (0..=255u8).filter(|&b| float8_nan(t, b)).count();
+        let nans: Vec<usize> = [DataType::Float8e4m3fn, DataType::Float8e4m3fnuz, DataType::Float8e5m2]
+            .into_iter()
+            .map(nan_bytes)
+            .collect();
+        assert_eq!(nans, [2, 1, 6]);
     }
 }
 

@@ -1,9 +1,46 @@
 //! Each mode's pads of one axis, filled from its kept blocks already written: constant
-//! fills, edge repeats, wrap's period repeated, a mirror's period walked then repeated.
+//! fills, edge repeats, wrap's period repeated, a mirror's period walked then repeated; and
+//! the `Store` they (and the walk over the axes) write through.
 
-use super::walk::Store;
 use crate::mode::{source_index, Mode};
 use crate::plan::AxisMap;
+
+/// Where the output goes and where the input comes from, in chunks.
+pub(super) trait Store {
+    /// `out[dst..dst+len] = input[src..src+len]`
+    fn copy_in(&mut self, dst: usize, src: usize, len: usize);
+    /// `out[dst..dst+len] = out[src..src+len]`, ranges disjoint.
+    fn copy_out(&mut self, dst: usize, src: usize, len: usize);
+    /// `out[dst..dst+len] = constant`
+    fn fill(&mut self, dst: usize, len: usize);
+    /// `out[dst..dst+len] = out[src..src+len]` with the chunks in reverse order (a mirror),
+    /// ranges disjoint.
+    fn copy_reversed(&mut self, dst: usize, src: usize, len: usize);
+    /// Fills `count` blocks of `block` chunks at `dst` with copies of the block at `src`
+    /// (written already; the ranges disjoint).
+    fn repeat(&mut self, dst: usize, src: usize, count: usize, block: usize);
+    /// Writes the pads of the output row at chunk `out_base` from `Walk::row_pads`, unit by
+    /// unit, from the input row at chunk `in_base`.
+    fn pad_row(&mut self, out_base: usize, in_base: usize, pads: &[(usize, usize)]);
+    /// Writes `rows` whole, pads included, if this store has a way to (true); else nothing.
+    fn write_rows(&mut self, rows: &Rows) -> bool;
+    /// Writes the block of `axis` at these bases (in chunks) whole, pads and all, where the
+    /// store can: false where it cannot.
+    fn write_plane(&mut self, _axis: usize, _out_base: usize, _in_base: usize) -> bool {
+        false
+    }
+}
+
+/// Innermost rows, in chunks: `count` of them, the first at output chunk `out_first` and
+/// input chunk `in_first` (the rows' starts), each next one `out_stride` and `in_stride`
+/// chunks on.
+pub(super) struct Rows {
+    pub(super) count: usize,
+    pub(super) out_first: usize,
+    pub(super) out_stride: usize,
+    pub(super) in_first: usize,
+    pub(super) in_stride: usize,
+}
 
 /// Fills axis `a`'s pads (blocks of `block` chunks) from its kept blocks, already written.
 pub(super) fn extend_axis<S: Store>(store: &mut S, a: &AxisMap, block: usize, base: usize, mode: Mode) {

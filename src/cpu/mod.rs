@@ -9,10 +9,10 @@
 //! parallelism, or `WGPU_PAD_CPU_THREADS`, or [`set_max_threads`]; at most [`MAX_THREADS`].
 //! A thread the system refuses is done on the calling thread instead.
 //!
-//! The recursion (`walk`) is written once over a `Store` (`store`: output and input access),
-//! in units of `chunk` elements (the plan's unpadded trailing axes), so one code path serves
-//! every byte width, the 4-bit types (unpacked to bytes, padded, repacked) and strings; each
-//! mode's pads of one axis are `extend`'s. Copies are the crate's (`copy`), shared with the
+//! The recursion (`walk`) is written once over a `Store` (`extend` declares it, `store`
+//! implements it: output and input access), in units of `chunk` elements (the plan's unpadded
+//! trailing axes), so one code path serves every byte width, the 4-bit types (unpacked to
+//! bytes, padded, repacked) and strings; each mode's pads of one axis are `extend`'s. Copies are the crate's (`copy`), shared with the
 //! GPU path's readbacks.
 
 use std::mem::MaybeUninit;
@@ -83,8 +83,9 @@ pub use backward::pad_backward;
 
 pub use crate::threads::{set_max_threads, threads, MAX_THREADS};
 use crate::threads::{share_out, PARALLEL_MIN_BYTES};
+use extend::Rows;
 use store::{ByteStore, StringStore};
-use walk::{Rows, Walk};
+use walk::Walk;
 
 /// Innermost rows whose pads hold at most this many bytes have them written byte by byte
 /// from a table (see `Walk::row_pads`) rather than by a library copy or fill per run.

@@ -3,8 +3,7 @@
 
 use std::mem::MaybeUninit;
 
-use super::extend::replicate;
-use super::walk::{Rows, Store};
+use super::extend::{replicate, Rows, Store};
 use super::{Planes, RowEnds};
 use crate::copy::{copy_bytes, uninit_ref};
 use crate::error::PadError;

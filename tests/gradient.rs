@@ -241,46 +241,60 @@ fn a_wrap_of_many_periods_is_one_dispatch() {
 
 /// The engine's way: the gradient recorded into its encoder from strided views of its own
 /// buffers (a transposed grad_out at an offset, grad_in into every other element of a larger
-/// buffer), the bytes outside the views untouched.
+/// buffer), the bytes outside the views untouched; on 1 KiB bindings a wrap of both axes too,
+/// in parts (its first and last rows read both ends of axis 0), grad_out's rows 3 elements
+/// apart.
 #[test]
 fn strided_views_of_the_engines_buffers() {
     let Some(ctx) = gpu() else { return };
-    let plan =
+    let reflect =
         PadPlan::new(DataType::Float32, &[3, 4], &PadRequest::new(vec![2, 1, 1, 3]).mode(Mode::Reflect)).unwrap();
-    let [r, c] = [plan.out_shape()[0], plan.out_shape()[1]];
+    strided_gradient(ctx, &reflect, true, 1);
+    let Some(small) = gpu_small_bindings() else { return };
+    let wrap = PadPlan::new(DataType::Float32, &[20, 20], &PadRequest::new(vec![1, 1, 1, 1]).mode(Mode::Wrap)).unwrap();
+    strided_gradient(small, &wrap, false, 3);
+    common::assert_no_gpu_errors();
+}
+
+/// `plan`'s gradient from grad_out 64 bytes into its buffer (`transposed`, or its rows 3
+/// elements apart) into every other element of grad_in's, in at least `dispatches`
+/// dispatches; the CPU's bits, the gaps kept.
+fn strided_gradient(ctx: &wgpu_pad::gpu::GpuContext, plan: &PadPlan, transposed: bool, dispatches: usize) {
+    let ([r, c], [rows, cols]) = ([plan.out_shape()[0], plan.out_shape()[1]], [plan.in_shape()[0], plan.in_shape()[1]]);
     let g: Vec<f32> = (0..r * c).map(|i| i as f32 * 0.37 - 3.0).collect();
-    // grad_out stored transposed (column-major), 64 bytes in.
-    let mut stored = vec![0f32; 16 + r * c];
+    let t_strides = if transposed { [1u64, r as u64] } else { [c as u64 + 3, 1] };
+    let mut stored = vec![0f32; 16 + (r - 1) * t_strides[0] as usize + (c - 1) * t_strides[1] as usize + 1];
     for y in 0..r {
         for x in 0..c {
-            stored[16 + x * r + y] = g[y * c + x];
+            stored[16 + y * t_strides[0] as usize + x * t_strides[1] as usize] = g[y * c + x];
         }
     }
+    let in_bytes = rows * cols * 2 * 4;
     let grad_out = storage(ctx, bytemuck::cast_slice(&stored));
-    let grad_in = storage(ctx, &[0xffu8; 3 * 4 * 2 * 4]);
+    let grad_in = storage(ctx, &vec![0xffu8; in_bytes]);
     let kernel = ctx.kernel();
-    let (t_strides, in_strides) = ([1u64, r as u64], [8u64, 2]);
+    let in_strides = [2 * cols as u64, 2];
     let pad = kernel
         .prepare_backward(
-            &plan,
-            BufferRange::new(&grad_out, 64, (r * c * 4) as u64).with_strides(&t_strides),
+            plan,
+            BufferRange::new(&grad_out, 64, (stored.len() as u64 - 16) * 4).with_strides(&t_strides),
             BufferRange::whole(&grad_in).with_strides(&in_strides),
         )
         .unwrap();
+    assert!(pad.dispatch_count() >= dispatches, "{} dispatches", pad.dispatch_count());
     let mut encoder = ctx.device().create_command_encoder(&Default::default());
     {
         let mut pass = encoder.begin_compute_pass(&Default::default());
         pad.record(&mut pass);
     }
     ctx.queue().submit([encoder.finish()]);
-    let got: Vec<f32> = bytemuck::pod_collect_to_vec(&read(ctx, &grad_in, 0, 3 * 4 * 2 * 4));
-    let want = cpu::pad_backward(&plan, &Tensor::from_slice(DataType::Float32, vec![r, c], &g).unwrap()).unwrap();
+    let got: Vec<f32> = bytemuck::pod_collect_to_vec(&read(ctx, &grad_in, 0, in_bytes as u64));
+    let want = cpu::pad_backward(plan, &Tensor::from_slice(DataType::Float32, vec![r, c], &g).unwrap()).unwrap();
     let want = want.as_slice::<f32>().unwrap();
     for (i, pair) in got.chunks(2).enumerate() {
-        assert_eq!(pair[0].to_bits(), want[i].to_bits(), "element {i}");
+        assert_eq!(pair[0].to_bits(), want[i].to_bits(), "{:?} element {i}", plan.mode());
         assert_eq!(pair[1].to_bits(), f32::from_bits(0xffff_ffff).to_bits(), "the gap after element {i} was written");
     }
-    common::assert_no_gpu_errors();
 }
 
 /// What has no gradient is refused by name; float64 and complex128 run on the CPU path and say

@@ -426,7 +426,8 @@ fn gradients_past_one_binding_run_in_windows() {
 /// Where a window's reads span the axis (a wrap's first and last indices read both ends of it,
 /// a wide pad's images lie all along it), the sums run in parts along the first axis the pad
 /// touches, each part continuing the sums the parts before it stored: on the GPU, the CPU's
-/// bits, every element type's loads and stores (f32, two and four to a word).
+/// bits, every element type's loads and stores (f32, two and four to a word; complex64 as its
+/// parts).
 #[test]
 fn gradients_whose_windows_read_the_whole_axis_run_in_parts() {
     let Some(ctx) = gpu_small_bindings() else { return };
@@ -442,6 +443,8 @@ fn gradients_whose_windows_read_the_whole_axis_run_in_parts() {
         (DataType::Bfloat16, &[12, 30], &[20, 1, 25, 2], Mode::Reflect),
         (DataType::Float32, &[10, 24], &[-2, 17, 14, -3], Mode::Symmetric),
         (DataType::Float32, &[9, 25], &[12, 10, 0, 0], Mode::Wrap),
+        // Its parts as float32 with one more axis.
+        (DataType::Complex64, &[20, 9], &[1, 1, 1, 1], Mode::Wrap),
     ] {
         let plan = PadPlan::new(dtype, shape, &PadRequest::new(pads.to_vec()).mode(mode)).unwrap();
         let grad = random_gradient(&plan, &mut rng);

@@ -193,10 +193,10 @@ var<workgroup> block_sums: array<f32, BLOCK>;
 // SPLIT: the walk's decisions, lane 0's, read back uniform.
 var<workgroup> decision: vec4<u32>;
 
-fn split_sum(s: u32, base: u32, lid: u32) -> f32 {
+fn split_sum(s: u32, base: u32, lid: u32, carried: f32) -> f32 {
     block_parts(s, base, lid);
     workgroupBarrier();
-    let sum = sum_blocks(s);
+    let sum = sum_blocks(s, carried);
     workgroupBarrier();
     return sum;
 }
@@ -222,11 +222,12 @@ fn block_parts(s: u32, base: u32, lid: u32) {
     }
 }
 
-// The blocks' sums of level s, in order from +0.0.
-fn sum_blocks(s: u32) -> f32 {
+// The blocks' sums of level s, in order from `carried` (+0.0 but in a part: what the parts
+// before stored).
+fn sum_blocks(s: u32, carried: f32) -> f32 {
     let n = lists[s].count;
     let b = split_block_len(n);
-    var sum = 0.0;
+    var sum = carried;
     for (var i = 0u; i < (n + b - 1u) / b; i++) {
         sum = add_in_type(sum, block_sums[i]);
     }
@@ -347,13 +348,20 @@ fn part_on_lane(at: vec4<u32>) {
         v = load_dst(at.y);
     }
     if (at.w == 1u && levels > 0u && axis_of[0] == P.part_axis) {
-        for (var t = 0u; t < lists[0].count; t++) {
-            v = add_in_type(v, nest(1u, at.x + image(lists[0], t) * strides[0]));
-        }
+        v = first_level_from(v, at.x);
     } else if (at.w == 1u) {
         v = add_in_type(v, nest(0u, at.x));
     }
     store_dst(at.y, v);
+}
+
+// The first level's terms (each the nest inside it, from `base`) added in order to `carried`.
+fn first_level_from(carried: f32, base: u32) -> f32 {
+    var v = carried;
+    for (var t = 0u; t < lists[0].count; t++) {
+        v = add_in_type(v, nest(1u, base + image(lists[0], t) * strides[0]));
+    }
+    return v;
 }
 
 // A workgroup an element: every lane walks the levels outside the split one alike, each
@@ -366,30 +374,57 @@ fn element_on_workgroup(e: u32, lid: u32) {
     let at = element(e);
     let s = split_level();
     if (lid == 0u) {
-        decision = vec4<u32>(at.w, s, levels, 0u);
+        decision = vec4<u32>(at.w, s, levels, select(0u, 1u, levels > 0u && axis_of[0] == P.part_axis));
     }
     let uniform = workgroupUniformLoad(&decision);
     let split = uniform.y;
+    // A part of the sums (as part_on_lane's): nothing here leaves the element alone; else it
+    // continues from what the parts before stored (lane 0's, the lane that stores).
+    let parted = P.part_axis != NO_PART;
+    if (parted && P.part_continues == 1u && uniform.x == 0u) {
+        return;
+    }
+    var carried = 0.0;
+    if (parted && P.part_continues == 1u && lid == 0u) {
+        carried = load_dst(at.y);
+    }
     var v = 0.0;
-    if (uniform.x == 1u && split == uniform.z) {
-        // Its split axis has one image here: no long sum.
-        v = nest(0u, at.x);
-    } else if (uniform.x == 1u && split == 0u) {
-        v = split_sum(0u, at.x, lid);
+    if (uniform.x == 1u && parted && uniform.w == 1u) {
+        // The part axis is the first level: its terms added to `carried` in order.
+        if (split == uniform.z) {
+            v = first_level_from(carried, at.x);
+        } else if (split == 0u) {
+            v = split_sum(0u, at.x, lid, carried);
+        } else {
+            v = outer_sum(split, at.x, lid, carried);
+        }
     } else if (uniform.x == 1u) {
-        v = outer_sum(split, at.x, lid);
+        if (split == uniform.z) {
+            // Its split axis has one image here: no long sum.
+            v = nest(0u, at.x);
+        } else if (split == 0u) {
+            v = split_sum(0u, at.x, lid, 0.0);
+        } else {
+            v = outer_sum(split, at.x, lid, 0.0);
+        }
+        if (parted) {
+            // The part axis has one image here: the sum inside it is one term.
+            v = add_in_type(carried, v);
+        }
     }
     if (lid == 0u) {
         store_dst(at.y, plus_zero(v, at.z == 1u));
     }
 }
 
-// The levels outside split level s, every lane alike, each term a split sum.
-fn outer_sum(s: u32, base: u32, lid: u32) -> f32 {
+// The levels outside split level s, every lane alike, each term a split sum; the first
+// level's sum from `carried` (+0.0 but in a part, whose first level holds at most a block).
+fn outer_sum(s: u32, base: u32, lid: u32, carried: f32) -> f32 {
     var o: Odometer;
     start(&o, 0u, s, base);
+    o.block[0] = carried;
     loop {
-        let moved = add(&o, 0u, s, split_sum(s, o.at[s - 1u], lid));
+        let moved = add(&o, 0u, s, split_sum(s, o.at[s - 1u], lid, 0.0));
         if (lid == 0u) {
             decision.x = moved;
         }

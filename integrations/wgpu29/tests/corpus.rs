@@ -322,28 +322,39 @@ fn the_gradient_runs_through_program_on_wgpu_29() {
         }
     }
     assert!(ran >= 24, "{ran}");
-    // Past a binding (a Program made for 1 KiB bindings): windows of the axes the pad leaves
-    // alone, a dispatch each; a wrap of both axes in parts, the first writing every element
-    // (the output starts as garbage), the others adding to what it stored.
-    for (shape, pads, mode) in [
-        (&[3usize, 4, 5, 6][..], &[0i64, 0, 1, 2, 0, 0, 2, 1][..], Mode::Reflect),
-        (&[20, 20], &[1, 1, 1, 1], Mode::Wrap),
+    // Past a binding (Programs made for bindings of 1 and 4 KiB): windows of the axes the pad
+    // leaves alone, a dispatch each; a wrap of both axes in parts, the first writing every
+    // element (the output starts as garbage), the others adding to what it stored; parts of
+    // sums split over a workgroup's lanes, on the part axis (an index's 8 images a part, of 40,
+    // times 250 on the other axis) and on the axis inside it (1,200 images in 5 blocks, times
+    // the part axis's 2 in the pad after, added to the pad before's sum).
+    for (dtype, shape, pads, mode, binding) in [
+        (DataType::Float32, &[3usize, 4, 5, 6][..], &[0i64, 0, 1, 2, 0, 0, 2, 1][..], Mode::Reflect, 1024),
+        (DataType::Float32, &[20, 20], &[1, 1, 1, 1], Mode::Wrap, 1024),
+        (DataType::Float16, &[1, 1], &[20, 125, 19, 124], Mode::Wrap, 4096),
+        (DataType::Float16, &[1, 1], &[1, 600, 2, 599], Mode::Wrap, 8192),
     ] {
-        let plan = PadPlan::new(DataType::Float32, shape, &PadRequest::new(pads.to_vec()).mode(mode)).unwrap();
+        let plan = PadPlan::new(dtype, shape, &PadRequest::new(pads.to_vec()).mode(mode)).unwrap();
         let (in_bytes, out_bytes) = plan.byte_sizes().unwrap();
         let g: Vec<f32> = (0..plan.out_len()).map(|i| ((i * 7919) % 1013) as f32 / 7.0 - 60.0).collect();
-        let grad = Tensor::from_slice(DataType::Float32, plan.out_shape().to_vec(), &g).unwrap();
-        let small = DeviceLimits { max_binding: 1024, ..limits };
+        let grad_bytes: Vec<u8> = match dtype {
+            DataType::Float16 => g.iter().flat_map(|&x| half::f16::from_f32(x).to_le_bytes()).collect(),
+            _ => g.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        };
+        let grad = Tensor::from_bytes(dtype, plan.out_shape().to_vec(), grad_bytes).unwrap();
+        let small = DeviceLimits { max_binding: binding, ..limits };
+        let (src_size, dst_size) = (out_bytes.next_multiple_of(4), in_bytes.next_multiple_of(4));
         let program =
-            Program::backward(&plan, &BufferView::dense(0, out_bytes), &BufferView::dense(0, in_bytes), &small)
-                .unwrap();
-        assert!(program.dispatches().len() > 1, "{mode}: {} dispatches", program.dispatches().len());
-        let (input, output) =
-            (storage(&device, grad.bytes().unwrap()), storage(&device, &vec![0x5c; in_bytes as usize]));
+            Program::backward(&plan, &BufferView::dense(0, src_size), &BufferView::dense(0, dst_size), &small).unwrap();
+        let what = format!("{dtype} {mode} {shape:?} {pads:?}");
+        assert!(program.dispatches().len() > 1, "{what}: {} dispatches", program.dispatches().len());
+        let mut src = grad.bytes().unwrap().to_vec();
+        src.resize(src_size as usize, 0);
+        let (input, output) = (storage(&device, &src), storage(&device, &vec![0x5c; dst_size as usize]));
         let mut enc = device.create_command_encoder(&Default::default());
         host.record(&mut enc, &program, &input, &output).expect("recorded");
         queue.submit([enc.finish()]);
         let want = cpu::pad_backward(&plan, &grad).unwrap();
-        assert_eq!(read(&device, &queue, &output), want.bytes().unwrap(), "{mode}");
+        assert_eq!(&read(&device, &queue, &output)[..in_bytes as usize], want.bytes().unwrap(), "{what}");
     }
 }

@@ -54,7 +54,7 @@ pub(super) fn windows(
 /// (the pad before, the pad after, the kept positions: `crate::adjoint`), so the bits are one
 /// sum's; the first part writes every element (+0.0 where it has nothing), the others only
 /// those with images in them. Only where that axis's sums are single blocks (at most
-/// `BLOCK` images an index) and summed on a lane each; else why not (the CPU path runs it).
+/// `BLOCK` images an index); else why not (the CPU path runs it).
 /// Costs over the windows: the input's gradient written once more and read once a part.
 pub(super) fn parts(
     plan: &PadPlan,
@@ -72,9 +72,6 @@ pub(super) fn parts(
         return Ok(Err(format!(
             "nor in parts: an index of axis {c} has {images} images, and parts take sums of at most {BLOCK}"
         )));
-    }
-    if whole.split {
-        return Ok(Err("nor in parts: its sums are split over a workgroup's lanes, and parts take a lane's".into()));
     }
     // The pads in runs of output positions at most a binding's rows long (a window's images
     // in them can lie all along them); the kept positions in one (a window's are its own).
@@ -280,11 +277,21 @@ mod tests {
         let e = Program::backward(&wide, &BufferView::dense(0, wo), &BufferView::dense(0, wi), &kib).unwrap_err();
         assert!(matches!(e, PadError::GpuLimit { limit: GpuLimit::Windows, .. }), "{e}");
         assert!(e.to_string().contains("an index of axis 0 has 301 images"), "{e}");
-        // Sums split over a workgroup's lanes (corners of edge pads of 100 on two axes).
+        // Sums split over a workgroup's lanes (corners of edge pads of 100 on two axes: rows of
+        // 820 bytes), a part a row of the pads: the split pipeline's parts.
         let corners =
             PadPlan::new(DataType::Float32, &[2, 3], &PadRequest::new(vec![100; 4]).mode(Mode::Edge)).unwrap();
         let (ci, co) = corners.byte_sizes().unwrap();
-        let e = Program::backward(&corners, &BufferView::dense(0, co), &BufferView::dense(0, ci), &kib).unwrap_err();
-        assert!(e.to_string().contains("split over a workgroup's lanes"), "{e}");
+        let p = Program::backward(&corners, &BufferView::dense(0, co), &BufferView::dense(0, ci), &kib).unwrap();
+        assert!(p.wgsl().contains("const SPLIT: bool = true;"));
+        let parts: Vec<(u32, u32)> = p
+            .dispatches()
+            .iter()
+            .map(|d| bytemuck::cast::<_, BackParams>(d.params))
+            .map(|q| (q.part_lo, q.part_hi))
+            .collect();
+        let distinct: std::collections::BTreeSet<_> = parts.iter().collect();
+        // Rows 0-99 (the pad before), 102-201 (after), then 100-101 (kept) in one part.
+        assert_eq!((distinct.len(), parts[0], parts[parts.len() - 1]), (201, (0, 1), (100, 102)));
     }
 }

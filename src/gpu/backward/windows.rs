@@ -64,7 +64,7 @@ pub(super) fn parts(
     limits: &DeviceLimits,
 ) -> Result<std::result::Result<Vec<Dispatch>, String>> {
     let Some(c) = plan.axes().iter().position(|a| !a.is_identity()) else {
-        return Ok(Err("no axis is padded or cropped".into()));
+        return Ok(Err("nor in parts: no axis is padded or cropped".into()));
     };
     let axis = &plan.axes()[c];
     let images = most_images(axis, plan.mode());

@@ -310,3 +310,11 @@ impl std::fmt::Display for GpuLimit {
 
 /// `Result` with [`PadError`].
 pub type Result<T, E = PadError> = std::result::Result<T, E>;
+
+impl std::str::FromStr for Mode {
+    type Err = PadError;
+    /// Parses a mode name, case-sensitively.
+    fn from_str(s: &str) -> Result<Mode> {
+        Mode::ALL.into_iter().find(|m| m.name() == s).ok_or_else(|| PadError::InvalidMode { mode: s.to_string() })
+    }
+}

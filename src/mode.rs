@@ -3,9 +3,6 @@
 //! variants are chosen by.
 
 use std::fmt;
-use std::str::FromStr;
-
-use crate::error::{PadError, Result};
 
 /// How padded elements are filled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -125,13 +122,9 @@ impl fmt::Display for Mode {
     }
 }
 
-impl FromStr for Mode {
-    type Err = PadError;
-    /// Parses a mode name, case-sensitively.
-    fn from_str(s: &str) -> Result<Mode> {
-        Mode::ALL.into_iter().find(|m| m.name() == s).ok_or_else(|| PadError::InvalidMode { mode: s.to_string() })
-    }
-}
+// `FromStr` (a mode's name, case-sensitively) is in error.rs, beside the `InvalidMode` it
+// returns, so that error.rs, whose variants name a `Mode`, is the only one of the two that
+// imports the other.
 
 /// The source position for position `j` relative to a kept range of length `kept`
 /// (`j` runs from `-p` to `kept + q - 1`): `Some(index in 0..kept)`, or `None` where the

@@ -388,29 +388,23 @@ fn element_on_workgroup(e: u32, lid: u32) {
     if (parted && P.part_continues == 1u && lid == 0u) {
         carried = load_dst(at.y);
     }
+    // Where the part axis is the first level its terms are added to `carried` in order; where
+    // it has one image here, the sum inside it is one term added to it.
+    let first_is_part = parted && uniform.w == 1u;
+    let onto = select(0.0, carried, first_is_part);
     var v = 0.0;
-    if (uniform.x == 1u && parted && uniform.w == 1u) {
-        // The part axis is the first level: its terms added to `carried` in order.
-        if (split == uniform.z) {
-            v = first_level_from(carried, at.x);
-        } else if (split == 0u) {
-            v = split_sum(0u, at.x, lid, carried);
-        } else {
-            v = outer_sum(split, at.x, lid, carried);
-        }
+    if (uniform.x == 1u && split == uniform.z && first_is_part) {
+        v = first_level_from(carried, at.x);
+    } else if (uniform.x == 1u && split == uniform.z) {
+        // Its split axis has one image here: no long sum.
+        v = nest(0u, at.x);
+    } else if (uniform.x == 1u && split == 0u) {
+        v = split_sum(0u, at.x, lid, onto);
     } else if (uniform.x == 1u) {
-        if (split == uniform.z) {
-            // Its split axis has one image here: no long sum.
-            v = nest(0u, at.x);
-        } else if (split == 0u) {
-            v = split_sum(0u, at.x, lid, 0.0);
-        } else {
-            v = outer_sum(split, at.x, lid, 0.0);
-        }
-        if (parted) {
-            // The part axis has one image here: the sum inside it is one term.
-            v = add_in_type(carried, v);
-        }
+        v = outer_sum(split, at.x, lid, onto);
+    }
+    if (uniform.x == 1u && parted && !first_is_part) {
+        v = add_in_type(carried, v);
     }
     if (lid == 0u) {
         store_dst(at.y, plus_zero(v, at.z == 1u));

@@ -54,26 +54,20 @@ pub(super) fn check_device(plan: &PadPlan, limits: &DeviceLimits) -> Result<()> 
     Ok(())
 }
 
-/// A program's two views, checked: `read` (of `read_shape`) and `write` (of `write_shape`),
-/// with their element strides and byte spans (`None` where empty).
-pub(super) struct Views {
-    pub read_strides: Vec<u64>,
-    pub read_span: Option<Span>,
-    pub write_strides: Vec<u64>,
-    pub write_span: Option<Span>,
-}
+/// A view's element strides and byte span (`None` where empty), as `view_strides` gives them.
+pub(super) type ViewLayout = (Vec<u64>, Option<Span>);
 
 /// The checks every program makes of the plan and its two views of `elem`-byte elements, in
 /// one order (so that one input gets one error whatever the program): the device's limits,
 /// each view inside its buffer, their strides and spans, the written view not overlapping
-/// itself where it holds anything.
+/// itself where it holds anything. Returns both views' layouts, `read`'s first.
 pub(super) fn check_views(
     plan: &PadPlan,
     (read, read_shape): (&View, &[usize]),
     (write, write_shape): (&View, &[usize]),
     elem: u64,
     limits: &DeviceLimits,
-) -> Result<Views> {
+) -> Result<(ViewLayout, ViewLayout)> {
     check_device(plan, limits)?;
     for v in [read, write] {
         check_view_bounds(v, limits)?;
@@ -83,7 +77,7 @@ pub(super) fn check_views(
     if write_span.is_some() {
         check_no_self_overlap(write_shape, &write_strides)?;
     }
-    Ok(Views { read_strides, read_span, write_strides, write_span })
+    Ok(((read_strides, read_span), (write_strides, write_span)))
 }
 
 /// A view's bytes lie inside its buffer, and the buffer within the device's largest: no

@@ -178,9 +178,8 @@ fn one_dispatch(plan: &PadPlan, input: &BufferView, output: &BufferView, limits:
         reason: "strings and 4-bit types run on the CPU path (cpu::pad, or GpuContext::pad which falls back)".into(),
     })? as u64;
     let (read, write) = (view(Side::Input, input), view(Side::Output, output));
-    let views = check_views(plan, (&read, plan.in_shape()), (&write, plan.out_shape()), elem, limits)?;
-    let (in_strides, in_span, out_strides, out_span) =
-        (views.read_strides, views.read_span, views.write_strides, views.write_span);
+    let ((in_strides, in_span), (out_strides, out_span)) =
+        check_views(plan, (&read, plan.in_shape()), (&write, plan.out_shape()), elem, limits)?;
     let narrow = elem < 4;
     let key = PipelineKey::new(Mode::Constant, elem as u8, false, Shader::Interior { narrow }, false);
     let mut program = Program { key, dispatches: Vec::new(), in_span, out_span };

@@ -81,9 +81,8 @@ fn lay_out(
         dtype: plan.dtype().name(),
         reason: "strings and 4-bit types run on the CPU path (cpu::pad, or GpuContext::pad which falls back)".into(),
     })? as u64;
-    let views = check_views(plan, (input, plan.in_shape()), (output, plan.out_shape()), elem, limits)?;
-    let (in_strides, in_span, out_strides, out_span) =
-        (views.read_strides, views.read_span, views.write_strides, views.write_span);
+    let ((in_strides, in_span), (out_strides, out_span)) =
+        check_views(plan, (input, plan.in_shape()), (output, plan.out_shape()), elem, limits)?;
     let Some(out_span) = out_span else {
         // An empty output: nothing to dispatch, and a key no host compiles.
         let key = PipelineKey::new(mode, elem as u8, false, Shader::all(elem as u8, variant)[0], false);

@@ -25,14 +25,13 @@ pub(super) struct WindowAxis {
     pub(super) reads: Option<(usize, usize)>,
 }
 
-/// A part of the gradient's sums ([`parts`](super::windows::parts)): the images on `axis` at output positions
-/// `lo..hi`, within the kept positions `kept` or the pads.
+/// A part of the gradient's sums ([`parts`](super::windows::parts)): the images on `axis` at
+/// output positions `lo..hi`, all of them kept positions or all pads.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Part {
     pub(super) axis: usize,
     pub(super) lo: usize,
     pub(super) hi: usize,
-    pub(super) kept: (usize, usize),
 }
 
 /// The gradient of a whole plan: its pipeline, its uniform but for the bindings' bases, its
@@ -68,9 +67,8 @@ impl Whole {
         };
         let elem = element.bytes();
         let (read, write) = (view(Side::Input, grad_out), view(Side::Output, grad_in));
-        let views = check_views(plan, (&read, plan.out_shape()), (&write, plan.in_shape()), elem, limits)?;
-        let (out_strides, out_span, in_strides, in_span) =
-            (views.read_strides, views.read_span, views.write_strides, views.write_span);
+        let ((out_strides, out_span), (in_strides, in_span)) =
+            check_views(plan, (&read, plan.out_shape()), (&write, plan.in_shape()), elem, limits)?;
         // The terms a lane sums at most: each touched axis's most images an index has. Where
         // one axis's sum passes a block, or all of them a lane's bound, one axis's sum goes to
         // a workgroup's lanes: the one that leaves a lane the fewest terms.

@@ -81,7 +81,7 @@ pub(super) fn parts(
     let mut dispatches = Vec::new();
     for (lo, hi, piece) in [(0, p, rows), (p + n, out, rows), (p, p + n, n.max(1))] {
         for at in (lo..hi).step_by(piece) {
-            let part = Part { axis: c, lo: at, hi: hi.min(at + piece), kept: (p, p + n) };
+            let part = Part { axis: c, lo: at, hi: hi.min(at + piece) };
             let continues = !dispatches.is_empty();
             let mut w = whole.clone();
             w.part = Some(part);
@@ -115,10 +115,11 @@ impl Part {
         axis: &crate::plan::AxisMap,
         range: std::ops::Range<usize>,
     ) -> Option<(usize, usize)> {
-        let (lo, hi) = if self.lo >= self.kept.0 && self.hi <= self.kept.1 {
+        let p = axis.pad_before;
+        let (lo, hi) = if self.lo >= p && self.hi <= p + axis.kept {
             let first = range.start.max(axis.crop_start).saturating_sub(axis.crop_start);
             let end = range.end.min(axis.crop_start + axis.kept).saturating_sub(axis.crop_start);
-            (self.lo.max(self.kept.0 + first), self.hi.min(self.kept.0 + end))
+            (self.lo.max(p + first), self.hi.min(p + end))
         } else {
             let (h_lo, h_hi) = hull?;
             (self.lo.max(h_lo), self.hi.min(h_hi))

@@ -245,6 +245,17 @@ fn split_level() -> u32 {
     return s;
 }
 
+// The rank as loops read it: P.rank plus a zero no compiler can see through (the grid's z
+// coordinate: every grid this crate makes is one deep, src/gpu/checks.rs). Lavapipe (Mesa
+// 22) inlines a uniform that bounds a loop, and where that shrinks the shader enough it
+// compiles the shader again at every dispatch and never frees it (tens of ms and about
+// 1 MB a dispatch: ARCHITECTURE.md); a bound it cannot read is left alone.
+var<private> grid_z: u32;
+
+fn loop_rank() -> u32 {
+    return P.rank + grid_z;
+}
+
 // The element's coordinates off its flat index; the offset of its one image on the axes
 // without levels; its levels. Returns (the grad_out offset outside the levels, the grad_in
 // offset, 1 where it has any touched axis, 1 where it is kept on every axis).
@@ -252,8 +263,9 @@ fn element(e: u32) -> vec4<u32> {
     var rest = e;
     var k_of: array<u32, MAX_RANK>;
     var dst_at = P.in_base;
-    for (var i = 0u; i < P.rank; i++) {
-        let d = P.rank - 1u - i;
+    let rank = loop_rank();
+    for (var i = 0u; i < rank; i++) {
+        let d = rank - 1u - i;
         let a = P.axes[d];
         var k = rest;
         if (d > 0u) {
@@ -266,7 +278,7 @@ fn element(e: u32) -> vec4<u32> {
     var fixed = P.out_base;
     var touched = 0u;
     levels = 0u;
-    for (var d = 0u; d < P.rank; d++) {
+    for (var d = 0u; d < rank; d++) {
         let a = P.axes[d];
         let k = k_of[d];
         if (a.touched == 0u) {
@@ -305,6 +317,7 @@ fn main(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
+    grid_z = gid.z;
     if (SPLIT) {
         element_on_workgroup(wid.x + wid.y * nwg.x, lid);
     } else {

@@ -4,6 +4,11 @@
 // landing from output pad_before on every `period` places (the interior count plus one) over
 // `kept` places; every other output element is the constant.
 
+// The rank as the loop reads it: P.rank plus a zero no compiler can see through (the grid's
+// z, set by `main`: every grid is one deep). Lavapipe (Mesa 22) would otherwise compile the
+// shader again at every dispatch with the rank inlined, and never free it (ARCHITECTURE.md).
+var<private> grid_z: u32;
+
 // Output element e (row-major over the output's shape): the input element it reads, in
 // elements from element 0 (NONE for the constant), and its place in the output view.
 fn interior_source(e_in: u32) -> vec2<u32> {
@@ -11,10 +16,11 @@ fn interior_source(e_in: u32) -> vec2<u32> {
     var src_at = 0u;
     var dst_at = 0u;
     var inside = true;
-    for (var d = 0u; d < P.rank; d++) {
+    let rank = P.rank + grid_z;
+    for (var d = 0u; d < rank; d++) {
         let a = P.axes[d];
         var c = e;
-        if (d + 1u < P.rank) {
+        if (d + 1u < rank) {
             e = divide(c, a.len_magic, a.len_shift);
             c -= e * a.len;
         }

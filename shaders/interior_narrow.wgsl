@@ -3,6 +3,7 @@
 // P.first (element 0's place in the output binding) and P.in_base are in elements here.
 @compute @workgroup_size(WORKGROUP)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    grid_z = gid.z;
     let t = gid.x + gid.y * groups.x * WORKGROUP;
     if (t >= P.count) {
         return;

@@ -2,6 +2,7 @@
 // P.in_base and P.out_base are in words here.
 @compute @workgroup_size(WORKGROUP)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    grid_z = gid.z;
     let t = gid.x + gid.y * groups.x * WORKGROUP;
     if (t >= P.count) {
         return;

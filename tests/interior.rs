@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
-use wgpu_pad::gpu::{BufferView, DeviceLimits, ExecPath, Program};
+use wgpu_pad::gpu::{BufferRange, BufferView, DeviceLimits, ExecPath, Program};
 use wgpu_pad::{cpu, fused, reference, DataType, PadError, PadPlan, PadRequest, Tensor};
 
 #[test]
@@ -302,6 +302,31 @@ fn interior_gradients_refuse_integers_and_run_on_both_paths() {
     let plan = PadPlan::new(DataType::Int32, &[3], &request).unwrap();
     let grad = Tensor::from_slice(DataType::Int32, vec![7], &[1i32; 7]).unwrap();
     assert!(matches!(cpu::pad_backward(&plan, &grad), Err(PadError::Unsupported { .. })));
+    // Every entry point refuses them by name, the GPU's too (no "gradient" of an int32 moved as
+    // 32-bit words): int32, bool, float8e8m0 (a float with no zero), a 64-bit integer.
+    for dtype in [DataType::Int32, DataType::Bool, DataType::Float8e8m0, DataType::Uint64] {
+        let plan = PadPlan::new(dtype, &[3], &request).unwrap();
+        let w = dtype.width().bytes().unwrap();
+        let grad = Tensor::from_bytes(dtype, vec![7], vec![0; 7 * w]).unwrap();
+        let unsupported = |e: &PadError| matches!(e, PadError::Unsupported { dtype: d, .. } if *d == dtype.name());
+        let e = cpu::pad_backward(&plan, &grad).unwrap_err();
+        assert!(unsupported(&e), "{dtype}: {e}");
+        let (i, o) = plan.byte_sizes().unwrap();
+        let views = (BufferView::dense(0, o.next_multiple_of(4)), BufferView::dense(0, i.next_multiple_of(4)));
+        let e = Program::backward(&plan, &views.0, &views.1, &DeviceLimits::WEBGPU_DEFAULT).unwrap_err();
+        assert!(unsupported(&e), "{dtype}: {e}");
+        let Some(gpu) = common::gpu() else { continue };
+        let e = gpu.pad_backward_blocking(&plan, &grad).unwrap_err();
+        assert!(unsupported(&e), "{dtype}: {e}");
+        let e = gpu.kernel().check_backward(&plan).unwrap_err();
+        assert!(unsupported(&e), "{dtype}: {e}");
+        let (src, dst) = (common::storage(gpu, grad.bytes().unwrap()), common::storage(gpu, &vec![0; 3 * w]));
+        let e = gpu
+            .kernel()
+            .prepare_backward(&plan, BufferRange::new(&src, 0, o.next_multiple_of(4)), BufferRange::at(&dst, 0))
+            .unwrap_err();
+        assert!(unsupported(&e), "{dtype}: {e}");
+    }
     let plan = PadPlan::new(DataType::Float32, &[3], &request).unwrap();
     let grad = Tensor::from_slice(DataType::Float32, vec![7], &[1f32, 2., 3., 4., 5., 6., 7.]).unwrap();
     // Input i sits at 1 + 3i: 1, 4 and 7, the last cropped by the end's -1.
@@ -444,4 +469,31 @@ fn interior_pads_past_a_binding_run_in_windows() {
     );
     assert_eq!(padded.tensor, cpu::pad(&plan, &x).unwrap());
     common::assert_no_gpu_errors();
+}
+
+/// A gradient's output is grad_in, the input's size: the forward's cap on its output does not
+/// bound it, on any entry point. [1000] dilated by 1 and cropped to its last 9 places keeps
+/// 5 elements; the cap of 100 bytes holds the output (36 bytes), not grad_in (4,000).
+#[test]
+fn an_interior_gradient_is_not_held_to_the_forwards_output_cap() {
+    let request = PadRequest::new(vec![-1990, 0]).interior(vec![1]).max_output_bytes(100);
+    let plan = PadPlan::new(DataType::Float32, &[1000], &request).unwrap();
+    assert_eq!(plan.out_shape(), &[9]);
+    let grad_out = Tensor::from_slice(DataType::Float32, vec![9], &[1f32, 2., 3., 4., 5., 6., 7., 8., 9.]).unwrap();
+    let want = cpu::pad_backward(&plan, &grad_out).unwrap();
+    // Input 995 + k sits at place 2k: grad_out's 1, 3, 5, 7 and 9.
+    assert_eq!(&want.as_slice::<f32>().unwrap()[995..], &[1., 3., 5., 7., 9.]);
+    let program =
+        Program::backward(&plan, &BufferView::dense(0, 36), &BufferView::dense(0, 4000), &DeviceLimits::WEBGPU_DEFAULT);
+    assert!(program.is_ok(), "{program:?}");
+    let Some(gpu) = common::gpu() else { return };
+    let got = gpu.pad_backward_blocking(&plan, &grad_out).unwrap();
+    assert_eq!((got.path, got.tensor), (ExecPath::Gpu, want.clone()));
+    let (src, dst) = (common::storage(gpu, grad_out.bytes().unwrap()), common::storage(gpu, &[0xff; 4000]));
+    let pad =
+        gpu.kernel().prepare_backward(&plan, BufferRange::new(&src, 0, 36), BufferRange::new(&dst, 0, 4000)).unwrap();
+    let mut encoder = gpu.device().create_command_encoder(&Default::default());
+    pad.record(&mut encoder.begin_compute_pass(&Default::default()));
+    gpu.queue().submit([encoder.finish()]);
+    assert_eq!(common::read(gpu, &dst, 0, 4000), want.bytes().unwrap());
 }

@@ -276,7 +276,9 @@ pub(super) fn backward(
     let kept: Vec<usize> = lattices.iter().map(|l| l.count).collect();
     let begins = lattices.iter().map(|l| l.in_first as i64);
     let ends = lattices.iter().zip(plan.in_shape()).map(|(l, &n)| (n - l.in_first - l.count) as i64);
-    let request = PadRequest::new(begins.chain(ends).collect()).max_output_bytes(plan.max_output_bytes());
+    // The slice's output is grad_in, the input's size, which the forward's cap never bounded:
+    // no cap of its own (cpu::pad_backward has none either).
+    let request = PadRequest::new(begins.chain(ends).collect()).max_output_bytes(u64::MAX);
     let slice = PadPlan::new(plan.dtype(), &kept, &request)?;
     let strides = grad_out.strides.map_or_else(|| dense_strides(plan.out_shape()), <[u64]>::to_vec);
     let overflow = || PadError::InvalidView {

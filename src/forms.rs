@@ -340,10 +340,20 @@ pub fn stablehlo_pad(
     for axis in 0..shape.len() {
         let (n, k) = (shape[axis] as i128, interior_padding[axis] as i128);
         let (low, high) = (edge_padding_low[axis], edge_padding_high[axis]);
-        let out = n + (n - 1).max(0) * k + low as i128 + high as i128;
+        let dilated = n + (n - 1).max(0) * k;
+        let out = dilated + low as i128 + high as i128;
         if out < 0 {
+            // The side at fault: the negative one, or the one that alone crops past the axis
+            // (both where each alone fits and only together they do not).
+            let input = match (low < 0, high < 0) {
+                (true, false) => "edge_padding_low",
+                (false, true) => "edge_padding_high",
+                _ if dilated + (low as i128) < 0 => "edge_padding_low",
+                _ if dilated + (high as i128) < 0 => "edge_padding_high",
+                _ => "edge_padding_low and edge_padding_high",
+            };
             return Err(invalid(
-                "edge_padding_low",
+                input,
                 format!("axis {axis}: length {n} with interior {k}, low {low} and high {high} gives {out} < 0 (C4)"),
             ));
         }
@@ -454,9 +464,31 @@ mod tests {
             e.to_string().contains("axis 1: length 3 with interior 2, low -4 and high -4 gives -1 < 0 (C4)"),
             "{e}"
         );
-        // An empty axis dilates to nothing: low and high alone.
+        // The side at fault is named: the negative one, or the one that alone crops past it.
+        for (low, high, input) in [
+            (0, -6, "edge_padding_high"),
+            (-6, 0, "edge_padding_low"),
+            (-6, -1, "edge_padding_low"),
+            (-1, -6, "edge_padding_high"),
+            (-3, -3, "edge_padding_low and edge_padding_high"),
+        ] {
+            let e = stablehlo_pad(DataType::Float32, &[5], &v, &[low], &[high], &[0], D).unwrap_err();
+            assert!(matches!(&e, PadError::InvalidInput { input: i, .. } if *i == input), "{low} {high}: {e}");
+            assert!(e.to_string().contains("(C4)"), "{e}");
+        }
+        // An empty axis dilates to nothing: low and high alone, whatever its interior (not
+        // (0 - 1) * 3 = -3, which would refuse these).
         let p = stablehlo_pad(DataType::Float32, &[0], &v, &[2], &[1], &[3], D).unwrap();
         assert_eq!(p.out_shape(), &[3]);
+        let p = stablehlo_pad(DataType::Float32, &[0, 2], &v, &[0, 0], &[1, 0], &[3, 0], D).unwrap();
+        assert_eq!(p.out_shape(), &[1, 2]);
+        // A result of no elements is a result.
+        let p = stablehlo_pad(DataType::Float32, &[0, 2], &v, &[0, 0], &[0, 0], &[3, 0], D).unwrap();
+        assert_eq!(p.out_shape(), &[0, 2]);
+        let x = Tensor::from_slice(DataType::Float32, vec![0, 2], &[] as &[f32]).unwrap();
+        assert_eq!(crate::cpu::pad(&p, &x).unwrap().shape(), &[0, 2]);
+        let p = stablehlo_pad(DataType::Float32, &[3], &v, &[-2], &[-1], &[0], D).unwrap();
+        assert_eq!(p.out_shape(), &[0]);
     }
 
     #[test]

@@ -178,7 +178,11 @@ impl Tensor {
         if self.dtype.width().bytes() != Some(std::mem::size_of::<T>()) {
             return None;
         }
-        bytemuck::try_cast_slice(self.bytes()?).ok()
+        match self.bytes()? {
+            // An empty Vec's pointer is aligned only for bytes: no elements, an empty slice.
+            [] => Some(&[]),
+            bytes => bytemuck::try_cast_slice(bytes).ok(),
+        }
     }
 }
 
@@ -237,5 +241,22 @@ mod tests {
         assert!(Tensor::from_bytes(DataType::Uint8, vec![usize::MAX, 2], vec![]).is_err());
         let empty = Tensor::from_bytes(DataType::Uint8, vec![1 << 40, 1 << 40, 0], vec![]).unwrap();
         assert_eq!(empty.len(), 0);
+    }
+
+    /// An empty tensor of any type is an empty slice of its element (an empty Vec's pointer is
+    /// aligned for bytes only); a wrong element size is still `None`.
+    #[test]
+    fn empty_tensors_are_empty_slices() {
+        let empty = Tensor::from_slice(DataType::Float32, vec![0], &[] as &[f32]).unwrap();
+        assert_eq!(empty.as_slice::<f32>(), Some(&[][..]));
+        assert_eq!(empty.as_slice::<f64>(), None);
+        let wide = Tensor::from_bytes(DataType::Complex128, vec![3, 0], vec![]).unwrap();
+        assert_eq!(wide.as_slice::<[f64; 2]>(), Some(&[][..]));
+        let grad = crate::cpu::pad_backward(
+            &crate::PadPlan::new(DataType::Float32, &[0, 3], &crate::PadRequest::new(vec![0, 1, 0, 1])).unwrap(),
+            &Tensor::from_slice(DataType::Float32, vec![0, 5], &[] as &[f32]).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(grad.as_slice::<f32>(), Some(&[][..]));
     }
 }

@@ -181,10 +181,37 @@ fn nest(first: u32, base: u32) -> f32 {
     return 0.0;
 }
 
-// v + 0.0 where `touched` (an axis of one image adds its term to +0.0): -0.0 becomes +0.0,
-// every other value stays (written out, so that no compiler folds the addition away).
+// One addition of a sum, under the one NaN rule (docs/SEMANTICS.md, section 7; the CPU
+// path's `add_f32`): a NaN operand is kept, the sum so far first, with its quiet bit set; a NaN
+// the addition makes (infinities of both signs) is the positive quiet NaN, whatever the
+// device's own. Written on the bits: WGSL lets a compiler assume no NaN in float arithmetic.
+fn add_f32(a: f32, b: f32) -> f32 {
+    let x = bitcast<u32>(a);
+    let y = bitcast<u32>(b);
+    if (is_nan(x)) {
+        return bitcast<f32>(x | 0x00400000u);
+    }
+    if (is_nan(y)) {
+        return bitcast<f32>(y | 0x00400000u);
+    }
+    let sum = bitcast<u32>(a + b);
+    // 0x7fc00000 from a value, not a constant (Chromium refuses a constant NaN).
+    return bitcast<f32>(select(sum, (sum & 0x7fc00000u) | 0x7fc00000u, is_nan(sum)));
+}
+
+fn is_nan(bits: u32) -> bool {
+    return (bits & 0x7fffffffu) > 0x7f800000u;
+}
+
+// v + 0.0 where `touched` (an axis of one image adds its term to +0.0): -0.0 becomes +0.0, a
+// NaN is quieted, every other value stays (written out, so that no compiler folds the
+// addition away).
 fn plus_zero(v: f32, touched: bool) -> f32 {
-    return select(v, 0.0, touched && bitcast<u32>(v) == 0x80000000u);
+    let bits = bitcast<u32>(v);
+    if (touched && is_nan(bits)) {
+        return bitcast<f32>(bits | 0x00400000u);
+    }
+    return select(v, 0.0, touched && bits == 0x80000000u);
 }
 
 // SPLIT: level s's blocks (a term each up to BLOCK terms), the lanes taking them in turn, each

@@ -17,8 +17,10 @@
 //! Burn's. Long sums are cut into at most [`MAX_BLOCKS`] blocks (of [`BLOCK`] terms or more),
 //! each summed in order from `+0.0`, the blocks' sums then added in order from `+0.0`: the
 //! GPU kernel sums the blocks of one element on as many lanes, and its bits are the CPU's.
-//! Nothing here depends on how a path splits its work, so the gradient is the same bits on
-//! every run and every path.
+//! Each addition keeps one NaN rule (the first NaN operand, quieted; a NaN made from
+//! infinities the positive quiet one: docs/SEMANTICS.md, section 7), which the paths write out
+//! rather than leave to their hardware. Nothing here depends on how a path splits its work,
+//! so the gradient is the same bits on every run and every path.
 
 use crate::mode::Mode;
 use crate::plan::AxisMap;

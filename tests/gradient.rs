@@ -190,6 +190,90 @@ fn each_types_gradient_is_the_cpus(dtype: DataType, plans: usize) {
     common::assert_no_gpu_errors();
 }
 
+/// The one NaN rule (docs/SEMANTICS.md, section 7) on the GPU as on the CPU: a sum keeps its
+/// first NaN, quieted; infinities of both signs make the positive quiet NaN; a lone signalling
+/// NaN is quieted. The cases worked by hand in float32 and complex64, then random plans
+/// of every GPU type whose gradients are a third NaNs (random payloads, both signs, quiet and
+/// signalling), infinities and signed zeros: the CPU's bits, element for element.
+#[test]
+fn nans_in_gradients_follow_one_rule_on_both_paths() {
+    let Some(ctx) = gpu() else { return };
+    let (inf, neg_inf) = (f32::INFINITY.to_bits(), f32::NEG_INFINITY.to_bits());
+    // [1] edge (1, 1) sums g0 (pad before), g2 (pad after), g1 (kept); constant (1, 1) g1 alone.
+    for (mode, g, want) in [
+        (Mode::Edge, [0x7fc0_0001, 0xffc0_0002, 1f32.to_bits()], 0x7fc0_0001),
+        (Mode::Edge, [1f32.to_bits(), 0xffc0_0002, 0x7f80_0003], 0x7fc0_0003),
+        (Mode::Edge, [inf, 0x7fc0_0001, neg_inf], 0x7fc0_0000),
+        (Mode::Constant, [0, 0x7f80_0001, 0], 0x7fc0_0001),
+        (Mode::Constant, [0, 0x8000_0000, 0], 0),
+    ] {
+        let plan = PadPlan::new(DataType::Float32, &[1], &PadRequest::new(vec![1, 1]).mode(mode)).unwrap();
+        let grad = Tensor::from_slice(DataType::Float32, vec![3], &g).unwrap();
+        for (path, got) in [
+            ("CPU", cpu::pad_backward(&plan, &grad).unwrap()),
+            ("GPU", ctx.pad_backward_blocking(&plan, &grad).unwrap().tensor),
+        ] {
+            assert_eq!(got.as_slice::<u32>().unwrap(), &[want], "{path} {mode} {g:x?}");
+        }
+        // complex64: the same sums on both parts (the imaginary one the real one's negation).
+        let plan = PadPlan::new(DataType::Complex64, &[1], &PadRequest::new(vec![1, 1]).mode(mode)).unwrap();
+        let parts: Vec<u32> = g.iter().flat_map(|&r| [r, r ^ 0x8000_0000]).collect();
+        let grad = Tensor::from_bytes(DataType::Complex64, vec![3], bytemuck::cast_slice(&parts).to_vec()).unwrap();
+        let got = ctx.pad_backward_blocking(&plan, &grad).unwrap().tensor;
+        assert_eq!(got, cpu::pad_backward(&plan, &grad).unwrap(), "complex64 {mode} {g:x?}");
+        assert_eq!(got.bytes().unwrap()[..4], want.to_le_bytes(), "complex64's real part {mode} {g:x?}");
+    }
+    // (Every float8 pattern, NaNs and infinities included, is float8_gradients_are_the_cpus'.)
+    let types = [DataType::Float32, DataType::Complex64, DataType::Float16, DataType::Bfloat16, DataType::Float8e5m2];
+    let mut rng = Rng(0x0bad_cafe_f00d);
+    let (mut ran, mut nans) = (0, 0);
+    for i in 0..150 {
+        let dtype = types[i % types.len()];
+        let Some(plan) = random_plan_of(dtype, &mut rng) else { continue };
+        let mut bytes = random_gradient(&plan, &mut rng).bytes().unwrap().to_vec();
+        // A third of the values made NaN, infinite or a signed zero, in the type's own bits.
+        let width = match dtype {
+            DataType::Float32 | DataType::Complex64 => 4,
+            DataType::Float16 | DataType::Bfloat16 => 2,
+            _ => 1,
+        };
+        for value in bytes.chunks_exact_mut(width) {
+            let r = rng.next(6);
+            let sign = rng.next(2) as u32;
+            let payload = rng.next(1 << 20) as u32 + 1;
+            let special: u32 = match (width, r) {
+                (_, 3..) => continue,
+                (4, 0) => 0x7f80_0000 | payload,
+                (4, 1) => 0x7f80_0000,
+                (4, _) => 0,
+                (2, 0) if dtype == DataType::Float16 => 0x7c00 | (payload & 0x3ff).max(1),
+                (2, 0) => 0x7f80 | (payload & 0x7f).max(1),
+                (2, 1) if dtype == DataType::Float16 => 0x7c00,
+                (2, 1) => 0x7f80,
+                (2, _) => 0,
+                // The float8s' NaNs and infinities are among their random patterns already.
+                _ => continue,
+            };
+            let special = special | sign << (8 * width as u32 - 1);
+            value.copy_from_slice(&special.to_le_bytes()[..width]);
+        }
+        let grad = Tensor::from_bytes(dtype, plan.out_shape().to_vec(), bytes).unwrap();
+        let want = cpu::pad_backward(&plan, &grad).unwrap();
+        let got = ctx.pad_backward_blocking(&plan, &grad).unwrap();
+        if got.path != ExecPath::Gpu {
+            continue;
+        }
+        let what = format!("{dtype} {} {:?} {:?}", plan.mode(), plan.in_shape(), [plan.begins(), plan.ends()].concat());
+        assert_eq!(got.tensor.bytes(), want.bytes(), "{what}");
+        nans += usize::from(want.bytes().unwrap().chunks_exact(width).any(|v| match width {
+            4 => u32::from_le_bytes(v.try_into().unwrap()) & 0x7fff_ffff > 0x7f80_0000,
+            _ => false,
+        }));
+        ran += 1;
+    }
+    assert!(ran > 100 && nans > 30, "{ran} plans on the GPU, {nans} float32 or complex64 ones with a NaN result");
+}
+
 /// The GPU's gradient against the independent adjoint (each output position's gradient added
 /// into the element it read), on exact sums of small integers: every mode.
 #[test]
@@ -213,8 +297,11 @@ fn the_gpus_gradient_is_the_scatters_on_exact_sums() {
     assert!(modes.iter().all(|&n| n > 20), "{modes:?}");
 }
 
-/// A 2-element axis wrapped by 30,000 a side: 15,001 images an element, one dispatch, the
-/// CPU's bits (Burn's own ops took 26 s for its backward on lavapipe).
+/// A 2-element axis wrapped by 30,000 a side: 30,001 images an element, past 64 blocks of 256
+/// (the sums' blocks grow to 469 terms), one dispatch, the CPU's bits (Burn's own ops took
+/// 26 s for its backward on lavapipe). Then more sums past 16,384 terms, each the CPU's bits
+/// in one dispatch: a reflect and a symmetric pad of three elements (two images a period,
+/// the kept one's place inside the blocks), float16 rounding at every addition, a crop.
 #[test]
 fn a_wrap_of_many_periods_is_one_dispatch() {
     let Some(ctx) = gpu() else { return };
@@ -228,15 +315,35 @@ fn a_wrap_of_many_periods_is_one_dispatch() {
     eprintln!("wrap [2] by 30000: {:?} on the GPU, warm, upload and readback included", start.elapsed());
     assert_eq!(again.tensor.bytes(), got.tensor.bytes());
     assert_eq!(got.tensor.bytes(), cpu::pad_backward(&plan, &grad).unwrap().bytes());
+    assert_eq!(one_dispatch(&plan), 1);
+    let mut rng = Rng(0x5eed_1234);
+    for (dtype, shape, pads, mode) in [
+        (DataType::Float32, [3], [25000, 24000], Mode::Reflect),
+        (DataType::Float16, [3], [25000, 26000], Mode::Symmetric),
+        (DataType::Bfloat16, [4], [-1, 60000], Mode::Wrap),
+    ] {
+        let plan = PadPlan::new(dtype, &shape, &PadRequest::new(pads.to_vec()).mode(mode)).unwrap();
+        let most = (0..shape[0]).map(|k| wgpu_pad::adjoint::images(&plan.axes()[0], mode, k).len()).max().unwrap();
+        assert!(most > 16384, "{mode} {pads:?}: {most} images at most");
+        let grad = random_gradient(&plan, &mut rng);
+        let got = ctx.pad_backward_blocking(&plan, &grad).unwrap();
+        assert_eq!(got.path, ExecPath::Gpu, "{dtype} {mode} {pads:?}");
+        assert_eq!(got.tensor, cpu::pad_backward(&plan, &grad).unwrap(), "{dtype} {mode} {pads:?}");
+        assert_eq!(one_dispatch(&plan), 1);
+    }
+}
+
+/// Dispatches of `plan`'s gradient program under WebGPU's default limits.
+fn one_dispatch(plan: &PadPlan) -> usize {
     let (i, o) = plan.byte_sizes().unwrap();
     let program = wgpu_pad::gpu::Program::backward(
-        &plan,
-        &wgpu_pad::gpu::BufferView::dense(0, o),
-        &wgpu_pad::gpu::BufferView::dense(0, i),
+        plan,
+        &wgpu_pad::gpu::BufferView::dense(0, o.next_multiple_of(4)),
+        &wgpu_pad::gpu::BufferView::dense(0, i.next_multiple_of(4)),
         &wgpu_pad::gpu::DeviceLimits::WEBGPU_DEFAULT,
     )
     .unwrap();
-    assert_eq!(program.dispatches().len(), 1);
+    program.dispatches().len()
 }
 
 /// The engine's way: the gradient recorded into its encoder from strided views of its own

@@ -39,5 +39,5 @@ fn copy_element(i: u32, j: u32) {
 }
 
 fn add_in_type(a: f32, b: f32) -> f32 {
-    return to_f32(from_f32(a + b));
+    return to_f32(from_f32(add_f32(a, b)));
 }

@@ -49,13 +49,15 @@ pub fn pad_backward(plan: &PadPlan, grad_out: &Tensor) -> Result<Tensor> {
         return Tensor::from_bytes(dtype, plan.in_shape().to_vec(), super::interior::backward(plan, width, bytes));
     }
     let out = match dtype {
-        DataType::Float32 => run::<f32>(plan, bytes, 0.0, |a, b| a + b),
-        DataType::Float64 => run::<f64>(plan, bytes, 0.0, |a, b| a + b),
-        DataType::Float16 => run::<f16>(plan, bytes, f16::ZERO, |a, b| a + b),
-        DataType::Bfloat16 => run::<bf16>(plan, bytes, bf16::ZERO, |a, b| a + b),
+        DataType::Float32 => run::<f32>(plan, bytes, 0.0, add_f32),
+        DataType::Float64 => run::<f64>(plan, bytes, 0.0, add_f64),
+        DataType::Float16 => run::<f16>(plan, bytes, f16::ZERO, |a, b| f16::from_f32(add_f32(a.to_f32(), b.to_f32()))),
+        DataType::Bfloat16 => {
+            run::<bf16>(plan, bytes, bf16::ZERO, |a, b| bf16::from_f32(add_f32(a.to_f32(), b.to_f32())))
+        }
         // Each part alone: real, imaginary, real, … is a float array of twice the elements.
-        DataType::Complex64 => run_parts::<f32>(plan, bytes, 0.0, |a, b| a + b),
-        DataType::Complex128 => run_parts::<f64>(plan, bytes, 0.0, |a, b| a + b),
+        DataType::Complex64 => run_parts::<f32>(plan, bytes, 0.0, add_f32),
+        DataType::Complex128 => run_parts::<f64>(plan, bytes, 0.0, add_f64),
         _ => match Float8::new(dtype) {
             // +0 is 0x00 in every float8 type.
             Some(f8) => run::<u8>(plan, bytes, 0, |a, b| f8.add(a, b)),
@@ -63,6 +65,45 @@ pub fn pad_backward(plan: &PadPlan, grad_out: &Tensor) -> Result<Tensor> {
         },
     };
     Tensor::from_bytes(dtype, plan.in_shape().to_vec(), out)
+}
+
+/// One addition of a gradient's sum, under the one NaN rule the GPU's shaders keep too
+/// (docs/SEMANTICS.md, section 7): a NaN operand is kept, the sum so far before the term,
+/// with its quiet bit set (sign and payload as they were); a NaN the addition makes
+/// (infinities of both signs) is the positive quiet NaN, whatever the machine's own default
+/// NaN; anything else is IEEE's `a + b`. (Which NaN `a + b` keeps is the hardware's and the
+/// compiler's choice, so it is decided here.)
+pub(crate) fn add_f32(a: f32, b: f32) -> f32 {
+    const QUIET: u32 = 0x0040_0000;
+    if a.is_nan() {
+        return f32::from_bits(a.to_bits() | QUIET);
+    }
+    if b.is_nan() {
+        return f32::from_bits(b.to_bits() | QUIET);
+    }
+    let sum = a + b;
+    if sum.is_nan() {
+        f32::from_bits(0x7fc0_0000)
+    } else {
+        sum
+    }
+}
+
+/// [`add_f32`]'s rule in f64.
+fn add_f64(a: f64, b: f64) -> f64 {
+    const QUIET: u64 = 0x0008_0000_0000_0000;
+    if a.is_nan() {
+        return f64::from_bits(a.to_bits() | QUIET);
+    }
+    if b.is_nan() {
+        return f64::from_bits(b.to_bits() | QUIET);
+    }
+    let sum = a + b;
+    if sum.is_nan() {
+        f64::from_bits(0x7ff8_0000_0000_0000)
+    } else {
+        sum
+    }
 }
 
 /// Whether [`pad_backward`] takes `dtype` (the floats but float8e8m0, and the complex types).
@@ -179,6 +220,36 @@ mod tests {
         }
     }
 
+    /// float16 and bfloat16 sums are rounded to the type at every addition, to nearest with
+    /// ties to even (as numpy adds float16 arrays), against bits worked by hand: neither
+    /// truncated nor summed in f32 and rounded once. [1] edge-padded by 2 before sums
+    /// ((+0 + g0) + g1) + g2 (the pad's images first, the kept one last).
+    #[test]
+    fn half_precision_sums_round_to_nearest_even_at_every_addition() {
+        let sum = |dtype: DataType, g: [f32; 3]| -> u16 {
+            let p = plan(dtype, &[1], &[2, 0], Mode::Edge);
+            let bits: Vec<u16> = match dtype {
+                DataType::Float16 => g.iter().map(|&v| f16::from_f32(v).to_bits()).collect(),
+                _ => g.iter().map(|&v| bf16::from_f32(v).to_bits()).collect(),
+            };
+            let grad = Tensor::from_slice(dtype, vec![3], &bits).unwrap();
+            pad_backward(&p, &grad).unwrap().as_slice::<u16>().unwrap()[0]
+        };
+        // float16: 1 is 0x3c00, its ulp 2^-10.
+        let (ulp, one) = (2f32.powi(-10), 1.0f32);
+        // 1 + 3/4 ulp rounds up to 0x3c01 (truncation: 0x3c00).
+        assert_eq!(sum(DataType::Float16, [0.0, 0.75 * ulp, one]), 0x3c01);
+        // 1 + ulp + 1/2 ulp: a tie, to the even 0x3c02 (truncation: 0x3c01).
+        assert_eq!(sum(DataType::Float16, [ulp, 0.5 * ulp, one]), 0x3c02);
+        // (1 + 1/2 ulp) + 1/2 ulp: each a tie to the even 1.0 (once in f32: 0x3c01).
+        assert_eq!(sum(DataType::Float16, [one, 0.5 * ulp, 0.5 * ulp]), 0x3c00);
+        // bfloat16: 1 is 0x3f80, its ulp 2^-7; the same three sums.
+        let ulp = 2f32.powi(-7);
+        assert_eq!(sum(DataType::Bfloat16, [0.0, 0.75 * ulp, one]), 0x3f81);
+        assert_eq!(sum(DataType::Bfloat16, [ulp, 0.5 * ulp, one]), 0x3f82);
+        assert_eq!(sum(DataType::Bfloat16, [one, 0.5 * ulp, 0.5 * ulp]), 0x3f80);
+    }
+
     /// The float8s (but float8e8m0) against the scatter on exact sums: gradients of -1, 0
     /// and 1 on random plans where no input element is read more than 7 times, so that every
     /// partial sum is a small integer each type holds. Their rounding is float8.rs's tests'.
@@ -262,6 +333,46 @@ mod tests {
         let grad = Tensor::from_slice(DataType::Float32, vec![3, 2], &[-0.0f32, 1.0, -0.0, 2.0, 5.0, 5.0]).unwrap();
         let got = pad_backward(&p, &grad).unwrap();
         assert_eq!(got.as_slice::<f32>().unwrap()[0].to_bits(), 0.0f32.to_bits());
+    }
+
+    /// The one NaN rule, hand-worked: the first NaN in the sums' order, quieted; a NaN the
+    /// sum makes, the positive quiet NaN; a lone signalling NaN quieted (its sum from +0.0).
+    #[test]
+    fn a_sum_keeps_its_first_nan_quieted() {
+        let f32s = |pads: &[i64], mode: Mode, g: &[u32]| -> Vec<u32> {
+            let p = plan(DataType::Float32, &[1], pads, mode);
+            let grad = Tensor::from_slice(DataType::Float32, vec![g.len()], g).unwrap();
+            pad_backward(&p, &grad).unwrap().as_slice::<u32>().unwrap().to_vec()
+        };
+        // [1] edge (1, 1) sums g0 (pad before), g2 (pad after), g1 (kept).
+        let one = 1f32.to_bits();
+        assert_eq!(f32s(&[1, 1], Mode::Edge, &[0x7fc0_0001, 0xffc0_0002, one]), [0x7fc0_0001]);
+        assert_eq!(f32s(&[1, 1], Mode::Edge, &[one, 0xffc0_0002, 0x7fc0_0001]), [0x7fc0_0001]);
+        assert_eq!(f32s(&[1, 1], Mode::Edge, &[one, 0xff80_0003, 0x7fc0_0001]), [0x7fc0_0001]);
+        assert_eq!(f32s(&[1, 1], Mode::Edge, &[one, 0x7fc0_0001, 0xff80_0003]), [0xffc0_0003]);
+        // +inf + -inf makes the positive quiet NaN, kept before the kept position's NaN.
+        let (inf, neg_inf) = (f32::INFINITY.to_bits(), f32::NEG_INFINITY.to_bits());
+        assert_eq!(f32s(&[1, 1], Mode::Edge, &[inf, 0x7fc0_0001, neg_inf]), [0x7fc0_0000]);
+        assert_eq!(f32s(&[1, 1], Mode::Edge, &[inf, 5, inf]), [inf]);
+        // A signalling NaN alone through a constant pad: +0.0 + it, quieted.
+        assert_eq!(f32s(&[1, 1], Mode::Constant, &[0, 0x7f80_0001, 0]), [0x7fc0_0001]);
+        assert_eq!(f32s(&[1, 1], Mode::Constant, &[0, 0xff80_0001, 0]), [0xffc0_0001]);
+        // float64 and complex128 (CPU only) keep the same rule.
+        let p = plan(DataType::Float64, &[1], &[1, 1], Mode::Edge);
+        let g = [f64::INFINITY.to_bits(), 0x7ff0_0000_0000_0001, f64::NEG_INFINITY.to_bits()];
+        let got = pad_backward(&p, &Tensor::from_slice(DataType::Float64, vec![3], &g).unwrap()).unwrap();
+        assert_eq!(got.as_slice::<u64>().unwrap(), &[0x7ff8_0000_0000_0000]);
+        let g = [1f64.to_bits(), 0xfff0_0000_0000_0005, 0x7ff0_0000_0000_0001];
+        let got = pad_backward(&p, &Tensor::from_slice(DataType::Float64, vec![3], &g).unwrap()).unwrap();
+        assert_eq!(got.as_slice::<u64>().unwrap(), &[0x7ff8_0000_0000_0001], "the pad after's, before the kept one's");
+        // float16: the first NaN quieted, its payload's high bits kept (as `half` narrows).
+        let p = plan(DataType::Float16, &[1], &[1, 1], Mode::Edge);
+        let got =
+            pad_backward(&p, &Tensor::from_slice(DataType::Float16, vec![3], &[0x3c00u16, 0x7c01, 0xfd05]).unwrap());
+        assert_eq!(got.unwrap().as_slice::<u16>().unwrap(), &[0xff05], "0xfd05 signals: quieted");
+        let got =
+            pad_backward(&p, &Tensor::from_slice(DataType::Float16, vec![3], &[0x7c01u16, 0x3c00, 0xfd05]).unwrap());
+        assert_eq!(got.unwrap().as_slice::<u16>().unwrap(), &[0x7e01]);
     }
 
     #[test]

@@ -168,12 +168,16 @@ mod tests {
         assert_eq!((d.workgroups(), d.input(), d.output()), ([1, 1, 1], Some((0, o)), (0, i)));
         assert!(p.wgsl().contains("fn below("), "wrap's list");
         assert!(p.wgsl().contains("const SPLIT: bool = false;"), "short sums: a lane an element");
-        // A 2-element axis wrapped by 30,000 a side: 15,001 images an element, in 59 blocks
-        // of 256 on a workgroup's lanes; a workgroup an element.
+        // A 2-element axis wrapped by 30,000 a side: 30,001 images an element (60,002
+        // positions, half of them each's), past 64 blocks of 256: 64 blocks of 469 on a
+        // workgroup's lanes; a workgroup an element.
         let wide =
             PadPlan::new(DataType::Float32, &[2], &PadRequest::new(vec![30000, 30000]).mode(Mode::Wrap)).unwrap();
         let (wi, wo) = wide.byte_sizes().unwrap();
         let p = Program::backward(&wide, &BufferView::dense(0, wo), &BufferView::dense(0, wi), &limits).unwrap();
+        assert_eq!(super::whole::most_images(&wide.axes()[0], Mode::Wrap), 30001);
+        assert_eq!(crate::adjoint::images(&wide.axes()[0], Mode::Wrap, 0).len(), 30001);
+        assert_eq!(crate::adjoint::block_len(30001), 469);
         assert!(p.wgsl().contains("const SPLIT: bool = true;"));
         assert_eq!(p.dispatches()[0].workgroups(), [2, 1, 1]);
         // Edge pads of 100 on two axes: a corner sums 101 x 101 terms, past a lane's bound,
@@ -189,7 +193,7 @@ mod tests {
         let split_axis = bytemuck::cast::<_, BackParams>(p.dispatches()[0].params).split_axis;
         assert_eq!(split_axis, 0);
         assert_eq!((split_lane_terms(&[101, 101], 0), split_lane_terms(&[101, 101], 1)), (303, 10403));
-        assert_eq!(split_lane_terms(&[15001], 0), 256 + 59);
+        assert_eq!(split_lane_terms(&[30001], 0), 469 + 64);
         // Long sums on two axes: past a lane's bound, refused (the CPU path runs it).
         let both =
             PadPlan::new(DataType::Float32, &[2, 2], &PadRequest::new(vec![300, 300, 300, 300]).mode(Mode::Wrap))

@@ -44,7 +44,7 @@ pub(crate) fn wgsl(mode: Mode, workgroup: u32, split: bool, element: GradientEle
              fn store_dst(i: u32, v: f32) {\n    dst[i] = v;\n}\n\n\
              fn load_dst(i: u32) -> f32 {\n    return dst[i];\n}\n\n\
              fn copy_element(i: u32, j: u32) {\n    dst[i] = src[j];\n}\n\n\
-             fn add_in_type(a: f32, b: f32) -> f32 {\n    return a + b;\n}\n"
+             fn add_in_type(a: f32, b: f32) -> f32 {\n    return add_f32(a, b);\n}\n"
             .to_string(),
         GradientElement::Float16 => packed(16, include_str!("../../../shaders/backward/float16.wgsl").to_string()),
         GradientElement::Bfloat16 => packed(16, include_str!("../../../shaders/backward/bfloat16.wgsl").to_string()),

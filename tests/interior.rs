@@ -497,3 +497,74 @@ fn an_interior_gradient_is_not_held_to_the_forwards_output_cap() {
     gpu.queue().submit([encoder.finish()]);
     assert_eq!(common::read(gpu, &dst, 0, 4000), want.bytes().unwrap());
 }
+
+/// 8- and 16-bit interior pads into strided outputs whose rows move in whole 4-byte words (as
+/// the plain pad takes them): int8 [3, 4] to [3, 8] into rows 16 bytes apart, float16 [2, 3]
+/// to [2, 6] into rows 10 elements apart at byte 8, a rank-3 uint8 one with a gap between its
+/// planes; the CPU's bits, the gaps kept. Views no word layout fits are refused saying why.
+#[test]
+fn narrow_interior_pads_write_rows_of_whole_words() {
+    let Some(gpu) = common::gpu() else { return };
+    let cases: [(DataType, &[usize], &[(i64, i64, i64)], &[u64], u64); 3] = [
+        (DataType::Int8, &[3, 4], &[(0, 0, 0), (0, 1, 1)], &[16, 1], 0),
+        (DataType::Float16, &[2, 3], &[(0, 0, 0), (1, 0, 1)], &[10, 1], 8),
+        (DataType::Uint8, &[2, 2, 3], &[(1, 0, 1), (0, 1, 0), (2, 1, 1)], &[44, 8, 1], 4),
+    ];
+    for (dtype, shape, config, strides, offset) in cases {
+        let request = PadRequest::from_padding_config(config)
+            .constant(Tensor::from_bytes(dtype, vec![], vec![0x5a; dtype.width().bytes().unwrap()]).unwrap());
+        let plan = PadPlan::new(dtype, shape, &request).unwrap();
+        let x = common::pattern(dtype, shape, 4);
+        let want = cpu::pad(&plan, &x).unwrap();
+        let w = dtype.width().bytes().unwrap();
+        let out_shape = plan.out_shape();
+        let span: u64 = out_shape.iter().zip(strides).map(|(&n, &s)| (n as u64 - 1) * s).sum::<u64>() + 1;
+        let size = (offset + span * w as u64 + 12).next_multiple_of(4);
+        let input = common::storage(gpu, x.bytes().unwrap());
+        let output = common::storage(gpu, &vec![0xee; size as usize]);
+        let out = BufferRange::at(&output, offset).with_strides(strides);
+        let mut enc = gpu.device().create_command_encoder(&Default::default());
+        let encoded = gpu.kernel().encode(&mut enc, &plan, BufferRange::at(&input, 0), out);
+        encoded.unwrap_or_else(|e| panic!("{dtype} {shape:?} into strides {strides:?}: {e}"));
+        gpu.queue().submit([enc.finish()]);
+        let got = common::read_whole(gpu, &output);
+        let written = common::gather(&got[offset as usize..], w, out_shape, strides);
+        assert_eq!(written, want.bytes().unwrap(), "{dtype} {shape:?} into strides {strides:?}");
+        // Every byte outside the view's elements kept.
+        let mut inside = vec![false; size as usize];
+        for e in 0..plan.out_len() {
+            let mut rest = e;
+            let mut at = 0u64;
+            for (&n, &s) in out_shape.iter().zip(strides).rev() {
+                at += (rest % n) as u64 * s;
+                rest /= n;
+            }
+            let byte = (offset + at * w as u64) as usize;
+            inside[byte..byte + w].iter_mut().for_each(|b| *b = true);
+        }
+        assert!(got.iter().zip(&inside).all(|(&b, &i)| i || b == 0xee), "{dtype}: bytes outside the view changed");
+    }
+    common::assert_no_gpu_errors();
+    // Refused, each for what it breaks: rows of 6 bytes (not whole words), elements 2 apart,
+    // a stride that starts rows mid-word, a view starting mid-word.
+    let plan =
+        PadPlan::new(DataType::Uint8, &[2, 3], &PadRequest::from_padding_config(&[(0, 0, 0), (0, 1, 1)])).unwrap();
+    let limits = DeviceLimits::WEBGPU_DEFAULT;
+    for (strides, offset, reason) in
+        [(&[8u64, 1][..], 0, "rows of 6 elements are not whole words"), (&[12, 2], 0, "axis 1 (the last) has stride 2")]
+    {
+        let out = BufferView { offset, strides: Some(strides), end: 64, buffer_size: 64 };
+        let e = Program::new(&plan, &BufferView::dense(0, 8), &out, &limits).unwrap_err();
+        assert!(matches!(e, PadError::InvalidView { .. }) && e.to_string().contains(reason), "{strides:?}: {e}");
+    }
+    let plan =
+        PadPlan::new(DataType::Uint8, &[2, 2], &PadRequest::from_padding_config(&[(0, 0, 0), (0, 1, 1)])).unwrap();
+    for (strides, offset, reason) in [
+        (&[6u64, 1][..], 0, "axis 0 has stride 6, which starts rows mid-word"),
+        (&[8, 1], 2, "the view starts at byte 2, mid-word"),
+    ] {
+        let out = BufferView { offset, strides: Some(strides), end: 64, buffer_size: 64 };
+        let e = Program::new(&plan, &BufferView::dense(0, 4), &out, &limits).unwrap_err();
+        assert!(matches!(e, PadError::InvalidView { .. }) && e.to_string().contains(reason), "{strides:?}: {e}");
+    }
+}

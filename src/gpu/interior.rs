@@ -184,9 +184,6 @@ fn one_dispatch(plan: &PadPlan, input: &BufferView, output: &BufferView, limits:
     let key = PipelineKey::new(Mode::Constant, elem as u8, false, Shader::Interior { narrow }, false);
     let mut program = Program { key, dispatches: Vec::new(), in_span, out_span };
     let Some(out_span) = out_span else { return Ok(program) };
-    if narrow {
-        narrow::check_output(plan, &out_strides, elem)?;
-    }
     let rank = plan.in_shape().len();
     if rank > MAX_RANK {
         return Err(limit(GpuLimit::Rank, format!("{rank} axes; the GPU's interior pad takes at most {MAX_RANK}")));
@@ -199,7 +196,9 @@ fn one_dispatch(plan: &PadPlan, input: &BufferView, output: &BufferView, limits:
     let (in_base, out_base) =
         ((input.offset - bound_in.map_or(input.offset, |b| b.0)) / unit, (output.offset - bound_out.0) / unit);
     let (elems, words_per_elem) = (plan.out_len() as u64, (elem / 4).max(1));
+    let word_rows = narrow && word_rows(plan, &out_strides, elem, output.offset)?;
     let count = match narrow {
+        true if word_rows => elems / (4 / elem),
         true => (out_base + elems).div_ceil(4 / elem) - out_base / (4 / elem),
         false => elems * words_per_elem,
     };
@@ -228,6 +227,8 @@ fn one_dispatch(plan: &PadPlan, input: &BufferView, output: &BufferView, limits:
     p.in_base = in_base as u32;
     p.out_base = out_base as u32;
     p.constant = constant_word(plan, elem.max(4));
+    // The narrow kernel's rows of whole words, each word's place found through the view.
+    p.row_first = u32::from(word_rows);
     for axis in 0..rank {
         let l = plan.lattice(axis);
         // One kept element or none: no step to take (and none to divide by).
@@ -254,6 +255,40 @@ fn one_dispatch(plan: &PadPlan, input: &BufferView, output: &BufferView, limits:
     let workgroups = grid(groups, limits, count, "words")?;
     program.dispatches.push(Dispatch { params: p, workgroups, input: bound_in, output: bound_out });
     Ok(program)
+}
+
+/// How the narrow interior kernel, an invocation an output word, finds its words: `false` for a
+/// dense output (words in a run from the first), `true` for rows along the last axis (stride
+/// 1) of whole 4-byte words that start on words (each word's place through the view); any
+/// other 8- or 16-bit view is refused, saying which of these it breaks.
+fn word_rows(plan: &PadPlan, out_strides: &[u64], elem: u64, offset: u64) -> Result<bool> {
+    if narrow::check_output(plan, out_strides, elem).is_ok() {
+        return Ok(false);
+    }
+    let (shape, per_word) = (plan.out_shape(), 4 / elem);
+    let last = shape.len() - 1;
+    let refuse = |reason: String| {
+        Err(PadError::InvalidView {
+            which: Side::Output,
+            reason: format!(
+                "{reason}: {}-bit interior pads write dense outputs or rows along the last axis (stride 1) of whole 4-byte words starting on words (the GPU writes 32-bit words)",
+                8 * elem
+            ),
+        })
+    };
+    if shape[last] > 1 && out_strides[last] != 1 {
+        return refuse(format!("axis {last} (the last) has stride {}", out_strides[last]));
+    }
+    if !(shape[last] as u64).is_multiple_of(per_word) {
+        return refuse(format!("its rows of {} elements are not whole words", shape[last]));
+    }
+    if let Some(a) = (0..last).find(|&a| shape[a] > 1 && !out_strides[a].is_multiple_of(per_word)) {
+        return refuse(format!("axis {a} has stride {}, which starts rows mid-word", out_strides[a]));
+    }
+    if !offset.is_multiple_of(4) {
+        return refuse(format!("the view starts at byte {offset}, mid-word"));
+    }
+    Ok(true)
 }
 
 /// The program of an interior pad's gradient: each input element's is the output gradient at

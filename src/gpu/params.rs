@@ -96,7 +96,8 @@ uniform! {
         out_base: u32 => "u32",
         /// Narrow kernel: rows along axes below `row_first` (1 or 2), each owning at most
         /// `row_words` words (the words that start in it); `row_words` [`ROW_WORDS_NONE`]
-        /// for the per-word path.
+        /// for the per-word path. The narrow interior kernel: 1 where the output is rows of
+        /// whole words along axis 0 found through the view, 0 where it is dense.
         row_first: u32 => "u32",
         row_words: u32 => "u32",
         /// Rows one workgroup takes (1 where a row needs more than half a workgroup).

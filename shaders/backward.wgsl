@@ -358,8 +358,9 @@ fn element_on_lane(e: u32) {
         return;
     }
     let at = element(e);
-    if (at.z == 0u) {
-        // No axis is touched: the element is its one image, bits and all.
+    if (at.z == 0u || (P.one_term_bits == 1u && at.w == 1u && levels == 0u)) {
+        // No axis is touched (or, in an interior pad's gradient, its sum is one term): the
+        // element is its one image, bits and all.
         copy_element(at.y, at.x);
         return;
     }

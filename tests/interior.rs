@@ -505,7 +505,9 @@ fn an_interior_gradient_is_not_held_to_the_forwards_output_cap() {
 #[test]
 fn narrow_interior_pads_write_rows_of_whole_words() {
     let Some(gpu) = common::gpu() else { return };
-    let cases: [(DataType, &[usize], &[(i64, i64, i64)], &[u64], u64); 3] = [
+    // Type, shape, padding config, the output's strides and byte offset.
+    type Case = (DataType, &'static [usize], &'static [(i64, i64, i64)], &'static [u64], u64);
+    let cases: [Case; 3] = [
         (DataType::Int8, &[3, 4], &[(0, 0, 0), (0, 1, 1)], &[16, 1], 0),
         (DataType::Float16, &[2, 3], &[(0, 0, 0), (1, 0, 1)], &[10, 1], 8),
         (DataType::Uint8, &[2, 2, 3], &[(1, 0, 1), (0, 1, 0), (2, 1, 1)], &[44, 8, 1], 4),
@@ -567,4 +569,55 @@ fn narrow_interior_pads_write_rows_of_whole_words() {
         let e = Program::new(&plan, &BufferView::dense(0, 4), &out, &limits).unwrap_err();
         assert!(matches!(e, PadError::InvalidView { .. }) && e.to_string().contains(reason), "{strides:?}: {e}");
     }
+}
+
+/// The gradient of an 8- or 16-bit interior pad into a grad_in view with gaps inside its words
+/// (every other element, rows 10 apart: the default kernels write no such view), as any other
+/// gradient takes it: the gradient's kernel, each kept element its one term's bits (random
+/// bytes: NaN payloads, signalling NaNs, -0.0 among them), the cropped ones +0.0, the gaps
+/// kept; the CPU's bits, through PadKernel::prepare_backward and Program::backward.
+#[test]
+fn narrow_interior_gradients_write_views_with_gaps() {
+    let Some(gpu) = common::gpu() else { return };
+    let types = [DataType::Float16, DataType::Bfloat16, DataType::Float8e4m3fn, DataType::Float8e5m2fnuz];
+    let configs: [&[(i64, i64, i64)]; 3] =
+        [&[(0, 0, 1), (0, 0, 2)], &[(1, -1, 1), (-1, 2, 2)], &[(-2, 0, 1), (2, -5, 2)]];
+    let strides = [10u64, 2];
+    for (dtype, config) in types.iter().flat_map(|&t| configs.iter().map(move |&c| (t, c))) {
+        let plan = PadPlan::new(dtype, &[3, 5], &PadRequest::from_padding_config(config)).unwrap();
+        let w = dtype.width().bytes().unwrap();
+        let bytes: Vec<u8> = (0..plan.out_len() * w).map(|i| ((i as u64 * 0x9e37_79b9) >> 7) as u8).collect();
+        let grad_out = Tensor::from_bytes(dtype, plan.out_shape().to_vec(), bytes).unwrap();
+        let want = cpu::pad_backward(&plan, &grad_out).unwrap();
+        let what = format!("{dtype} {config:?}");
+        let in_bytes = 32 * w as u64;
+        let program = Program::backward(
+            &plan,
+            &BufferView::dense(0, (plan.out_len() * w).next_multiple_of(4) as u64),
+            &BufferView { offset: 0, strides: Some(&strides), end: in_bytes, buffer_size: in_bytes },
+            &DeviceLimits::WEBGPU_DEFAULT,
+        );
+        assert!(program.is_ok(), "{what}: {program:?}");
+        let src = common::storage(gpu, grad_out.bytes().unwrap());
+        let dst = common::storage(gpu, &vec![0xa5; in_bytes as usize]);
+        let out_size = (plan.out_len() * w).next_multiple_of(4) as u64;
+        let pad = gpu
+            .kernel()
+            .prepare_backward(
+                &plan,
+                BufferRange::new(&src, 0, out_size),
+                BufferRange::at(&dst, 0).with_strides(&strides),
+            )
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        let mut encoder = gpu.device().create_command_encoder(&Default::default());
+        pad.record(&mut encoder.begin_compute_pass(&Default::default()));
+        gpu.queue().submit([encoder.finish()]);
+        let got = common::read_whole(gpu, &dst);
+        assert_eq!(common::gather(&got, w, &[3, 5], &strides), want.bytes().unwrap(), "{what}");
+        let gaps = (0..32).filter(|&e| e % 2 == 1 || e % 10 >= 10 || e >= 30 || (e % 10) / 2 >= 5);
+        for e in gaps {
+            assert!(got[e * w..(e + 1) * w].iter().all(|&b| b == 0xa5), "{what}: element {e} outside the view changed");
+        }
+    }
+    common::assert_no_gpu_errors();
 }

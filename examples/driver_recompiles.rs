@@ -6,6 +6,9 @@
 //! keeping each copy) the second costs tens of ms and about 1 MB a dispatch; the first, and
 //! every other driver we know, neither. Run: `cargo run --release --example driver_recompiles`.
 
+#[path = "../tests/common/pipeline.rs"]
+mod pipeline;
+
 use wgpu::util::DeviceExt;
 use wgpu_pad::gpu::{BufferView, DeviceLimits, Program};
 use wgpu_pad::{DataType, Mode, PadPlan, PadRequest};
@@ -50,18 +53,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let plain = shipped.replace("return P.rank + grid_z;", "return P.rank;");
     assert_ne!(plain, shipped, "the shipped WGSL hides its rank");
     for (name, wgsl) in [("as shipped", shipped), ("rank read plainly", plain)] {
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: None,
-            source: wgpu::ShaderSource::Wgsl(wgsl.into()),
-        });
-        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: None,
-            layout: None,
-            module: &module,
-            entry_point: Some("main"),
-            compilation_options: Default::default(),
-            cache: None,
-        });
+        let pipeline = pipeline::compute_pipeline(&device, &wgsl);
         let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: None,
             layout: &pipeline.get_bind_group_layout(0),

@@ -6,7 +6,7 @@
 
 // The rank as the loop reads it: P.rank plus a zero no compiler can see through (the grid's
 // z, set by `main`: every grid is one deep). Lavapipe (Mesa 22) would otherwise compile the
-// shader again at every dispatch with the rank inlined, and never free it (ARCHITECTURE.md).
+// shader again at every dispatch with the rank inlined, and never free it (examples/driver_recompiles.rs shows it).
 var<private> grid_z: u32;
 
 // Output element e (row-major over the output's shape): the input element it reads, in

@@ -1,9 +1,6 @@
 //! The 24 element types of ONNX Pad-24, with their names and widths.
 
 use std::fmt;
-use std::str::FromStr;
-
-use crate::error::PadError;
 
 /// How many bits one element occupies, which is all that Pad needs to know: it moves
 /// elements, it never computes on them.
@@ -154,13 +151,6 @@ impl DataType {
 impl fmt::Display for DataType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
-    }
-}
-
-impl FromStr for DataType {
-    type Err = PadError;
-    fn from_str(s: &str) -> Result<Self, PadError> {
-        DataType::from_name(s).ok_or_else(|| PadError::UnknownDataType { name: s.to_string() })
     }
 }
 

@@ -311,6 +311,14 @@ impl std::fmt::Display for GpuLimit {
 /// `Result` with [`PadError`].
 pub type Result<T, E = PadError> = std::result::Result<T, E>;
 
+impl std::str::FromStr for crate::DataType {
+    type Err = PadError;
+    /// Parses a type name or alias (`DataType::from_name`).
+    fn from_str(s: &str) -> Result<crate::DataType> {
+        crate::DataType::from_name(s).ok_or_else(|| PadError::UnknownDataType { name: s.to_string() })
+    }
+}
+
 impl std::str::FromStr for Mode {
     type Err = PadError;
     /// Parses a mode name, case-sensitively.

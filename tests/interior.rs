@@ -614,7 +614,8 @@ fn narrow_interior_gradients_write_views_with_gaps() {
         gpu.queue().submit([encoder.finish()]);
         let got = common::read_whole(gpu, &dst);
         assert_eq!(common::gather(&got, w, &[3, 5], &strides), want.bytes().unwrap(), "{what}");
-        let gaps = (0..32).filter(|&e| e % 2 == 1 || e % 10 >= 10 || e >= 30 || (e % 10) / 2 >= 5);
+        // The view holds the even elements below 30.
+        let gaps = (0..32).filter(|&e| e % 2 == 1 || e >= 30);
         for e in gaps {
             assert!(got[e * w..(e + 1) * w].iter().all(|&b| b == 0xa5), "{what}: element {e} outside the view changed");
         }

@@ -2,7 +2,7 @@
 //! first call, and the process's resident memory flat, on every kind (the pad, the interior
 //! pad, the gradient: one dispatch, sums split over lanes, windows and parts past a binding).
 //! Lavapipe (Mesa 22) compiled a shader again at every dispatch, and kept it, where a uniform
-//! bounding a loop could be inlined (ARCHITECTURE.md, "Loop bounds the driver cannot read").
+//! bounding a loop could be inlined (examples/driver_recompiles.rs shows it in plain wgpu).
 //! One test in a binary of its own: resident memory is the process's.
 
 mod common;

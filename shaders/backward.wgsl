@@ -97,11 +97,16 @@ fn block_len(n: u32) -> u32 {
 }
 
 // The element's levels: its touched axes with more than one image, outermost first (an axis
-// of one image adds its one term to +0.0: the `+ 0.0` the result takes where it has any).
+// of one image passes its one term on: a sum of several from +0.0 is never -0.0, and the NaN
+// rule quiets what it keeps, so its bits are the same either way).
 var<private> lists: array<List, MAX_RANK>;
 var<private> strides: array<u32, MAX_RANK>;
 var<private> axis_of: array<u32, MAX_RANK>;
 var<private> levels: u32;
+// Whether the element's sum is one term in all (one image on every touched axis, counted
+// before a part is cut): that term's bits are the element's, as src/adjoint.rs's ordered_sum
+// keeps them.
+var<private> one_term: bool;
 
 // An odometer over levels [first, last): each level's image t, the sums of its finished
 // blocks (total) and of its open one (block), the terms in that block, and the offset of the
@@ -181,10 +186,10 @@ fn nest(first: u32, base: u32) -> f32 {
     return 0.0;
 }
 
-// One addition of a sum, under the one NaN rule (docs/SEMANTICS.md, section 7; the CPU
-// path's `add_f32`): a NaN operand is kept, the sum so far first, with its quiet bit set; a NaN
-// the addition makes (infinities of both signs) is the positive quiet NaN, whatever the
-// device's own. Written on the bits: WGSL lets a compiler assume no NaN in float arithmetic.
+// One addition of a sum, under the one NaN rule the CPU path's `add_f32` keeps too, so that
+// both give the same bits: a NaN operand is kept, the sum so far first, with its quiet bit
+// set; a NaN the addition makes (infinities of both signs) is the positive quiet NaN,
+// whatever the device's own. Written on the bits: WGSL lets a compiler assume no NaN in float arithmetic.
 fn add_f32(a: f32, b: f32) -> f32 {
     let x = bitcast<u32>(a);
     let y = bitcast<u32>(b);
@@ -201,17 +206,6 @@ fn add_f32(a: f32, b: f32) -> f32 {
 
 fn is_nan(bits: u32) -> bool {
     return (bits & 0x7fffffffu) > 0x7f800000u;
-}
-
-// v + 0.0 where `touched` (an axis of one image adds its term to +0.0): -0.0 becomes +0.0, a
-// NaN is quieted, every other value stays (written out, so that no compiler folds the
-// addition away).
-fn plus_zero(v: f32, touched: bool) -> f32 {
-    let bits = bitcast<u32>(v);
-    if (touched && is_nan(bits)) {
-        return bitcast<f32>(bits | 0x00400000u);
-    }
-    return select(v, 0.0, touched && bits == 0x80000000u);
 }
 
 // SPLIT: level s's blocks (a term each up to BLOCK terms), the lanes taking them in turn, each
@@ -276,7 +270,7 @@ fn split_level() -> u32 {
 // coordinate: every grid this crate makes is one deep, src/gpu/checks.rs). Lavapipe (Mesa
 // 22) inlines a uniform that bounds a loop, and where that shrinks the shader enough it
 // compiles the shader again at every dispatch and never frees it (tens of ms and about
-// 1 MB a dispatch: ARCHITECTURE.md); a bound it cannot read is left alone.
+// 1 MB a dispatch, examples/driver_recompiles.rs); a bound it cannot read is left alone.
 var<private> grid_z: u32;
 
 fn loop_rank() -> u32 {
@@ -305,6 +299,7 @@ fn element(e: u32) -> vec4<u32> {
     var fixed = P.out_base;
     var touched = 0u;
     levels = 0u;
+    one_term = true;
     for (var d = 0u; d < rank; d++) {
         let a = P.axes[d];
         let k = k_of[d];
@@ -318,6 +313,7 @@ fn element(e: u32) -> vec4<u32> {
             return vec4<u32>(0u, dst_at, 1u, 0u);
         }
         var l = list(d, j);
+        one_term = one_term && l.count == 1u;
         if (d == P.part_axis) {
             l = part_of(l);
             if (l.count == 0u) {
@@ -358,9 +354,9 @@ fn element_on_lane(e: u32) {
         return;
     }
     let at = element(e);
-    if (at.z == 0u || (P.one_term_bits == 1u && at.w == 1u && levels == 0u)) {
-        // No axis is touched (or, in an interior pad's gradient, its sum is one term): the
-        // element is its one image, bits and all.
+    if (at.z == 0u || (at.w == 1u && one_term)) {
+        // A sum of one term (in the part that holds it): the element is its one image, bits
+        // and all.
         copy_element(at.y, at.x);
         return;
     }
@@ -372,13 +368,13 @@ fn element_on_lane(e: u32) {
     if (at.w == 1u) {
         v = nest(0u, at.x);
     }
-    store_dst(at.y, plus_zero(v, true));
+    store_dst(at.y, v);
 }
 
 // One part of the element's sum (a lane an element): its part axis, the outermost touched
 // one, is its first level or has one image here; its terms in this part added in order to
 // +0.0 (the first part) or to the sum the parts before stored, the order and the bits of one
-// sum of up to a block's terms (from +0.0 no sum is -0.0, so plus_zero has nothing to do).
+// sum of up to a block's terms.
 // Elements with nothing here are left alone.
 fn part_on_lane(at: vec4<u32>) {
     if (P.part_continues == 1u && at.w == 0u) {
@@ -447,8 +443,10 @@ fn element_on_workgroup(e: u32, lid: u32) {
     if (uniform.x == 1u && parted && !first_is_part) {
         v = add_in_type(carried, v);
     }
-    if (lid == 0u) {
-        store_dst(at.y, plus_zero(v, at.z == 1u));
+    if (lid == 0u && (at.z == 0u || (at.w == 1u && one_term))) {
+        copy_element(at.y, at.x);
+    } else if (lid == 0u) {
+        store_dst(at.y, v);
     }
 }
 

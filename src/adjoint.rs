@@ -8,17 +8,20 @@
 //!
 //! `g_in(k) = S_0(o_0 ∈ I_0(k_0): S_1(o_1 ∈ I_1(k_1): … S_r-1(o_r-1 ∈ I_r-1(k_r-1): g_out(o))))`
 //!
-//! where an axis left as it is (neither padded nor cropped) takes no sum (its one image passes
-//! the value through, a `-0.0` included), and each other `S_d` is [`ordered_sum`] of its
-//! terms in the order [`images`] gives: the pad before (ascending), the pad after
-//! (ascending), the kept position last, from `+0.0`. That is the order of Burn's own pad's
+//! where each `S_d` is [`ordered_sum`] of its terms in the order [`images`] gives: the pad
+//! before (ascending), the pad after (ascending), the kept position last, from `+0.0`; a sum
+//! of one term (an axis left as it is, or an index its pads do not fold onto) is that term,
+//! bits and all, so an element of one term in all is a slice of the gradient, `-0.0` and a
+//! signalling NaN's bits kept, as JAX's and PyTorch's gradients keep them. (An element of
+//! several terms is the same bits either way: a sum from `+0.0` is never `-0.0`, and the NaN
+//! rule below quiets what it keeps.) That is the order of Burn's own pad's
 //! backward (its borders' gradients added first, its kept part's last, axis by axis from the
 //! last), so on constant and reflect pads, and edge pads of one element a side, the bits are
 //! Burn's. Long sums are cut into at most [`MAX_BLOCKS`] blocks (of [`BLOCK`] terms or more),
 //! each summed in order from `+0.0`, the blocks' sums then added in order from `+0.0`: the
 //! GPU kernel sums the blocks of one element on as many lanes, and its bits are the CPU's.
 //! Each addition keeps one NaN rule (the first NaN operand, quieted; a NaN made from
-//! infinities the positive quiet one: docs/SEMANTICS.md, section 7), which the paths write out
+//! infinities the positive quiet one), which the paths write out
 //! rather than leave to their hardware. Nothing here depends on how a path splits its work,
 //! so the gradient is the same bits on every run and every path.
 
@@ -37,12 +40,16 @@ pub fn block_len(terms: usize) -> usize {
     terms.div_ceil(MAX_BLOCKS).max(BLOCK)
 }
 
-/// Adds `terms` in the documented order: up to a block's length in order from `zero`; a
+/// Adds `terms` in the documented order: one term is itself, bits and all (a slice of the
+/// gradient: -0.0 and a signalling NaN kept); up to a block's length in order from `zero`; a
 /// longer sum in consecutive blocks of [`block_len`] terms, each in order from `zero`, then
 /// the blocks' sums in order from `zero`. `add` is the type's own rounded addition.
 pub fn ordered_sum<T: Copy>(terms: impl IntoIterator<Item = T>, count: usize, zero: T, add: impl Fn(T, T) -> T) -> T {
     let block = block_len(count);
     let mut terms = terms.into_iter();
+    if count == 1 {
+        return terms.next().expect("count is the terms'");
+    }
     if count <= block {
         return terms.fold(zero, &add);
     }
@@ -57,22 +64,48 @@ pub fn ordered_sum<T: Copy>(terms: impl IntoIterator<Item = T>, count: usize, ze
     total
 }
 
-/// The residues, within one period, of the output positions (counted from the axis's first
-/// output position) that read kept index `j`, and the period: every such position is
-/// `r + m * period` for a residue `r` and `m >= 0`. Sorted, one or two residues.
-fn residues(axis: &AxisMap, mode: Mode, j: u64) -> ([u64; 2], usize, u64) {
-    let (n, p) = (axis.kept as u64, axis.pad_before as u64);
-    let period = mode.period(n);
-    // Kept index j sits at position p + j; its mirror image in the period (reflect, symmetric).
-    let mirror = match mode {
-        Mode::Reflect if n > 1 => Some(period - j),
-        Mode::Symmetric => Some(period - 1 - j),
-        _ => None,
-    };
-    let a = (p + j) % period;
-    match mirror.map(|m| (p + m) % period).filter(|&b| b != a) {
-        Some(b) => ([a.min(b), a.max(b)], 2, period),
-        None => ([a, 0], 1, period),
+/// Every input index's images along one axis, found once per axis from the plan's arithmetic
+/// (each output position's source, inverted): index `k`'s are `of(k)`, in the order of the
+/// sums ([`images`]).
+pub(crate) struct AxisImages {
+    /// Where each index's images start in `list`, and one past the last index's end.
+    starts: Vec<usize>,
+    list: Vec<usize>,
+}
+
+impl AxisImages {
+    /// The images of every index of `axis` (two allocations, whatever its length).
+    pub(crate) fn new(axis: &AxisMap, mode: Mode) -> AxisImages {
+        let sources: Vec<Option<usize>> = (0..axis.out_len).map(|o| axis.source(mode, o)).collect();
+        let mut starts = vec![0usize; axis.in_len + 1];
+        for k in sources.iter().flatten() {
+            starts[k + 1] += 1;
+        }
+        for k in 0..axis.in_len {
+            starts[k + 1] += starts[k];
+        }
+        // Each index's images in ascending order (a counting sort of the positions by source).
+        let mut list = vec![0usize; starts[axis.in_len]];
+        let mut next = starts.clone();
+        for (o, k) in sources.iter().enumerate() {
+            if let Some(k) = *k {
+                list[next[k]] = o;
+                next[k] += 1;
+            }
+        }
+        // The kept position moves to the end: the pads' gradients are added first.
+        for k in axis.crop_start..axis.crop_start + axis.kept {
+            let own = &mut list[starts[k]..starts[k + 1]];
+            let kept = axis.pad_before + k - axis.crop_start;
+            let at = own.iter().position(|&o| o == kept).expect("a kept index reads its own position");
+            own[at..].rotate_left(1);
+        }
+        AxisImages { starts, list }
+    }
+
+    /// Index `k`'s images, in the order of the sums; empty where `k` is cropped away.
+    pub(crate) fn of(&self, k: usize) -> &[usize] {
+        &self.list[self.starts[k]..self.starts[k + 1]]
     }
 }
 
@@ -80,36 +113,7 @@ fn residues(axis: &AxisMap, mode: Mode, j: u64) -> ([u64; 2], usize, u64) {
 /// axis), in the order their gradients are summed: the pad before, ascending; the pad after,
 /// ascending; the kept position last. Empty where `k` is cropped away.
 pub fn images(axis: &AxisMap, mode: Mode, k: usize) -> Vec<usize> {
-    let (n, p, out) = (axis.kept, axis.pad_before, axis.out_len);
-    if k < axis.crop_start || k >= axis.crop_start + n {
-        return Vec::new();
-    }
-    let j = k - axis.crop_start;
-    let ascending: Vec<usize> = match mode {
-        Mode::Constant => vec![p + j],
-        // The first kept element's images are the whole pad before, the last's the pad after.
-        Mode::Edge => {
-            let lo = if j == 0 { 0 } else { p + j };
-            let hi = if j + 1 == n { out } else { p + j + 1 };
-            (lo..hi).collect()
-        }
-        _ => {
-            let (r, count, period) = residues(axis, mode, j as u64);
-            let mut all: Vec<usize> = (0..)
-                .map(|m: u64| m * period)
-                .take_while(|&base| base < out as u64)
-                .flat_map(|base| r[..count].iter().map(move |&r| (base + r) as usize))
-                .filter(|&o| o < out)
-                .collect();
-            all.sort_unstable();
-            all
-        }
-    };
-    // The kept position moves to the end: the pads' gradients are added first.
-    let kept = p + j;
-    let mut ordered: Vec<usize> = ascending.iter().copied().filter(|&o| o != kept).collect();
-    ordered.push(kept);
-    ordered
+    AxisImages::new(axis, mode).of(k).to_vec()
 }
 
 /// The output coordinates of `axis` that read any of the input indices `range` (of the whole
@@ -243,6 +247,7 @@ mod tests {
         let blocks: Vec<f32> = long.chunks(BLOCK).map(seq).collect();
         assert_eq!(by_blocks.to_bits(), seq(&blocks).to_bits());
         assert_ne!(by_blocks.to_bits(), seq(&long).to_bits(), "the blocks must show");
-        assert_eq!(ordered_sum([-0.0f32], 1, 0.0, add).to_bits(), 0.0f32.to_bits(), "from +0.0");
+        assert_eq!(ordered_sum([-0.0f32], 1, 0.0, add).to_bits(), (-0.0f32).to_bits(), "one term is itself");
+        assert_eq!(ordered_sum([-0.0f32, -0.0], 2, 0.0, add).to_bits(), 0.0f32.to_bits(), "two from +0.0");
     }
 }

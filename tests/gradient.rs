@@ -190,22 +190,24 @@ fn each_types_gradient_is_the_cpus(dtype: DataType, plans: usize) {
     common::assert_no_gpu_errors();
 }
 
-/// The one NaN rule (docs/SEMANTICS.md, section 7) on the GPU as on the CPU: a sum keeps its
-/// first NaN, quieted; infinities of both signs make the positive quiet NaN; a lone signalling
-/// NaN is quieted. The cases worked by hand in float32 and complex64, then random plans
+/// The one NaN rule on the GPU as on the CPU: a sum keeps its
+/// first NaN, quieted; infinities of both signs make the positive quiet NaN; a sum of one
+/// term is that term (a signalling NaN and -0.0 kept). The cases worked by hand in float32 and complex64, then random plans
 /// of every GPU type whose gradients are a third NaNs (random payloads, both signs, quiet and
 /// signalling), infinities and signed zeros: the CPU's bits, element for element.
 #[test]
 fn nans_in_gradients_follow_one_rule_on_both_paths() {
     let Some(ctx) = gpu() else { return };
     let (inf, neg_inf) = (f32::INFINITY.to_bits(), f32::NEG_INFINITY.to_bits());
-    // [1] edge (1, 1) sums g0 (pad before), g2 (pad after), g1 (kept); constant (1, 1) g1 alone.
+    // [1] edge (1, 1) sums g0 (pad before), g2 (pad after), g1 (kept); constant (1, 1) is g1.
     for (mode, g, want) in [
         (Mode::Edge, [0x7fc0_0001, 0xffc0_0002, 1f32.to_bits()], 0x7fc0_0001),
         (Mode::Edge, [1f32.to_bits(), 0xffc0_0002, 0x7f80_0003], 0x7fc0_0003),
         (Mode::Edge, [inf, 0x7fc0_0001, neg_inf], 0x7fc0_0000),
-        (Mode::Constant, [0, 0x7f80_0001, 0], 0x7fc0_0001),
-        (Mode::Constant, [0, 0x8000_0000, 0], 0),
+        (Mode::Constant, [0, 0x7f80_0001, 0], 0x7f80_0001),
+        (Mode::Constant, [0, 0x8000_0000, 0], 0x8000_0000),
+        (Mode::Edge, [0x8000_0000, 0x8000_0000, 0x8000_0000], 0),
+        (Mode::Edge, [0x7f80_0001, 0, 0], 0x7fc0_0001),
     ] {
         let plan = PadPlan::new(DataType::Float32, &[1], &PadRequest::new(vec![1, 1]).mode(mode)).unwrap();
         let grad = Tensor::from_slice(DataType::Float32, vec![3], &g).unwrap();
@@ -272,6 +274,51 @@ fn nans_in_gradients_follow_one_rule_on_both_paths() {
         ran += 1;
     }
     assert!(ran > 100 && nans > 30, "{ran} plans on the GPU, {nans} float32 or complex64 ones with a NaN result");
+}
+
+/// A sum of one term is that term, bits and all, on both paths and every GPU type: each
+/// element of grad_in whose every axis has one image (`adjoint::images`) is grad_out's element
+/// there, byte for byte, on random bytes (NaN payloads, signalling NaNs and -0.0 among them):
+/// the bulk of a constant pad (a crop of grad_out), and around the borders of reflect, edge,
+/// symmetric and wrap pads, where the elements the pads fold onto sum from +0.0 between them.
+#[test]
+fn one_term_elements_are_grad_outs_bits_on_both_paths() {
+    let Some(ctx) = gpu() else { return };
+    let mut rng = Rng(0x0123_4567_89ab_cdef);
+    let types = [DataType::Float32, DataType::Complex64, DataType::Float16, DataType::Bfloat16];
+    let (mut kept, mut summed) = (0, 0);
+    for dtype in types.into_iter().chain(FLOAT8S) {
+        let width = dtype.width().bytes().unwrap();
+        for mode in Mode::ALL {
+            // Rows of 7: 8- and 16-bit elements straddle words; pads and crops on both axes.
+            let request = PadRequest::new(vec![2, -1, 1, 3]).mode(mode);
+            let plan = PadPlan::new(dtype, &[5, 7], &request).unwrap();
+            let bytes: Vec<u8> = (0..plan.out_len() * width).map(|_| rng.next(256) as u8).collect();
+            let grad = Tensor::from_bytes(dtype, plan.out_shape().to_vec(), bytes.clone()).unwrap();
+            let cpu = cpu::pad_backward(&plan, &grad).unwrap();
+            let gpu = ctx.pad_backward_blocking(&plan, &grad).unwrap();
+            assert_eq!(gpu.path, ExecPath::Gpu, "{dtype} {mode}");
+            let [rows, cols] = [&plan.axes()[0], &plan.axes()[1]];
+            let out_cols = cols.out_len;
+            for (i, (c, g)) in
+                cpu.bytes().unwrap().chunks(width).zip(gpu.tensor.bytes().unwrap().chunks(width)).enumerate()
+            {
+                let (r, k) = (i / 7, i % 7);
+                let what = format!("{dtype} {mode} element ({r}, {k})");
+                assert_eq!(c, g, "{what}: the GPU's is the CPU's");
+                match (&wgpu_pad::adjoint::images(rows, mode, r)[..], &wgpu_pad::adjoint::images(cols, mode, k)[..]) {
+                    (&[y], &[x]) => {
+                        let at = (y * out_cols + x) * width;
+                        assert_eq!(c, &bytes[at..at + width], "{what}: grad_out's bits");
+                        kept += 1;
+                    }
+                    _ => summed += 1,
+                }
+            }
+        }
+    }
+    assert!(kept > 500 && summed > 300, "{kept} elements of one term, {summed} of none or several");
+    common::assert_no_gpu_errors();
 }
 
 /// The GPU's gradient against the independent adjoint (each output position's gradient added

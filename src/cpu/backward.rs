@@ -4,12 +4,15 @@
 
 use half::{bf16, f16};
 
+use half::slice::HalfFloatSliceExt;
+
 use super::float8::Float8;
-use crate::adjoint::{images, ordered_sum};
+use crate::adjoint::{block_len, AxisImages};
 use crate::dtype::DataType;
 use crate::error::{PadError, Result};
 use crate::plan::PadPlan;
 use crate::tensor::Tensor;
+use crate::threads::{share_out, threads, PARALLEL_MIN_BYTES};
 
 /// The gradient of a pad's input from the gradient of its output, `grad_out` (of the plan's
 /// type and output shape): each input element's is the sum of `grad_out` over the output
@@ -49,26 +52,26 @@ pub fn pad_backward(plan: &PadPlan, grad_out: &Tensor) -> Result<Tensor> {
         return Tensor::from_bytes(dtype, plan.in_shape().to_vec(), super::interior::backward(plan, width, bytes));
     }
     let out = match dtype {
-        DataType::Float32 => run::<f32>(plan, bytes, 0.0, add_f32),
-        DataType::Float64 => run::<f64>(plan, bytes, 0.0, add_f64),
-        DataType::Float16 => run::<f16>(plan, bytes, f16::ZERO, |a, b| f16::from_f32(add_f32(a.to_f32(), b.to_f32()))),
-        DataType::Bfloat16 => {
-            run::<bf16>(plan, bytes, bf16::ZERO, |a, b| bf16::from_f32(add_f32(a.to_f32(), b.to_f32())))
-        }
+        DataType::Float32 => run::<f32>(plan, bytes, 1, 0.0, add_rows_f32),
+        DataType::Float64 => run::<f64>(plan, bytes, 1, 0.0, add_rows_f64),
+        DataType::Float16 => run::<f16>(plan, bytes, 1, f16::ZERO, add_rows_16),
+        DataType::Bfloat16 => run::<bf16>(plan, bytes, 1, bf16::ZERO, add_rows_16),
         // Each part alone: real, imaginary, real, … is a float array of twice the elements.
-        DataType::Complex64 => run_parts::<f32>(plan, bytes, 0.0, add_f32),
-        DataType::Complex128 => run_parts::<f64>(plan, bytes, 0.0, add_f64),
+        DataType::Complex64 => run::<f32>(plan, bytes, 2, 0.0, add_rows_f32),
+        DataType::Complex128 => run::<f64>(plan, bytes, 2, 0.0, add_rows_f64),
         _ => match Float8::new(dtype) {
             // +0 is 0x00 in every float8 type.
-            Some(f8) => run::<u8>(plan, bytes, 0, |a, b| f8.add(a, b)),
+            Some(f8) => run::<u8>(plan, bytes, 1, 0, |acc, terms| {
+                acc.iter_mut().zip(terms).for_each(|(a, &t)| *a = f8.add(*a, t))
+            }),
             None => return Err(unsupported(dtype)),
         },
     };
     Tensor::from_bytes(dtype, plan.in_shape().to_vec(), out)
 }
 
-/// One addition of a gradient's sum, under the one NaN rule the GPU's shaders keep too
-/// (docs/SEMANTICS.md, section 7): a NaN operand is kept, the sum so far before the term,
+/// One addition of a gradient's sum, under the one NaN rule the GPU's shaders keep too (so
+/// that the paths agree bit for bit): a NaN operand is kept, the sum so far before the term,
 /// with its quiet bit set (sign and payload as they were); a NaN the addition makes
 /// (infinities of both signs) is the positive quiet NaN, whatever the machine's own default
 /// NaN; anything else is IEEE's `a + b`. (Which NaN `a + b` keeps is the hardware's and the
@@ -121,44 +124,180 @@ fn unsupported(dtype: DataType) -> PadError {
     PadError::Unsupported { dtype: dtype.name(), reason: reason.into() }
 }
 
-/// The gradient in elements of `T`.
-fn run<T: bytemuck::Pod>(plan: &PadPlan, bytes: &[u8], zero: T, add: impl Fn(T, T) -> T + Copy) -> Vec<u8> {
+/// The gradient in elements of `T`, `add_rows(acc, terms)` adding `terms` into `acc` element
+/// by element in the type's own rounding.
+fn run<T: bytemuck::Pod + Send + Sync>(
+    plan: &PadPlan,
+    bytes: &[u8],
+    parts: usize,
+    zero: T,
+    add_rows: impl Fn(&mut [T], &[T]) + Sync,
+) -> Vec<u8> {
     let grad: Vec<T> = bytes.chunks_exact(std::mem::size_of::<T>()).map(bytemuck::pod_read_unaligned).collect();
-    bytemuck::cast_slice(&adjoint(plan, grad, 1, zero, add)).to_vec()
+    let mut out = vec![zero; plan.in_len() * parts];
+    Gather::new(plan, parts, zero, &add_rows).run(&grad, &mut out);
+    bytemuck::cast_slice(&out).to_vec()
 }
 
-/// The gradient of a complex type, its parts (`T` each, two an element) summed alone.
-fn run_parts<T: bytemuck::Pod>(plan: &PadPlan, bytes: &[u8], zero: T, add: impl Fn(T, T) -> T + Copy) -> Vec<u8> {
-    let grad: Vec<T> = bytes.chunks_exact(std::mem::size_of::<T>()).map(bytemuck::pod_read_unaligned).collect();
-    bytemuck::cast_slice(&adjoint(plan, grad, 2, zero, add)).to_vec()
+/// [`add_f32`] over rows.
+fn add_rows_f32(acc: &mut [f32], terms: &[f32]) {
+    acc.iter_mut().zip(terms).for_each(|(a, &t)| *a = add_f32(*a, t));
 }
 
-/// Axis by axis, the last first: each index of an axis that is padded or cropped gathers the
-/// sum of its images ([`images`], [`ordered_sum`]); an axis left as it is takes no sum.
-/// `parts` values make one element (2 for the complex types).
-fn adjoint<T: Copy>(plan: &PadPlan, mut grad: Vec<T>, parts: usize, zero: T, add: impl Fn(T, T) -> T + Copy) -> Vec<T> {
-    let mut shape = plan.out_shape().to_vec();
-    for (d, axis) in plan.axes().iter().enumerate().rev() {
-        if axis.is_identity() {
-            continue;
+/// [`add_f64`] over rows.
+fn add_rows_f64(acc: &mut [f64], terms: &[f64]) {
+    acc.iter_mut().zip(terms).for_each(|(a, &t)| *a = add_f64(*a, t));
+}
+
+/// A 16-bit float type's rows added in f32 and rounded back at every addition, converted a
+/// stretch at a time (half's slice conversions, vectorised where the machine has them).
+fn add_rows_16<H: Copy>(acc: &mut [H], terms: &[H])
+where
+    [H]: HalfFloatSliceExt,
+{
+    const STRETCH: usize = 256;
+    let (mut a, mut t) = ([0f32; STRETCH], [0f32; STRETCH]);
+    for (acc, terms) in acc.chunks_mut(STRETCH).zip(terms.chunks(STRETCH)) {
+        let n = acc.len();
+        acc.convert_to_f32_slice(&mut a[..n]);
+        terms.convert_to_f32_slice(&mut t[..n]);
+        a[..n].iter_mut().zip(&t[..n]).for_each(|(a, &t)| *a = add_f32(*a, t));
+        acc.convert_from_f32_slice(&a[..n]);
+    }
+}
+
+/// The adjoint as a gather, axis by axis the outermost first: an input index of one image
+/// takes the gradient inside that image as it is (a copy where no axis inside is touched);
+/// one of several sums them (each the gradient inside its image) in the documented order,
+/// row by row. Runs of identity axes are merged: those at the end into the rows' unit, the
+/// rest into one axis each.
+struct Gather<'a, T> {
+    axes: Vec<GatherAxis>,
+    zero: T,
+    add_rows: &'a (dyn Fn(&mut [T], &[T]) + Sync),
+}
+
+/// One axis of a [`Gather`]: its length in grad_in, the values an index spans in grad_in and
+/// in grad_out, and its indices' images (`None`: a merged run of identity axes, each index
+/// its own one image).
+struct GatherAxis {
+    in_len: usize,
+    in_stride: usize,
+    out_stride: usize,
+    images: Option<AxisImages>,
+}
+
+/// One axis's rows for its sums, made once per thread: the sum so far of a block (`part`) and
+/// one term's gradient inside its image (`term`), each an index's span of grad_in.
+struct Scratch<T> {
+    part: Vec<T>,
+    term: Vec<T>,
+}
+
+impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
+    fn new(plan: &PadPlan, parts: usize, zero: T, add_rows: &'a (dyn Fn(&mut [T], &[T]) + Sync)) -> Self {
+        let maps = plan.axes();
+        let last_touched = maps.iter().rposition(|a| !a.is_identity());
+        let chunk = parts * last_touched.map_or(plan.in_len(), |d| maps[d + 1..].iter().map(|a| a.in_len).product());
+        let mut axes: Vec<GatherAxis> = Vec::new();
+        let (mut in_stride, mut out_stride) = (chunk, chunk);
+        for a in maps[..last_touched.map_or(0, |d| d + 1)].iter().rev() {
+            let merges = a.is_identity() && axes.last().is_some_and(|inner| inner.images.is_none());
+            match merges {
+                true => axes.last_mut().unwrap().in_len *= a.in_len,
+                false => axes.push(GatherAxis {
+                    in_len: a.in_len,
+                    in_stride,
+                    out_stride,
+                    images: (!a.is_identity()).then(|| AxisImages::new(a, plan.mode())),
+                }),
+            }
+            in_stride *= a.in_len;
+            out_stride *= a.out_len;
         }
-        let inner: usize = shape[d + 1..].iter().product::<usize>() * parts;
-        let outer: usize = shape[..d].iter().product();
-        let (out_len, in_len) = (shape[d], axis.in_len);
-        let lists: Vec<Vec<usize>> = (0..in_len).map(|k| images(axis, plan.mode(), k)).collect();
-        let mut next = Vec::with_capacity(outer * in_len * inner);
-        for o in 0..outer {
-            let block = &grad[o * out_len * inner..(o + 1) * out_len * inner];
-            for list in &lists {
-                for i in 0..inner {
-                    next.push(ordered_sum(list.iter().map(|&y| block[y * inner + i]), list.len(), zero, add));
-                }
+        axes.reverse();
+        Gather { axes, zero, add_rows }
+    }
+
+    /// grad_in (`out`, zeros) from grad_out (`grad`): the outermost axis's indices shared
+    /// among threads where grad_in is large.
+    fn run(&self, grad: &[T], out: &mut [T]) {
+        if out.is_empty() {
+            // An axis of none: no index to gather (and strides of zero).
+            return;
+        }
+        let Some(top) = self.axes.first() else {
+            // No axis touched: grad_in is grad_out.
+            out.copy_from_slice(grad);
+            return;
+        };
+        let threads = threads();
+        let bytes = std::mem::size_of_val(out);
+        if threads > 1 && bytes >= PARALLEL_MIN_BYTES && top.in_len >= threads {
+            let per_part = top.in_len.div_ceil(threads);
+            let parts = out.chunks_mut(per_part * top.in_stride).enumerate().collect();
+            share_out(parts, threads, |(i, part): (usize, &mut [T])| {
+                let first = i * per_part;
+                let indices = first..first + part.len() / top.in_stride;
+                self.indices(0, indices, grad, part, &mut self.scratch());
+            });
+        } else {
+            self.indices(0, 0..top.in_len, grad, out, &mut self.scratch());
+        }
+    }
+
+    /// Rows for the sums of every axis that has any.
+    fn scratch(&self) -> Vec<Scratch<T>> {
+        self.axes
+            .iter()
+            .map(|a| {
+                let sums = a.images.is_some();
+                let row = |len: usize| if sums { vec![self.zero; len] } else { Vec::new() };
+                Scratch { part: row(a.in_stride), term: row(a.in_stride) }
+            })
+            .collect()
+    }
+
+    /// Indices `ks` of axis `d`: `src` is grad_out inside the axes outside `d`, `dst` grad_in
+    /// from index `ks.start` (each index `in_stride` values), `scratch` the rows of axes `d..`.
+    fn indices(&self, d: usize, ks: std::ops::Range<usize>, src: &[T], dst: &mut [T], scratch: &mut [Scratch<T>]) {
+        let axis = &self.axes[d];
+        let innermost = d + 1 == self.axes.len();
+        let (Scratch { part, term }, inner) = scratch.split_first_mut().expect("a row set per axis");
+        for (k, dst) in ks.zip(dst.chunks_exact_mut(axis.in_stride)) {
+            let one = [k];
+            let images = axis.images.as_ref().map_or(&one[..], |i| i.of(k));
+            let inside = |o: usize| &src[o * axis.out_stride..][..axis.out_stride];
+            match (images, innermost) {
+                ([], _) => dst.fill(self.zero),
+                // One term: the gradient inside its image, bits and all.
+                (&[o], true) => dst.copy_from_slice(inside(o)),
+                (&[o], false) => self.indices(d + 1, 0..self.axes[d + 1].in_len, inside(o), dst, inner),
+                (_, true) => self.sum(images, dst, part, |o, into| (self.add_rows)(into, inside(o))),
+                (_, false) => self.sum(images, dst, part, |o, into| {
+                    self.indices(d + 1, 0..self.axes[d + 1].in_len, inside(o), term, inner);
+                    (self.add_rows)(into, term);
+                }),
             }
         }
-        shape[d] = in_len;
-        grad = next;
     }
-    grad
+
+    /// The sum of several terms in the documented order ([`crate::adjoint::ordered_sum`], row
+    /// by row): from zero, a long one in blocks (each from zero into `part`, then added into
+    /// `acc`). `add_term(o, into)` adds image `o`'s term into `into`.
+    fn sum(&self, images: &[usize], acc: &mut [T], part: &mut [T], mut add_term: impl FnMut(usize, &mut [T])) {
+        acc.fill(self.zero);
+        let block = block_len(images.len());
+        if images.len() <= block {
+            images.iter().for_each(|&o| add_term(o, acc));
+            return;
+        }
+        for block in images.chunks(block) {
+            part.fill(self.zero);
+            block.iter().for_each(|&o| add_term(o, part));
+            (self.add_rows)(acc, part);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -321,22 +460,134 @@ mod tests {
         assert_ne!((1.0f32 + tiny) + tiny, 1.0 + 2.0 * tiny, "the order must show");
     }
 
-    /// An axis left as it is takes no sum, so a -0.0 passes through it; a padded axis's sums
-    /// start at +0.0 (as Burn's own backward, which adds into zeros).
+    /// A sum of one term is that term, bits and all (a slice of the gradient, as JAX's and
+    /// PyTorch's gradients are): -0.0 through an axis left as it is, through a constant pad's
+    /// kept elements and through a crop; a sum of two -0.0s, from +0.0, is +0.0.
     #[test]
-    fn an_untouched_axis_passes_negative_zero_through() {
-        let p = plan(DataType::Float32, &[2, 2], &[0, 0, 0, 0], Mode::Edge);
+    fn a_sum_of_one_term_is_that_term_bits_and_all() {
         let grad = Tensor::from_slice(DataType::Float32, vec![2, 2], &[-0.0f32, 1.0, -0.0, 2.0]).unwrap();
+        let got = pad_backward(&plan(DataType::Float32, &[2, 2], &[0, 0, 0, 0], Mode::Edge), &grad).unwrap();
+        assert_eq!(got.as_slice::<u32>().unwrap(), grad.as_slice::<u32>().unwrap());
+        // Constant (1 before on axis 0): rows 1 and 2 of grad_out, each one term.
+        let p = plan(DataType::Float32, &[2, 2], &[1, 0, 0, 0], Mode::Constant);
+        let grad = Tensor::from_slice(DataType::Float32, vec![3, 2], &[5.0f32, 5.0, -0.0, 1.0, 2.0, -0.0]).unwrap();
         let got = pad_backward(&p, &grad).unwrap();
-        assert_eq!(got.as_slice::<f32>().unwrap()[0].to_bits(), (-0.0f32).to_bits());
-        let p = plan(DataType::Float32, &[2, 2], &[0, 0, 1, 0], Mode::Constant);
-        let grad = Tensor::from_slice(DataType::Float32, vec![3, 2], &[-0.0f32, 1.0, -0.0, 2.0, 5.0, 5.0]).unwrap();
+        assert_eq!(got.as_slice::<u32>().unwrap(), [0x8000_0000, 1f32.to_bits(), 2f32.to_bits(), 0x8000_0000]);
+        // A crop of one element a side on axis 1, an edge pad of one on axis 0.
+        let p = plan(DataType::Float32, &[1, 3], &[0, -1, 1, -1], Mode::Edge);
+        let grad = Tensor::from_slice(DataType::Float32, vec![2, 1], &[-0.0f32, -0.0]).unwrap();
         let got = pad_backward(&p, &grad).unwrap();
-        assert_eq!(got.as_slice::<f32>().unwrap()[0].to_bits(), 0.0f32.to_bits());
+        assert_eq!(got.as_slice::<u32>().unwrap(), [0, 0, 0], "two terms from +0.0; the cropped ones zero");
+        let grad = Tensor::from_slice(DataType::Float32, vec![2, 1], &[1.0f32, -0.0]).unwrap();
+        let p = plan(DataType::Float32, &[2, 3], &[0, -1, 0, -1], Mode::Edge);
+        let got = pad_backward(&p, &grad).unwrap();
+        assert_eq!(got.as_slice::<u32>().unwrap(), [0, 1f32.to_bits(), 0, 0, 0x8000_0000, 0]);
+    }
+
+    /// The gather against the documented nest written out element by element (each axis's
+    /// [`images`], each sum [`ordered_sum`]), on gradients of every magnitude, where any
+    /// other order or grouping shows in the rounding: random plans, crops, long pads whose
+    /// sums run in blocks, float32 and float16 (rows past the slice conversions' stretch).
+    #[test]
+    fn the_gather_is_the_documented_nest() {
+        use crate::adjoint::{images, ordered_sum, BLOCK};
+        /// `lists[d][k]`: axis d's images of index k.
+        type Lists = [(usize, Vec<Vec<usize>>)];
+        fn nest<T: Copy>(
+            lists: &Lists,
+            g: &[T],
+            d: usize,
+            at: usize,
+            k: &[usize],
+            zero: T,
+            add: &dyn Fn(T, T) -> T,
+        ) -> T {
+            let Some((out_len, list)) = lists.get(d) else { return g[at] };
+            let list = &list[k[d]];
+            let terms = list.iter().map(|&o| nest(lists, g, d + 1, at * out_len + o, k, zero, add));
+            ordered_sum(terms, list.len(), zero, add)
+        }
+        fn unravel(mut i: usize, shape: &[usize], k: &mut [usize]) {
+            for (k, &n) in k.iter_mut().zip(shape).rev() {
+                (*k, i) = (i % n, i / n);
+            }
+        }
+        let mut next = crate::draws(0x5851_f42d_4c95_7f2du64);
+        let (mut ran, mut blocks) = (0, 0);
+        for i in 0..400 {
+            let rank = 1 + next(3) as usize;
+            let long = next(4) == 0;
+            let shape: Vec<usize> =
+                (0..rank).map(|d| 1 + next(if d + 1 == rank && !long { 300 } else { 5 }) as usize).collect();
+            // A long pad on one side of one axis: sums past a block.
+            let far = if long { next(2 * rank as u64) as usize } else { usize::MAX };
+            let pads: Vec<i64> =
+                (0..2 * rank).map(|i| next(7) as i64 - 2 + if i == far { 300 + next(400) as i64 } else { 0 }).collect();
+            let mode = Mode::ALL[next(5) as usize];
+            let dtype = if i % 2 == 0 { DataType::Float32 } else { DataType::Float16 };
+            let Ok(p) = PadPlan::new(dtype, &shape, &PadRequest::new(pads.clone()).mode(mode)) else { continue };
+            let values: Vec<f32> =
+                (0..p.out_len()).map(|_| (next(2001) as f32 - 1000.0) * 2f32.powi(next(24) as i32 - 12)).collect();
+            let got = |grad: &Tensor| pad_backward(&p, grad).unwrap();
+            let lists: Vec<(usize, Vec<Vec<usize>>)> =
+                p.axes().iter().map(|a| (a.out_len, (0..a.in_len).map(|k| images(a, mode, k)).collect())).collect();
+            let mut k = vec![0; rank];
+            let want: Vec<u8> = match dtype {
+                DataType::Float32 => {
+                    let grad = Tensor::from_slice(dtype, p.out_shape().to_vec(), &values).unwrap();
+                    let out = (0..p.in_len()).flat_map(|i| {
+                        unravel(i, p.in_shape(), &mut k);
+                        nest(&lists, &values, 0, 0, &k, 0.0, &add_f32).to_le_bytes()
+                    });
+                    let want: Vec<u8> = out.collect();
+                    assert_eq!(got(&grad).bytes().unwrap(), &want[..], "{dtype} {shape:?} {pads:?} {mode}");
+                    want
+                }
+                _ => {
+                    let h: Vec<f16> = values.iter().map(|&v| f16::from_f32(v)).collect();
+                    let grad = Tensor::from_slice(dtype, p.out_shape().to_vec(), &h).unwrap();
+                    let add = |a: f16, b: f16| f16::from_f32(add_f32(a.to_f32(), b.to_f32()));
+                    let out = (0..p.in_len()).flat_map(|i| {
+                        unravel(i, p.in_shape(), &mut k);
+                        nest(&lists, &h, 0, 0, &k, f16::ZERO, &add).to_le_bytes()
+                    });
+                    let want: Vec<u8> = out.collect();
+                    assert_eq!(got(&grad).bytes().unwrap(), &want[..], "{dtype} {shape:?} {pads:?} {mode}");
+                    want
+                }
+            };
+            assert_eq!(want.len(), p.in_len() * dtype.width().bytes().unwrap());
+            blocks += usize::from(lists.iter().any(|(_, l)| l.iter().any(|l| l.len() > BLOCK)));
+            ran += 1;
+        }
+        assert!(ran > 300 && blocks > 20, "{ran} plans, {blocks} with sums in blocks");
+    }
+
+    /// A large grad_in is shared among threads by its outermost axis: the same bits as on one.
+    #[test]
+    fn a_large_gradient_is_shared_among_threads_with_the_same_bits() {
+        use crate::threads::{PARTS_SHARED, THREADS_HERE};
+        let p = plan(DataType::Float32, &[66, 130, 124], &[1, 0, 2, -2, 2, 0], Mode::Reflect);
+        assert!(p.in_len() * 4 >= crate::threads::PARALLEL_MIN_BYTES);
+        let mut next = crate::draws(0x1234_5678_9abc_def1u64);
+        let g: Vec<f32> =
+            (0..p.out_len()).map(|_| (next(2001) as f32 - 1000.0) * 2f32.powi(next(30) as i32 - 15)).collect();
+        let grad = Tensor::from_slice(DataType::Float32, p.out_shape().to_vec(), &g).unwrap();
+        let on = |threads: usize| {
+            THREADS_HERE.set(Some(threads));
+            PARTS_SHARED.set(0);
+            let got = pad_backward(&p, &grad).unwrap();
+            let parts = PARTS_SHARED.get();
+            THREADS_HERE.set(None);
+            (got, parts)
+        };
+        let ((one, parts_one), (four, parts_four)) = (on(1), on(4));
+        assert_eq!((parts_one, parts_four), (0, 4));
+        assert_eq!(one.bytes(), four.bytes());
     }
 
     /// The one NaN rule, hand-worked: the first NaN in the sums' order, quieted; a NaN the
-    /// sum makes, the positive quiet NaN; a lone signalling NaN quieted (its sum from +0.0).
+    /// sum makes, the positive quiet NaN; a lone signalling NaN kept (a sum of one term).
     #[test]
     fn a_sum_keeps_its_first_nan_quieted() {
         let f32s = |pads: &[i64], mode: Mode, g: &[u32]| -> Vec<u32> {
@@ -354,9 +605,13 @@ mod tests {
         let (inf, neg_inf) = (f32::INFINITY.to_bits(), f32::NEG_INFINITY.to_bits());
         assert_eq!(f32s(&[1, 1], Mode::Edge, &[inf, 0x7fc0_0001, neg_inf]), [0x7fc0_0000]);
         assert_eq!(f32s(&[1, 1], Mode::Edge, &[inf, 5, inf]), [inf]);
-        // A signalling NaN alone through a constant pad: +0.0 + it, quieted.
-        assert_eq!(f32s(&[1, 1], Mode::Constant, &[0, 0x7f80_0001, 0]), [0x7fc0_0001]);
-        assert_eq!(f32s(&[1, 1], Mode::Constant, &[0, 0xff80_0001, 0]), [0xffc0_0001]);
+        // A signalling NaN alone through a constant pad: a sum of one term, kept as it is; two
+        // of them (a reflect pad's), the first quieted.
+        assert_eq!(f32s(&[1, 1], Mode::Constant, &[0, 0x7f80_0001, 0]), [0x7f80_0001]);
+        assert_eq!(f32s(&[1, 1], Mode::Constant, &[0, 0xff80_0001, 0]), [0xff80_0001]);
+        let p = plan(DataType::Float32, &[2], &[0, 1], Mode::Reflect); // 1 2 | 1
+        let grad = Tensor::from_slice(DataType::Float32, vec![3], &[0xff80_0005u32, 7, 0x7f80_0001]).unwrap();
+        assert_eq!(pad_backward(&p, &grad).unwrap().as_slice::<u32>().unwrap(), [0x7fc0_0001, 7]);
         // float64 and complex128 (CPU only) keep the same rule.
         let p = plan(DataType::Float64, &[1], &[1, 1], Mode::Edge);
         let g = [f64::INFINITY.to_bits(), 0x7ff0_0000_0000_0001, f64::NEG_INFINITY.to_bits()];
@@ -373,6 +628,24 @@ mod tests {
         let got =
             pad_backward(&p, &Tensor::from_slice(DataType::Float16, vec![3], &[0x7c01u16, 0x3c00, 0xfd05]).unwrap());
         assert_eq!(got.unwrap().as_slice::<u16>().unwrap(), &[0x7e01]);
+    }
+
+    /// Tensors with an axis of none: an empty grad_in whatever the pads; a grad_in whose
+    /// every element is cropped away (an empty grad_out) is zeros.
+    #[test]
+    fn empty_axes_have_empty_or_zero_gradients() {
+        for (shape, pads, mode, want) in [
+            (&[2, 0, 3][..], &[1, 0, 0, 1, 0, 2][..], Mode::Constant, &[][..]),
+            (&[0, 4], &[0, 1, 0, 1], Mode::Edge, &[]),
+            (&[3], &[-2, -1], Mode::Reflect, &[0f32, 0.0, 0.0]),
+            (&[2, 2], &[0, -1, 0, -1], Mode::Constant, &[0f32; 4]),
+        ] {
+            let p = plan(DataType::Float32, shape, pads, mode);
+            let grad = Tensor::zeros(DataType::Float32, p.out_shape().to_vec()).unwrap();
+            let got = pad_backward(&p, &grad).unwrap();
+            assert_eq!(got.shape(), shape);
+            assert_eq!(got.as_slice::<f32>().unwrap(), want, "{shape:?} {pads:?}");
+        }
     }
 
     #[test]

@@ -11,7 +11,7 @@ use crate::plan::{PadPlan, PadRequest};
 
 use super::checks::{binding, check_views, grid, limit, view};
 use super::kernels::{narrow, Shader};
-use super::params::{constant_word, magic_divisor, AxisParams, BackParams, Params, INDEX_LIMIT, MAX_RANK, WORKGROUP};
+use super::params::{constant_word, magic_divisor, AxisParams, Params, INDEX_LIMIT, MAX_RANK, WORKGROUP};
 use super::program::{BufferView, DeviceLimits, Dispatch, Program};
 use super::shader::PipelineKey;
 use super::view::{dense_strides, view_strides};
@@ -335,19 +335,12 @@ pub(super) fn backward(
     match Program::new(&slice, &read, grad_in, limits) {
         // An 8- or 16-bit grad_in the default kernels cannot write (elements apart inside a
         // word): the gradient's kernel, which stores each element alone, of the crop to the
-        // kept elements, each kept one moving its one term's bits.
+        // kept elements, each kept one a sum of one term (its bits).
         Err(PadError::InvalidView { which: Side::Output, .. }) if elem < 4 => {
             let crop: Vec<i64> = lattices.iter().map(|l| -(l.in_first as i64)).collect();
             let crop_ends = lattices.iter().zip(plan.in_shape()).map(|(l, &n)| -((n - l.in_first - l.count) as i64));
             let request = PadRequest::new(crop.into_iter().chain(crop_ends).collect()).max_output_bytes(u64::MAX);
-            let mut program =
-                Program::backward(&PadPlan::new(plan.dtype(), plan.in_shape(), &request)?, &read, grad_in, limits)?;
-            for d in &mut program.dispatches {
-                let mut p: BackParams = bytemuck::cast(d.params);
-                p.one_term_bits = 1;
-                d.params = bytemuck::cast(p);
-            }
-            Ok(program)
+            Program::backward(&PadPlan::new(plan.dtype(), plan.in_shape(), &request)?, &read, grad_in, limits)
         }
         result => result,
     }

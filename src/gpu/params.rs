@@ -160,10 +160,7 @@ uniform! {
         part_lo: u32 => "u32",
         part_hi: u32 => "u32",
         part_continues: u32 => "u32",
-        /// 1 where an element whose sum has one term takes that term's bits rather than +0.0
-        /// plus it: an interior pad's gradient, a strided slice with no sums, moves its bits
-        /// (`gpu/interior.rs`, for the 8- and 16-bit views only this kernel writes).
-        one_term_bits: u32 => "u32",
+        _pad0: u32 => "u32",
         _pad1: u32 => "u32",
         _pad2: u32 => "u32",
         _pad: [[u32; 4]; 1] => "array<vec4<u32>, 1>",

@@ -7,7 +7,7 @@ use half::{bf16, f16};
 use half::slice::HalfFloatSliceExt;
 
 use super::float8::Float8;
-use crate::adjoint::{block_len, AxisImages};
+use crate::adjoint::{block_len, ordered_sum, AxisImages};
 use crate::dtype::DataType;
 use crate::error::{PadError, Result};
 use crate::plan::PadPlan;
@@ -52,18 +52,27 @@ pub fn pad_backward(plan: &PadPlan, grad_out: &Tensor) -> Result<Tensor> {
         return Tensor::from_bytes(dtype, plan.in_shape().to_vec(), super::interior::backward(plan, width, bytes));
     }
     let out = match dtype {
-        DataType::Float32 => run::<f32>(plan, bytes, 1, 0.0, add_rows_f32),
-        DataType::Float64 => run::<f64>(plan, bytes, 1, 0.0, add_rows_f64),
-        DataType::Float16 => run::<f16>(plan, bytes, 1, f16::ZERO, add_rows_16),
-        DataType::Bfloat16 => run::<bf16>(plan, bytes, 1, bf16::ZERO, add_rows_16),
+        DataType::Float32 => run::<f32>(plan, bytes, 1, 0.0, &add_f32, &add_rows_f32),
+        DataType::Float64 => run::<f64>(plan, bytes, 1, 0.0, &add_f64, &add_rows_f64),
+        DataType::Float16 => {
+            let add = |a: f16, b: f16| f16::from_f32(add_f32(a.to_f32(), b.to_f32()));
+            run::<f16>(plan, bytes, 1, f16::ZERO, &add, &add_rows_16)
+        }
+        DataType::Bfloat16 => {
+            let add = |a: bf16, b: bf16| bf16::from_f32(add_f32(a.to_f32(), b.to_f32()));
+            run::<bf16>(plan, bytes, 1, bf16::ZERO, &add, &add_rows_16)
+        }
         // Each part alone: real, imaginary, real, … is a float array of twice the elements.
-        DataType::Complex64 => run::<f32>(plan, bytes, 2, 0.0, add_rows_f32),
-        DataType::Complex128 => run::<f64>(plan, bytes, 2, 0.0, add_rows_f64),
+        DataType::Complex64 => run::<f32>(plan, bytes, 2, 0.0, &add_f32, &add_rows_f32),
+        DataType::Complex128 => run::<f64>(plan, bytes, 2, 0.0, &add_f64, &add_rows_f64),
         _ => match Float8::new(dtype) {
             // +0 is 0x00 in every float8 type.
-            Some(f8) => run::<u8>(plan, bytes, 1, 0, |acc, terms| {
-                acc.iter_mut().zip(terms).for_each(|(a, &t)| *a = f8.add(*a, t))
-            }),
+            Some(f8) => {
+                let add = |a: u8, b: u8| f8.add(a, b);
+                let add_rows =
+                    |acc: &mut [u8], terms: &[u8]| acc.iter_mut().zip(terms).for_each(|(a, &t)| *a = add(*a, t));
+                run::<u8>(plan, bytes, 1, 0, &add, &add_rows)
+            }
             None => return Err(unsupported(dtype)),
         },
     };
@@ -124,19 +133,37 @@ fn unsupported(dtype: DataType) -> PadError {
     PadError::Unsupported { dtype: dtype.name(), reason: reason.into() }
 }
 
-/// The gradient in elements of `T`, `add_rows(acc, terms)` adding `terms` into `acc` element
-/// by element in the type's own rounding.
+/// The gradient in elements of `T`: `add` the type's own rounded addition, `add_rows(acc,
+/// terms)` the same adding `terms` into `acc` element by element.
 fn run<T: bytemuck::Pod + Send + Sync>(
     plan: &PadPlan,
     bytes: &[u8],
     parts: usize,
     zero: T,
-    add_rows: impl Fn(&mut [T], &[T]) + Sync,
+    add: &(dyn Fn(T, T) -> T + Sync),
+    add_rows: &(dyn Fn(&mut [T], &[T]) + Sync),
 ) -> Vec<u8> {
-    let grad: Vec<T> = bytes.chunks_exact(std::mem::size_of::<T>()).map(bytemuck::pod_read_unaligned).collect();
-    let mut out = vec![zero; plan.in_len() * parts];
-    Gather::new(plan, parts, zero, &add_rows).run(&grad, &mut out);
-    bytemuck::cast_slice(&out).to_vec()
+    let gather = Gather::new(plan, parts, zero, add, add_rows);
+    let grad = typed::<T>(bytes);
+    // Written in place where the allocation is aligned for T (as allocators align it).
+    let mut out = vec![0u8; plan.in_len() * parts * std::mem::size_of::<T>()];
+    match bytemuck::try_cast_slice_mut::<u8, T>(&mut out) {
+        Ok(values) => gather.run(&grad, values),
+        Err(_) => {
+            let mut values = vec![zero; plan.in_len() * parts];
+            gather.run(&grad, &mut values);
+            out.copy_from_slice(bytemuck::cast_slice(&values));
+        }
+    }
+    out
+}
+
+/// `bytes` as values of `T`: borrowed where aligned for T, else copied.
+fn typed<T: bytemuck::Pod>(bytes: &[u8]) -> std::borrow::Cow<'_, [T]> {
+    match bytemuck::try_cast_slice(bytes) {
+        Ok(values) => std::borrow::Cow::Borrowed(values),
+        Err(_) => bytes.chunks_exact(std::mem::size_of::<T>()).map(bytemuck::pod_read_unaligned).collect(),
+    }
 }
 
 /// [`add_f32`] over rows.
@@ -155,9 +182,21 @@ fn add_rows_16<H: Copy>(acc: &mut [H], terms: &[H])
 where
     [H]: HalfFloatSliceExt,
 {
-    const STRETCH: usize = 256;
-    let (mut a, mut t) = ([0f32; STRETCH], [0f32; STRETCH]);
-    for (acc, terms) in acc.chunks_mut(STRETCH).zip(terms.chunks(STRETCH)) {
+    // Short rows (a border's elements one at a time) on small buffers: a long one's would
+    // cost more to set up than the row's additions.
+    match acc.len() {
+        0..=8 => add_stretches(acc, terms, &mut [0f32; 8], &mut [0f32; 8]),
+        _ => add_stretches(acc, terms, &mut [0f32; 256], &mut [0f32; 256]),
+    }
+}
+
+/// [`add_rows_16`] a stretch of `a.len()` at a time, `a` and `t` its f32 buffers.
+fn add_stretches<H: Copy>(acc: &mut [H], terms: &[H], a: &mut [f32], t: &mut [f32])
+where
+    [H]: HalfFloatSliceExt,
+{
+    let stretch = a.len();
+    for (acc, terms) in acc.chunks_mut(stretch).zip(terms.chunks(stretch)) {
         let n = acc.len();
         acc.convert_to_f32_slice(&mut a[..n]);
         terms.convert_to_f32_slice(&mut t[..n]);
@@ -174,17 +213,47 @@ where
 struct Gather<'a, T> {
     axes: Vec<GatherAxis>,
     zero: T,
+    add: &'a (dyn Fn(T, T) -> T + Sync),
     add_rows: &'a (dyn Fn(&mut [T], &[T]) + Sync),
 }
 
 /// One axis of a [`Gather`]: its length in grad_in, the values an index spans in grad_in and
-/// in grad_out, and its indices' images (`None`: a merged run of identity axes, each index
-/// its own one image).
+/// in grad_out, its indices' images (`None`: a merged run of identity axes, each index its
+/// own one image), and its longest run of indices of one image each, consecutive (`copy`,
+/// the first's image `copy_from`): on the innermost axis, one copy.
 struct GatherAxis {
     in_len: usize,
     in_stride: usize,
     out_stride: usize,
     images: Option<AxisImages>,
+    copy: std::ops::Range<usize>,
+    copy_from: usize,
+}
+
+impl GatherAxis {
+    fn new(in_len: usize, in_stride: usize, out_stride: usize, images: Option<AxisImages>) -> GatherAxis {
+        let (mut copy, mut copy_from) = (0..0, 0);
+        if let Some(images) = &images {
+            let mut k = 0;
+            while k < in_len {
+                let &[o] = images.of(k) else {
+                    k += 1;
+                    continue;
+                };
+                let mut end = k + 1;
+                while end < in_len && images.of(end) == [o + end - k] {
+                    end += 1;
+                }
+                if end - k > copy.len() {
+                    (copy, copy_from) = (k..end, o);
+                }
+                k = end;
+            }
+        } else {
+            copy = 0..in_len;
+        }
+        GatherAxis { in_len, in_stride, out_stride, images, copy, copy_from }
+    }
 }
 
 /// One axis's rows for its sums, made once per thread: the sum so far of a block (`part`) and
@@ -195,7 +264,13 @@ struct Scratch<T> {
 }
 
 impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
-    fn new(plan: &PadPlan, parts: usize, zero: T, add_rows: &'a (dyn Fn(&mut [T], &[T]) + Sync)) -> Self {
+    fn new(
+        plan: &PadPlan,
+        parts: usize,
+        zero: T,
+        add: &'a (dyn Fn(T, T) -> T + Sync),
+        add_rows: &'a (dyn Fn(&mut [T], &[T]) + Sync),
+    ) -> Self {
         let maps = plan.axes();
         let last_touched = maps.iter().rposition(|a| !a.is_identity());
         let chunk = parts * last_touched.map_or(plan.in_len(), |d| maps[d + 1..].iter().map(|a| a.in_len).product());
@@ -204,19 +279,23 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
         for a in maps[..last_touched.map_or(0, |d| d + 1)].iter().rev() {
             let merges = a.is_identity() && axes.last().is_some_and(|inner| inner.images.is_none());
             match merges {
-                true => axes.last_mut().unwrap().in_len *= a.in_len,
-                false => axes.push(GatherAxis {
-                    in_len: a.in_len,
+                true => {
+                    let run = axes.last_mut().unwrap();
+                    run.in_len *= a.in_len;
+                    run.copy = 0..run.in_len;
+                }
+                false => axes.push(GatherAxis::new(
+                    a.in_len,
                     in_stride,
                     out_stride,
-                    images: (!a.is_identity()).then(|| AxisImages::new(a, plan.mode())),
-                }),
+                    (!a.is_identity()).then(|| AxisImages::new(a, plan.mode())),
+                )),
             }
             in_stride *= a.in_len;
             out_stride *= a.out_len;
         }
         axes.reverse();
-        Gather { axes, zero, add_rows }
+        Gather { axes, zero, add, add_rows }
     }
 
     /// grad_in (`out`, zeros) from grad_out (`grad`): the outermost axis's indices shared
@@ -264,17 +343,36 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
         let axis = &self.axes[d];
         let innermost = d + 1 == self.axes.len();
         let (Scratch { part, term }, inner) = scratch.split_first_mut().expect("a row set per axis");
-        for (k, dst) in ks.zip(dst.chunks_exact_mut(axis.in_stride)) {
-            let one = [k];
-            let images = axis.images.as_ref().map_or(&one[..], |i| i.of(k));
+        let (mut k, mut dst) = (ks.start, dst);
+        while k < ks.end {
+            // On the innermost axis a run of one term each, consecutive, is one copy (there
+            // in_stride is out_stride); elsewhere an index at a time.
+            let n = match innermost && axis.copy.contains(&k) {
+                true => axis.copy.end.min(ks.end) - k,
+                false => 1,
+            };
+            let (here, rest) = std::mem::take(&mut dst).split_at_mut(n * axis.in_stride);
+            let at = k;
+            (k, dst) = (k + n, rest);
+            if n > 1 {
+                let o = axis.copy_from + (at - axis.copy.start);
+                here.copy_from_slice(&src[o * axis.out_stride..][..here.len()]);
+                continue;
+            }
+            let one = [at];
+            let images = axis.images.as_ref().map_or(&one[..], |i| i.of(at));
             let inside = |o: usize| &src[o * axis.out_stride..][..axis.out_stride];
             match (images, innermost) {
-                ([], _) => dst.fill(self.zero),
+                ([], _) => here.fill(self.zero),
                 // One term: the gradient inside its image, bits and all.
-                (&[o], true) => dst.copy_from_slice(inside(o)),
-                (&[o], false) => self.indices(d + 1, 0..self.axes[d + 1].in_len, inside(o), dst, inner),
-                (_, true) => self.sum(images, dst, part, |o, into| (self.add_rows)(into, inside(o))),
-                (_, false) => self.sum(images, dst, part, |o, into| {
+                (&[o], true) => here.copy_from_slice(inside(o)),
+                (&[o], false) => self.indices(d + 1, 0..self.axes[d + 1].in_len, inside(o), here, inner),
+                // Rows of one value (a border's elements on the last axis): added one by one.
+                (_, true) if axis.in_stride == 1 => {
+                    here[0] = ordered_sum(images.iter().map(|&o| src[o]), images.len(), self.zero, self.add)
+                }
+                (_, true) => self.sum(images, here, part, |o, into| (self.add_rows)(into, inside(o))),
+                (_, false) => self.sum(images, here, part, |o, into| {
                     self.indices(d + 1, 0..self.axes[d + 1].in_len, inside(o), term, inner);
                     (self.add_rows)(into, term);
                 }),
@@ -561,6 +659,22 @@ mod tests {
             ran += 1;
         }
         assert!(ran > 300 && blocks > 20, "{ran} plans, {blocks} with sums in blocks");
+    }
+
+    /// Each axis's run of one-term indices copied at once: the longest, its first image.
+    #[test]
+    fn an_axis_copies_its_longest_run_of_one_term_indices() {
+        let run = |shape: &[usize], pads: &[i64], mode: Mode| {
+            let p = plan(DataType::Float32, shape, pads, mode);
+            let a = &p.axes()[0];
+            let axis = GatherAxis::new(a.in_len, 1, 1, Some(AxisImages::new(a, mode)));
+            (axis.copy, axis.copy_from)
+        };
+        assert_eq!(run(&[5], &[2, 3], Mode::Constant), (0..5, 2));
+        assert_eq!(run(&[6], &[1, 1], Mode::Edge), (1..5, 2));
+        assert_eq!(run(&[7], &[-1, 1], Mode::Edge), (1..6, 0), "cropped before, the last index summed");
+        assert_eq!(run(&[8], &[0, 1], Mode::Reflect), (0..6, 0), "index 6 summed (its own and the pad's)");
+        assert_eq!(run(&[6], &[2, 1], Mode::Reflect), (0..1, 2), "0 | 1 2 summed | 3 | 4 summed | 5");
     }
 
     /// A large grad_in is shared among threads by its outermost axis: the same bits as on one.

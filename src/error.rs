@@ -314,7 +314,7 @@ pub type Result<T, E = PadError> = std::result::Result<T, E>;
 impl std::str::FromStr for crate::DataType {
     type Err = PadError;
     /// Parses a type name or alias (`DataType::from_name`).
-    fn from_str(s: &str) -> Result<crate::DataType> {
+    fn from_str(s: &str) -> std::result::Result<Self, PadError> {
         crate::DataType::from_name(s).ok_or_else(|| PadError::UnknownDataType { name: s.to_string() })
     }
 }

@@ -74,31 +74,32 @@ pub(crate) struct AxisImages {
 }
 
 impl AxisImages {
-    /// The images of every index of `axis` (two allocations, whatever its length).
+    /// The images of every index of `axis` (two allocations, whatever its length). Only the
+    /// pads' positions go through the mode's rule; a kept position is its index's last image.
     pub(crate) fn new(axis: &AxisMap, mode: Mode) -> AxisImages {
-        let sources: Vec<Option<usize>> = (0..axis.out_len).map(|o| axis.source(mode, o)).collect();
+        let kept_end = axis.pad_before + axis.kept;
+        // The pads' positions ascending (before, then after): each index's pad images in order.
+        let pads =
+            || (0..axis.pad_before).chain(kept_end..axis.out_len).filter_map(|o| Some((o, axis.source(mode, o)?)));
         let mut starts = vec![0usize; axis.in_len + 1];
-        for k in sources.iter().flatten() {
+        for (_, k) in pads() {
+            starts[k + 1] += 1;
+        }
+        for k in axis.crop_start..axis.crop_start + axis.kept {
             starts[k + 1] += 1;
         }
         for k in 0..axis.in_len {
             starts[k + 1] += starts[k];
         }
-        // Each index's images in ascending order (a counting sort of the positions by source).
         let mut list = vec![0usize; starts[axis.in_len]];
         let mut next = starts.clone();
-        for (o, k) in sources.iter().enumerate() {
-            if let Some(k) = *k {
-                list[next[k]] = o;
-                next[k] += 1;
-            }
+        for (o, k) in pads() {
+            list[next[k]] = o;
+            next[k] += 1;
         }
-        // The kept position moves to the end: the pads' gradients are added first.
-        for k in axis.crop_start..axis.crop_start + axis.kept {
-            let own = &mut list[starts[k]..starts[k + 1]];
-            let kept = axis.pad_before + k - axis.crop_start;
-            let at = own.iter().position(|&o| o == kept).expect("a kept index reads its own position");
-            own[at..].rotate_left(1);
+        // The kept position last: the pads' gradients are added first.
+        for (o, k) in (axis.pad_before..kept_end).zip(axis.crop_start..) {
+            list[next[k]] = o;
         }
         AxisImages { starts, list }
     }
@@ -113,7 +114,62 @@ impl AxisImages {
 /// axis), in the order their gradients are summed: the pad before, ascending; the pad after,
 /// ascending; the kept position last. Empty where `k` is cropped away.
 pub fn images(axis: &AxisMap, mode: Mode, k: usize) -> Vec<usize> {
-    AxisImages::new(axis, mode).of(k).to_vec()
+    let kept_end = axis.pad_before + axis.kept;
+    let pads = (0..axis.pad_before).chain(kept_end..axis.out_len).filter(|&o| axis.source(mode, o) == Some(k));
+    let kept =
+        (axis.crop_start..axis.crop_start + axis.kept).contains(&k).then(|| axis.pad_before + k - axis.crop_start);
+    pads.chain(kept).collect()
+}
+
+/// The longest run of kept indices of `axis` (counted from its first kept one) with one image
+/// each (their kept position): most of a gradient, a slice of the output's gradient. Found from
+/// the few ranges of kept indices the pads read, whatever the axis's length.
+pub(crate) fn one_image_run(axis: &AxisMap, mode: Mode) -> std::ops::Range<usize> {
+    let (n, p, q) = (axis.kept as u64, axis.pad_before as u64, axis.pad_after as u64);
+    // The kept indices the pads read, as ranges [a, b) that may overlap.
+    let mut read = Vec::with_capacity(8);
+    match mode {
+        Mode::Constant => {}
+        Mode::Edge => {
+            read.extend((p > 0).then_some((0, 1)));
+            read.extend((q > 0).then_some((n.saturating_sub(1), n)));
+        }
+        Mode::Reflect | Mode::Wrap | Mode::Symmetric => {
+            let period = mode.period(n);
+            // Each pad's offsets from the first kept position: its residues in the period are
+            // at most two runs; those past `n` read the mirror image (reflect, symmetric).
+            for (first, len) in [(-(p as i128), p), (n as i128, q)] {
+                if len >= period {
+                    read.push((0, n));
+                    continue;
+                }
+                let r = first.rem_euclid(period as i128) as u64;
+                let wrapped = (r + len > period).then(|| (0, r + len - period));
+                for (a, b) in std::iter::once((r, (r + len).min(period))).chain(wrapped) {
+                    if a < n {
+                        read.push((a, b.min(n)));
+                    }
+                    if b > n {
+                        let mirror = |t: u64| match mode {
+                            Mode::Reflect => period - t,
+                            Mode::Symmetric => period - 1 - t,
+                            Mode::Wrap | Mode::Constant | Mode::Edge => unreachable!("a wrap's period is n"),
+                        };
+                        read.push((mirror(b - 1), mirror(a.max(n)) + 1));
+                    }
+                }
+            }
+        }
+    }
+    read.sort_unstable();
+    let (mut best, mut at) = (0..0, 0);
+    for (a, b) in read.into_iter().chain([(n, n)]) {
+        if a > at && a - at > best.end - best.start {
+            best = at..a;
+        }
+        at = at.max(b);
+    }
+    best.start as usize..best.end as usize
 }
 
 /// The output coordinates of `axis` that read any of the input indices `range` (of the whole
@@ -187,13 +243,16 @@ mod tests {
 
     /// Every axis's images are exactly the output coordinates whose source is the index, in
     /// the documented order: pad before ascending, pad after ascending, the kept one last;
-    /// every mode, crops, pads of many periods, axes of one element.
+    /// every mode, crops, pads of many periods, axes of one element. The axis's table
+    /// ([`AxisImages`], what the CPU gradient reads) is the same lists.
     #[test]
     fn images_are_the_sources_inverse_in_the_documented_order() {
         each_small_axis(|mode, n, (b, e), axis| {
             let mut seen = vec![0; axis.out_len];
+            let table = AxisImages::new(&axis, mode);
             for k in 0..n {
                 let got = images(&axis, mode, k);
+                assert_eq!(table.of(k), got, "{mode} n={n} pads ({b},{e}): the table's images of {k}");
                 for &o in &got {
                     assert_eq!(axis.source(mode, o), Some(k), "{mode} n={n} pads ({b},{e}): {o} is not {k}'s");
                     seen[o] += 1;
@@ -214,6 +273,31 @@ mod tests {
                 assert_eq!(count, want, "{mode} n={n} pads ({b},{e}): output {o}");
             }
         });
+    }
+
+    /// The run of one-image indices is the longest run of indices with one image each, every
+    /// mode, crops, pads of many periods.
+    #[test]
+    fn the_one_image_run_is_the_longest() {
+        let check = |mode: Mode, n: usize, (b, e): (i64, i64), axis: AxisMap| {
+            let table = AxisImages::new(&axis, mode);
+            let ones: Vec<bool> = (0..axis.kept).map(|j| table.of(axis.crop_start + j).len() == 1).collect();
+            let run = one_image_run(&axis, mode);
+            let what = format!("{mode} n={n} pads ({b},{e}): {run:?} of {ones:?}");
+            assert!(run.end <= axis.kept && ones[run.clone()].iter().all(|&one| one), "{what}");
+            let longest = ones.split(|&one| !one).map(<[bool]>::len).max().unwrap_or(0);
+            assert_eq!(run.len(), longest, "{what}");
+        };
+        each_small_axis(check);
+        for (mode, n, b, e) in Mode::ALL
+            .into_iter()
+            .flat_map(|m| (1..10).map(move |n| (m, n)))
+            .flat_map(|(m, n)| (0..22).flat_map(move |b| (0..22).map(move |e| (m, n, b, e))))
+        {
+            if let Ok(plan) = PadPlan::new(DataType::Float32, &[n], &PadRequest::new(vec![b, e]).mode(mode)) {
+                check(mode, n, (b, e), plan.axes()[0]);
+            }
+        }
     }
 
     /// A range's hull is the least and one past the greatest of its indices' images, every

@@ -1,13 +1,13 @@
 //! The pad's gradient on the CPU: [`pad_backward`], axis by axis in the order
 //! [`crate::adjoint`] documents (the last axis first, each input index's images summed by
-//! [`ordered_sum`]), a gather: each input element's sums are its own, with no scatter.
+//! [`ordered_sum`](crate::adjoint::ordered_sum)), a gather: each input element's sums are its own, with no scatter.
 
 use half::{bf16, f16};
 
 use half::slice::HalfFloatSliceExt;
 
 use super::float8::Float8;
-use crate::adjoint::{block_len, ordered_sum, AxisImages};
+use crate::adjoint::{block_len, AxisImages};
 use crate::dtype::DataType;
 use crate::error::{PadError, Result};
 use crate::plan::PadPlan;
@@ -52,26 +52,20 @@ pub fn pad_backward(plan: &PadPlan, grad_out: &Tensor) -> Result<Tensor> {
         return Tensor::from_bytes(dtype, plan.in_shape().to_vec(), super::interior::backward(plan, width, bytes));
     }
     let out = match dtype {
-        DataType::Float32 => run::<f32>(plan, bytes, 1, 0.0, &add_f32, &add_rows_f32),
-        DataType::Float64 => run::<f64>(plan, bytes, 1, 0.0, &add_f64, &add_rows_f64),
-        DataType::Float16 => {
-            let add = |a: f16, b: f16| f16::from_f32(add_f32(a.to_f32(), b.to_f32()));
-            run::<f16>(plan, bytes, 1, f16::ZERO, &add, &add_rows_16)
-        }
-        DataType::Bfloat16 => {
-            let add = |a: bf16, b: bf16| bf16::from_f32(add_f32(a.to_f32(), b.to_f32()));
-            run::<bf16>(plan, bytes, 1, bf16::ZERO, &add, &add_rows_16)
-        }
+        DataType::Float32 => run::<f32>(plan, bytes, 1, 0.0, &add_rows_f32),
+        DataType::Float64 => run::<f64>(plan, bytes, 1, 0.0, &add_rows_f64),
+        DataType::Float16 => run::<f16>(plan, bytes, 1, f16::ZERO, &add_rows_16),
+        DataType::Bfloat16 => run::<bf16>(plan, bytes, 1, bf16::ZERO, &add_rows_16),
         // Each part alone: real, imaginary, real, … is a float array of twice the elements.
-        DataType::Complex64 => run::<f32>(plan, bytes, 2, 0.0, &add_f32, &add_rows_f32),
-        DataType::Complex128 => run::<f64>(plan, bytes, 2, 0.0, &add_f64, &add_rows_f64),
+        DataType::Complex64 => run::<f32>(plan, bytes, 2, 0.0, &add_rows_f32),
+        DataType::Complex128 => run::<f64>(plan, bytes, 2, 0.0, &add_rows_f64),
         _ => match Float8::new(dtype) {
             // +0 is 0x00 in every float8 type.
             Some(f8) => {
                 let add = |a: u8, b: u8| f8.add(a, b);
                 let add_rows =
                     |acc: &mut [u8], terms: &[u8]| acc.iter_mut().zip(terms).for_each(|(a, &t)| *a = add(*a, t));
-                run::<u8>(plan, bytes, 1, 0, &add, &add_rows)
+                run::<u8>(plan, bytes, 1, 0, &add_rows)
             }
             None => return Err(unsupported(dtype)),
         },
@@ -133,17 +127,16 @@ fn unsupported(dtype: DataType) -> PadError {
     PadError::Unsupported { dtype: dtype.name(), reason: reason.into() }
 }
 
-/// The gradient in elements of `T`: `add` the type's own rounded addition, `add_rows(acc,
-/// terms)` the same adding `terms` into `acc` element by element.
+/// The gradient in elements of `T`: `add_rows(acc, terms)` adds `terms` into `acc` element by
+/// element, each the type's own rounded addition.
 fn run<T: bytemuck::Pod + Send + Sync>(
     plan: &PadPlan,
     bytes: &[u8],
     parts: usize,
     zero: T,
-    add: &(dyn Fn(T, T) -> T + Sync),
     add_rows: &(dyn Fn(&mut [T], &[T]) + Sync),
 ) -> Vec<u8> {
-    let gather = Gather::new(plan, parts, zero, add, add_rows);
+    let gather = Gather::new(plan, parts, zero, add_rows);
     let grad = typed::<T>(bytes);
     // Written in place where the allocation is aligned for T (as allocators align it).
     let mut out = vec![0u8; plan.in_len() * parts * std::mem::size_of::<T>()];
@@ -213,14 +206,13 @@ where
 struct Gather<'a, T> {
     axes: Vec<GatherAxis>,
     zero: T,
-    add: &'a (dyn Fn(T, T) -> T + Sync),
     add_rows: &'a (dyn Fn(&mut [T], &[T]) + Sync),
 }
 
 /// One axis of a [`Gather`]: its length in grad_in, the values an index spans in grad_in and
 /// in grad_out, its indices' images (`None`: a merged run of identity axes, each index its
-/// own one image), and its longest run of indices of one image each, consecutive (`copy`,
-/// the first's image `copy_from`): on the innermost axis, one copy.
+/// own one image), its longest run of indices of one image each, consecutive (`copy`,
+/// the first's image `copy_from`): on the innermost axis, one copy; and its [`Strip`]s.
 struct GatherAxis {
     in_len: usize,
     in_stride: usize,
@@ -228,6 +220,51 @@ struct GatherAxis {
     images: Option<AxisImages>,
     copy: std::ops::Range<usize>,
     copy_from: usize,
+    strips: Vec<Strip>,
+}
+
+/// Consecutive indices `ks` of an axis with as many images each (several), the t-th image of
+/// index `ks.start + i` at `first[t] + i` (`ascends[t]`) or `first[t] - i`: where the axis is
+/// the innermost with elements of one value, their sums are rows, a reflection's read
+/// backwards.
+struct Strip {
+    ks: std::ops::Range<usize>,
+    first: Vec<usize>,
+    ascends: Vec<bool>,
+}
+
+impl Strip {
+    /// The strips of the indices with several images, in order.
+    fn all(images: &AxisImages, in_len: usize) -> Vec<Strip> {
+        let mut strips: Vec<Strip> = Vec::new();
+        for k in 0..in_len {
+            let here = images.of(k);
+            if here.len() < 2 {
+                continue;
+            }
+            if let Some(strip) = strips.last_mut().filter(|s| s.ks.end == k && s.first.len() == here.len()) {
+                let i = k - strip.ks.start;
+                let fits = |t: usize, o: usize| match strip.ascends[t] {
+                    true => o == strip.first[t] + i,
+                    false => strip.first[t].checked_sub(i) == Some(o),
+                };
+                if i == 1 {
+                    // The second index sets each image's direction.
+                    let ascends: Vec<bool> = here.iter().zip(&strip.first).map(|(&o, &f)| o == f + 1).collect();
+                    if here.iter().zip(&strip.first).zip(&ascends).all(|((&o, &f), &up)| up || o + 1 == f) {
+                        strip.ascends = ascends;
+                        strip.ks.end += 1;
+                        continue;
+                    }
+                } else if here.iter().enumerate().all(|(t, &o)| fits(t, o)) {
+                    strip.ks.end += 1;
+                    continue;
+                }
+            }
+            strips.push(Strip { ks: k..k + 1, first: here.to_vec(), ascends: vec![true; here.len()] });
+        }
+        strips
+    }
 }
 
 impl GatherAxis {
@@ -252,7 +289,8 @@ impl GatherAxis {
         } else {
             copy = 0..in_len;
         }
-        GatherAxis { in_len, in_stride, out_stride, images, copy, copy_from }
+        let strips = images.as_ref().map_or_else(Vec::new, |images| Strip::all(images, in_len));
+        GatherAxis { in_len, in_stride, out_stride, images, copy, copy_from, strips }
     }
 }
 
@@ -264,13 +302,7 @@ struct Scratch<T> {
 }
 
 impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
-    fn new(
-        plan: &PadPlan,
-        parts: usize,
-        zero: T,
-        add: &'a (dyn Fn(T, T) -> T + Sync),
-        add_rows: &'a (dyn Fn(&mut [T], &[T]) + Sync),
-    ) -> Self {
+    fn new(plan: &PadPlan, parts: usize, zero: T, add_rows: &'a (dyn Fn(&mut [T], &[T]) + Sync)) -> Self {
         let maps = plan.axes();
         let last_touched = maps.iter().rposition(|a| !a.is_identity());
         let chunk = parts * last_touched.map_or(plan.in_len(), |d| maps[d + 1..].iter().map(|a| a.in_len).product());
@@ -295,7 +327,7 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
             out_stride *= a.out_len;
         }
         axes.reverse();
-        Gather { axes, zero, add, add_rows }
+        Gather { axes, zero, add_rows }
     }
 
     /// grad_in (`out`, zeros) from grad_out (`grad`): the outermost axis's indices shared
@@ -325,14 +357,18 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
         }
     }
 
-    /// Rows for the sums of every axis that has any.
+    /// Rows for the sums of every axis that has any: an index's span; on the innermost axis
+    /// with elements of one value, its strips' (the axis's length).
     fn scratch(&self) -> Vec<Scratch<T>> {
+        let last = self.axes.len() - 1;
         self.axes
             .iter()
-            .map(|a| {
+            .enumerate()
+            .map(|(d, a)| {
                 let sums = a.images.is_some();
+                let len = if d == last && a.in_stride == 1 { a.in_len } else { a.in_stride };
                 let row = |len: usize| if sums { vec![self.zero; len] } else { Vec::new() };
-                Scratch { part: row(a.in_stride), term: row(a.in_stride) }
+                Scratch { part: row(len), term: row(len) }
             })
             .collect()
     }
@@ -344,7 +380,26 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
         let innermost = d + 1 == self.axes.len();
         let (Scratch { part, term }, inner) = scratch.split_first_mut().expect("a row set per axis");
         let (mut k, mut dst) = (ks.start, dst);
+        let rows_of_one = innermost && axis.in_stride == 1;
+        let mut strips = axis.strips.iter().peekable();
         while k < ks.end {
+            // On the innermost axis with elements of one value, a strip's sums as rows.
+            while strips.next_if(|s| s.ks.end <= k).is_some() {}
+            if let Some(strip) = strips.peek().filter(|s| rows_of_one && s.ks.contains(&k)) {
+                let (i, n) = (k - strip.ks.start, strip.ks.end.min(ks.end) - k);
+                let (here, rest) = std::mem::take(&mut dst).split_at_mut(n);
+                (k, dst) = (k + n, rest);
+                let reversed = &mut term[..n];
+                self.sum(strip.first.len(), here, &mut part[..n], |t, into| match strip.ascends[t] {
+                    true => (self.add_rows)(into, &src[strip.first[t] + i..][..n]),
+                    false => {
+                        let last = strip.first[t] - i;
+                        reversed.iter_mut().zip(src[last + 1 - n..=last].iter().rev()).for_each(|(r, &v)| *r = v);
+                        (self.add_rows)(into, reversed);
+                    }
+                });
+                continue;
+            }
             // On the innermost axis a run of one term each, consecutive, is one copy (there
             // in_stride is out_stride); elsewhere an index at a time.
             let n = match innermost && axis.copy.contains(&k) {
@@ -367,32 +422,28 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
                 // One term: the gradient inside its image, bits and all.
                 (&[o], true) => here.copy_from_slice(inside(o)),
                 (&[o], false) => self.indices(d + 1, 0..self.axes[d + 1].in_len, inside(o), here, inner),
-                // Rows of one value (a border's elements on the last axis): added one by one.
-                (_, true) if axis.in_stride == 1 => {
-                    here[0] = ordered_sum(images.iter().map(|&o| src[o]), images.len(), self.zero, self.add)
-                }
-                (_, true) => self.sum(images, here, part, |o, into| (self.add_rows)(into, inside(o))),
-                (_, false) => self.sum(images, here, part, |o, into| {
-                    self.indices(d + 1, 0..self.axes[d + 1].in_len, inside(o), term, inner);
+                (_, true) => self.sum(images.len(), here, part, |t, into| (self.add_rows)(into, inside(images[t]))),
+                (_, false) => self.sum(images.len(), here, part, |t, into| {
+                    self.indices(d + 1, 0..self.axes[d + 1].in_len, inside(images[t]), term, inner);
                     (self.add_rows)(into, term);
                 }),
             }
         }
     }
 
-    /// The sum of several terms in the documented order ([`crate::adjoint::ordered_sum`], row
+    /// The sum of `terms` terms in the documented order ([`crate::adjoint::ordered_sum`], row
     /// by row): from zero, a long one in blocks (each from zero into `part`, then added into
-    /// `acc`). `add_term(o, into)` adds image `o`'s term into `into`.
-    fn sum(&self, images: &[usize], acc: &mut [T], part: &mut [T], mut add_term: impl FnMut(usize, &mut [T])) {
+    /// `acc`). `add_term(t, into)` adds the t-th term into `into`.
+    fn sum(&self, terms: usize, acc: &mut [T], part: &mut [T], mut add_term: impl FnMut(usize, &mut [T])) {
         acc.fill(self.zero);
-        let block = block_len(images.len());
-        if images.len() <= block {
-            images.iter().for_each(|&o| add_term(o, acc));
+        let block = block_len(terms);
+        if terms <= block {
+            (0..terms).for_each(|t| add_term(t, acc));
             return;
         }
-        for block in images.chunks(block) {
+        for start in (0..terms).step_by(block) {
             part.fill(self.zero);
-            block.iter().for_each(|&o| add_term(o, part));
+            (start..(start + block).min(terms)).for_each(|t| add_term(t, part));
             (self.add_rows)(acc, part);
         }
     }
@@ -680,6 +731,7 @@ mod tests {
     /// A large grad_in is shared among threads by its outermost axis: the same bits as on one.
     #[test]
     fn a_large_gradient_is_shared_among_threads_with_the_same_bits() {
+        use crate::adjoint::ordered_sum;
         use crate::threads::{PARTS_SHARED, THREADS_HERE};
         let p = plan(DataType::Float32, &[66, 130, 124], &[1, 0, 2, -2, 2, 0], Mode::Reflect);
         assert!(p.in_len() * 4 >= crate::threads::PARALLEL_MIN_BYTES);
@@ -687,17 +739,38 @@ mod tests {
         let g: Vec<f32> =
             (0..p.out_len()).map(|_| (next(2001) as f32 - 1000.0) * 2f32.powi(next(30) as i32 - 15)).collect();
         let grad = Tensor::from_slice(DataType::Float32, p.out_shape().to_vec(), &g).unwrap();
-        let on = |threads: usize| {
+        let on = |p: &PadPlan, grad: &Tensor, threads: usize| {
             THREADS_HERE.set(Some(threads));
             PARTS_SHARED.set(0);
-            let got = pad_backward(&p, &grad).unwrap();
+            let got = pad_backward(p, grad).unwrap();
             let parts = PARTS_SHARED.get();
             THREADS_HERE.set(None);
             (got, parts)
         };
-        let ((one, parts_one), (four, parts_four)) = (on(1), on(4));
+        let ((one, parts_one), (four, parts_four)) = (on(&p, &grad, 1), on(&p, &grad, 4));
         assert_eq!((parts_one, parts_four), (0, 4));
         assert_eq!(one.bytes(), four.bytes());
+        // One axis wrapped by its length a side and more (two to four images an index) or
+        // reflected by a half and a third of it (one or two, read backwards): strips of
+        // sums, each thread's part starting inside one; against the documented nest.
+        let n = crate::threads::PARALLEL_MIN_BYTES / 4 + 3;
+        for (pads, mode) in [([n as i64 - 1, n as i64 + 5], Mode::Wrap), ([n as i64 / 2, n as i64 / 3], Mode::Reflect)]
+        {
+            let p = plan(DataType::Float32, &[n], &pads, mode);
+            let g: Vec<f32> =
+                (0..p.out_len()).map(|_| (next(2001) as f32 - 1000.0) * 2f32.powi(next(30) as i32 - 15)).collect();
+            let grad = Tensor::from_slice(DataType::Float32, p.out_shape().to_vec(), &g).unwrap();
+            let table = AxisImages::new(&p.axes()[0], mode);
+            let sum = |k: usize| ordered_sum(table.of(k).iter().map(|&o| g[o]), table.of(k).len(), 0.0, add_f32);
+            let want: Vec<u32> = (0..n).map(|k| sum(k).to_bits()).collect();
+            let ((one, _), (four, parts_four)) = (on(&p, &grad, 1), on(&p, &grad, 4));
+            assert_eq!(parts_four, 4);
+            for got in [one, four] {
+                let got = got.as_slice::<f32>().unwrap().iter().map(|x| x.to_bits());
+                let wrong = got.zip(&want).position(|(a, &b)| a != b);
+                assert_eq!(wrong, None, "{mode}: the first index off the nest");
+            }
+        }
     }
 
     /// The one NaN rule, hand-worked: the first NaN in the sums' order, quieted; a NaN the

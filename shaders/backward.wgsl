@@ -8,11 +8,12 @@
 // BackParams, its axes outermost first. The mode's `list` (appended after this file) says, for
 // kept index j of axis d, where its images are.
 //
-// SPLIT (a pipeline constant): a workgroup an element, the sum over its axis P.split_axis spread
-// over the lanes, in blocks (past BLOCK terms) or term by term (the nests inside each term
-// long: an edge pad of 100 on two axes), the blocks' sums then added in order (a sum of up to
-// BLOCK terms is the same bits added from +0.0 one by one or as blocks of one); else a lane an
-// element, every sum in order on it.
+// SPLIT (a pipeline constant): a workgroup for the elements whose sum over axis P.split_axis
+// has several terms, spread over its lanes, in blocks (past BLOCK terms) or term by term (the
+// nests inside each term long: an edge pad of 100 on two axes), the blocks' sums then added in
+// order (a sum of up to BLOCK terms is the same bits added from +0.0 one by one or as blocks of
+// one); every other element a lane, every sum in order on it. A workgroup takes WORKGROUP
+// elements either way.
 
 // An axis's images of one kept index, ascending: the a-th is residue s0 or s1 (a % c) plus
 // (a / c) periods; `count` of them, the kept one the `kept_at`-th.
@@ -312,6 +313,11 @@ fn element(e: u32) -> vec4<u32> {
         if (j >= a.kept) {
             return vec4<u32>(0u, dst_at, 1u, 0u);
         }
+        if (j - a.one_lo < a.one_hi - a.one_lo && d != P.part_axis) {
+            // One image, its kept position: most elements, no list to find.
+            fixed += (a.pad_before + j) * a.out_stride;
+            continue;
+        }
         var l = list(d, j);
         one_term = one_term && l.count == 1u;
         if (d == P.part_axis) {
@@ -342,9 +348,46 @@ fn main(
 ) {
     grid_z = gid.z;
     if (SPLIT) {
-        element_on_workgroup(wid.x + wid.y * nwg.x, lid);
+        elements_of_workgroup(wid.x + wid.y * nwg.x, lid);
     } else {
         element_on_lane(gid.x + gid.y * nwg.x * WORKGROUP);
+    }
+}
+
+// SPLIT: the workgroup's elements whose split axis has several images here, queued (their
+// order does not matter: each one's sum is the same bits whoever takes it).
+var<workgroup> queue: array<u32, WORKGROUP>;
+var<workgroup> queued: atomic<u32>;
+var<workgroup> queue_len: u32;
+
+// SPLIT: a workgroup takes WORKGROUP elements, as a lane each where the split axis has one
+// image (most of them: no long sum), then the queued ones one after another, all lanes on each.
+fn elements_of_workgroup(w: u32, lid: u32) {
+    if (lid == 0u) {
+        atomicStore(&queued, 0u);
+    }
+    workgroupBarrier();
+    own_element(w * WORKGROUP + lid);
+    workgroupBarrier();
+    if (lid == 0u) {
+        queue_len = atomicLoad(&queued);
+    }
+    let n = workgroupUniformLoad(&queue_len);
+    for (var i = 0u; i < n; i++) {
+        element_on_workgroup(workgroupUniformLoad(&queue[i]), lid);
+    }
+}
+
+// SPLIT: this lane's element, on the lane where its split axis has one image, else queued.
+fn own_element(e: u32) {
+    if (e >= P.count) {
+        return;
+    }
+    let at = element(e);
+    if (split_level() == levels) {
+        finish_on_lane(at);
+    } else {
+        queue[atomicAdd(&queued, 1u)] = e;
     }
 }
 
@@ -353,7 +396,11 @@ fn element_on_lane(e: u32) {
     if (e >= P.count) {
         return;
     }
-    let at = element(e);
+    finish_on_lane(element(e));
+}
+
+// The element whose `element` is `at`, on this lane.
+fn finish_on_lane(at: vec4<u32>) {
     if (at.z == 0u || (at.w == 1u && one_term)) {
         // A sum of one term (in the part that holds it): the element is its one image, bits
         // and all.

@@ -168,9 +168,13 @@ mod tests {
         assert_eq!((d.workgroups(), d.input(), d.output()), ([1, 1, 1], Some((0, o)), (0, i)));
         assert!(p.wgsl().contains("fn below("), "wrap's list");
         assert!(p.wgsl().contains("const SPLIT: bool = false;"), "short sums: a lane an element");
+        // The kept indices of one image each, whose lists the shader skips (pads [1, 3] and
+        // [2, 4]): row 3 (the pads read row 4, then 0-2), column 4 (columns 5-6, then 0-3).
+        let axes = bytemuck::cast::<_, BackParams>(d.params).axes;
+        assert_eq!([(axes[0].one_lo, axes[0].one_hi), (axes[1].one_lo, axes[1].one_hi)], [(3, 4), (4, 5)]);
         // A 2-element axis wrapped by 30,000 a side: 30,001 images an element (60,002
         // positions, half of them each's), past 64 blocks of 256: 64 blocks of 469 on a
-        // workgroup's lanes; a workgroup an element.
+        // workgroup's lanes; a workgroup takes 64 elements (the long sums one after another).
         let wide =
             PadPlan::new(DataType::Float32, &[2], &PadRequest::new(vec![30000, 30000]).mode(Mode::Wrap)).unwrap();
         let (wi, wo) = wide.byte_sizes().unwrap();
@@ -179,7 +183,7 @@ mod tests {
         assert_eq!(crate::adjoint::images(&wide.axes()[0], Mode::Wrap, 0).len(), 30001);
         assert_eq!(crate::adjoint::block_len(30001), 469);
         assert!(p.wgsl().contains("const SPLIT: bool = true;"));
-        assert_eq!(p.dispatches()[0].workgroups(), [2, 1, 1]);
+        assert_eq!(p.dispatches()[0].workgroups(), [1, 1, 1]);
         // Edge pads of 100 on two axes: a corner sums 101 x 101 terms, past a lane's bound,
         // no axis past a block: the outer axis's 101 terms go to the lanes (303 terms a lane,
         // where splitting the inner one would leave 10,403).
@@ -189,7 +193,7 @@ mod tests {
         let (ci, co) = corners.byte_sizes().unwrap();
         let p = Program::backward(&corners, &BufferView::dense(0, co), &BufferView::dense(0, ci), &limits).unwrap();
         assert!(p.wgsl().contains("const SPLIT: bool = true;"));
-        assert_eq!(p.dispatches()[0].workgroups(), [6, 1, 1]);
+        assert_eq!(p.dispatches()[0].workgroups(), [1, 1, 1]);
         let split_axis = bytemuck::cast::<_, BackParams>(p.dispatches()[0].params).split_axis;
         assert_eq!(split_axis, 0);
         assert_eq!((split_lane_terms(&[101, 101], 0), split_lane_terms(&[101, 101], 1)), (303, 10403));
@@ -208,7 +212,10 @@ mod tests {
         let h = Program::backward(&halves, &BufferView::dense(0, ho), &BufferView::dense(0, hi), &limits).unwrap();
         assert_eq!((h.dispatches()[0].output(), h.dispatches()[0].input()), ((0, 56), Some((0, 208))));
         assert!(h.wgsl().contains("array<atomic<u32>>") && h.wgsl().contains("0x17fffu"), "bfloat16's rounding");
-        assert!(!h.wgsl().contains("0x2fffu") && !p.wgsl().contains("atomic"), "float16's, and float32's plain stores");
+        assert!(
+            !h.wgsl().contains("0x2fffu") && !p.wgsl().contains("array<atomic<u32>>"),
+            "float16's, and float32's plain stores"
+        );
         let doubles = PadPlan::new(DataType::Float64, &[5], &PadRequest::new(vec![1, 1])).unwrap();
         let e = Program::backward(&doubles, &BufferView::dense(0, 56), &BufferView::dense(0, 40), &limits).unwrap_err();
         assert!(e.to_string().contains("cpu::pad_backward takes float64"), "{e}");

@@ -41,7 +41,6 @@ pub(super) struct Part {
 pub(super) struct Whole {
     pub(super) key: PipelineKey,
     pub(super) params: BackParams,
-    pub(super) split: bool,
     pub(super) elem: u64,
     pub(super) out_strides: Vec<u64>,
     pub(super) in_strides: Vec<u64>,
@@ -117,6 +116,7 @@ impl Whole {
                         ),
                     ));
                 }
+                let one = crate::adjoint::one_image_run(a, plan.mode());
                 let (in_magic, in_shift) = magic_divisor(a.in_len.max(1) as u32);
                 let (period_magic, period_shift) = magic_divisor(period as u32);
                 p.axes[d] = BackAxis {
@@ -133,11 +133,13 @@ impl Whole {
                     out_stride: out_strides[d] as u32,
                     in_stride: in_strides[d] as u32,
                     touched: u32::from(!a.is_identity()),
+                    one_lo: one.start as u32,
+                    one_hi: one.end as u32,
                     ..BackAxis::default()
                 };
             }
         }
-        Ok(Whole { key, params: p, split, elem, out_strides, in_strides, out_span, in_span, part: None })
+        Ok(Whole { key, params: p, elem, out_strides, in_strides, out_span, in_span, part: None })
     }
 
     /// The program of `dispatches`.
@@ -165,8 +167,9 @@ impl Whole {
         Ok(program)
     }
 
-    /// The dispatch of uniform `p` (its elements, `p.count`): a lane an element, or a
-    /// workgroup an element where its sums are split.
+    /// The dispatch of uniform `p` (its elements, `p.count`): a workgroup takes
+    /// `WORKGROUP` elements, a lane each (where its sums are split, those with a long sum
+    /// one after another on all its lanes).
     pub(super) fn dispatch(
         &self,
         p: BackParams,
@@ -175,7 +178,7 @@ impl Whole {
         limits: &DeviceLimits,
     ) -> Result<Dispatch> {
         let count = p.count as u64;
-        let groups = if self.split { count } else { count.div_ceil(crate::gpu::params::WORKGROUP as u64) };
+        let groups = count.div_ceil(crate::gpu::params::WORKGROUP as u64);
         let workgroups = grid(groups, limits, count, "elements")?;
         Ok(Dispatch { params: bytemuck::cast(p), workgroups, input, output })
     }

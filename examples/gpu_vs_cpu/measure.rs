@@ -273,7 +273,7 @@ pub fn bytes_moved(plan: &PadPlan) -> u64 {
 }
 
 /// Where each GPU figure's time goes in one repetition, in the record's order.
-const GPU_FIGURES: [&str; 8] = [
+const GPU_FIGURES: [&str; 9] = [
     "gpu_kernel",
     "gpu_kernel_wall",
     "gpu_copy",
@@ -282,7 +282,12 @@ const GPU_FIGURES: [&str; 8] = [
     "gpu_kernel_batch",
     "gpu_copy_batch",
     "gpu_roofline",
+    "gpu_forward_kernel_batch",
 ];
+
+/// The figures only `--backward` takes (a pad's records leave them out, not as skipped): the
+/// forward pad of the same case (`pad_into`, its kernel at steady clocks) beside its gradient.
+pub const ONLY_BACKWARD: [&str; 2] = ["cpu_forward", "gpu_forward_kernel_batch"];
 
 pub struct Setup<'a> {
     pub ctx: &'a GpuContext,
@@ -426,15 +431,17 @@ pub fn measure(setup: &Setup, plan: &PadPlan, input: &Tensor) -> Result<Record, 
             let src = vec![1u8; out_bytes as usize];
             let mut dst = vec![0u8; out_bytes as usize];
             let arena = OutputArena::default();
-            match &grad {
-                Some(g) => drop(cpu::pad_backward(plan, g).map_err(|e| format!("cpu::pad_backward: {e}"))?),
-                None => cpu::pad_into(plan, in_data, &mut out).map_err(|e| format!("cpu::pad_into: {e}"))?,
+            if let Some(g) = &grad {
+                drop(cpu::pad_backward(plan, g).map_err(|e| format!("cpu::pad_backward: {e}"))?);
             }
+            cpu::pad_into(plan, in_data, &mut out).map_err(|e| format!("cpu::pad_into: {e}"))?;
             let cpu_figures = sample(policy, || {
                 let c = wall(|| dst.copy_from_slice(std::hint::black_box(&src)));
                 if let Some(g) = &grad {
+                    // The gradient, and the forward pad of the same case (in the fresh slot).
                     let p = wall(|| drop(cpu::pad_backward(plan, g).expect("ran above")));
-                    return [p, 0.0, 0.0, c];
+                    let f = wall(|| cpu::pad_into(plan, in_data, &mut out).expect("ran above"));
+                    return [p, f, 0.0, c];
                 }
                 let p = wall(|| cpu::pad_into(plan, in_data, &mut out).expect("ran above"));
                 let f = wall(|| drop(cpu::pad(plan, input).expect("ran above")));
@@ -448,6 +455,11 @@ pub fn measure(setup: &Setup, plan: &PadPlan, input: &Tensor) -> Result<Record, 
     let [cpu_s, fresh_s, arena_s, memcpy_s] = cpu_figures;
     let (cpu_ms, cpu_fresh_ms, cpu_arena_ms, memcpy_ms) =
         (cpu_s.0.median, fresh_s.0.median, arena_s.0.median, memcpy_s.0.median);
+    // The gradient's runs took the forward pad's time where the pad's own take cpu::pad's.
+    let (cpu_fresh_ms, cpu_forward) = match backward {
+        true => (0.0, fresh_s),
+        false => (cpu_fresh_ms, (Summary::of(&[0.0]), false)),
+    };
 
     // GPU buffers: the kernel's source and destination (the input and output; for the
     // gradient, the output's gradient and the input's), and a copy target of the output's
@@ -471,6 +483,20 @@ pub fn measure(setup: &Setup, plan: &PadPlan, input: &Tensor) -> Result<Record, 
         false => ctx.kernel().prepare(plan, BufferRange::whole(&gin), dst_range),
     }
     .map_err(|e| format!("preparing the pad: {e}"))?;
+    // The gradient's forward pad, of the same case: from the input's gradient's buffer (the
+    // input's size) into the copy target (the output's).
+    let forward = match backward {
+        true => Some(
+            ctx.kernel()
+                .prepare(
+                    plan,
+                    BufferRange { size: Some(size4(in_bytes)), ..BufferRange::whole(&gout) },
+                    BufferRange { size: Some(size4(out_bytes)), ..BufferRange::whole(&gcopy) },
+                )
+                .map_err(|e| format!("preparing the forward pad: {e}"))?,
+        ),
+        false => None,
+    };
     // The roofline and the buffer copy move the output's bytes (the output's gradient's).
     let copied = if backward { &gin } else { &gout };
     let roofline = Roofline::new(device, copied, &gcopy);
@@ -483,6 +509,15 @@ pub fn measure(setup: &Setup, plan: &PadPlan, input: &Tensor) -> Result<Record, 
     let kernel_batch = steady_batch(steady, |n| timer.passes(n, record_pad))?;
     let copy_batch = steady_batch(steady, |n| timer.copies(n, copied, &gcopy, copy_bytes))?;
     let roofline_batch = steady_batch(steady, |n| timer.passes(n, record_roofline))?;
+    let record_forward = |pass: &mut wgpu::ComputePass<'_>| {
+        if let Some(f) = &forward {
+            f.record(pass)
+        }
+    };
+    let forward_batch = match forward {
+        Some(_) => steady_batch(steady, |n| timer.passes(n, record_forward))?,
+        None => 0,
+    };
     errors.check("warming up")?;
 
     // The GPU figures are interleaved repetition by repetition too: lavapipe's speed flips
@@ -503,11 +538,15 @@ pub fn measure(setup: &Setup, plan: &PadPlan, input: &Tensor) -> Result<Record, 
                 keep(timer.passes(kernel_batch, record_pad)),
                 keep(timer.copies(copy_batch, copied, &gcopy, copy_bytes)),
                 keep(timer.passes(roofline_batch, record_roofline)),
+                match backward {
+                    true => keep(timer.passes(forward_batch, record_forward)),
+                    false => 0.0,
+                },
             ]
         };
         if steady_only {
-            let [k, c, r] = steady_figures(&mut keep);
-            return [0.0, 0.0, 0.0, 0.0, 0.0, k, c, r];
+            let [k, c, r, f] = steady_figures(&mut keep);
+            return [0.0, 0.0, 0.0, 0.0, 0.0, k, c, r, f];
         }
         let kernel_ts = keep(timer.passes(1, record_pad));
         let kernel_wall = keep((|| {
@@ -539,20 +578,21 @@ pub fn measure(setup: &Setup, plan: &PadPlan, input: &Tensor) -> Result<Record, 
             drop(padded.map_err(|e| format!("GpuContext::pad, no pool: {e}"))?);
             Ok(t.elapsed().as_secs_f64() * 1e3)
         })());
-        let [kernel_batch_ms, copy_batch_ms, roofline_ms] = steady_figures(&mut keep);
-        [kernel_ts, kernel_wall, copy, pooled, fresh, kernel_batch_ms, copy_batch_ms, roofline_ms]
+        let [kernel_batch_ms, copy_batch_ms, roofline_ms, forward_ms] = steady_figures(&mut keep);
+        [kernel_ts, kernel_wall, copy, pooled, fresh, kernel_batch_ms, copy_batch_ms, roofline_ms, forward_ms]
     });
     if let Some(e) = failure {
         return Err(e);
     }
     errors.check("measuring")?;
-    let [gpu_kernel_ms, gpu_kernel_wall_ms, gpu_copy_ms, gpu_e2e_pooled_ms, gpu_e2e_fresh_ms, gpu_kernel_batch_ms, gpu_copy_batch_ms, gpu_roofline_ms] =
+    let [gpu_kernel_ms, gpu_kernel_wall_ms, gpu_copy_ms, gpu_e2e_pooled_ms, gpu_e2e_fresh_ms, gpu_kernel_batch_ms, gpu_copy_batch_ms, gpu_roofline_ms, gpu_forward_ms] =
         gpu_figures.map(|f| f.0.median);
     // Each figure's interval and MAD, and the ones that hit the time budget.
     let mut extra = std::collections::BTreeMap::new();
     let mut noisy = Vec::new();
     let named = [("cpu", cpu_s), ("cpu_fresh", fresh_s), ("cpu_arena", arena_s), ("memcpy", memcpy_s)]
         .into_iter()
+        .chain([("cpu_forward", cpu_forward)])
         .chain(GPU_FIGURES.into_iter().zip(gpu_figures));
     let mut skipped: Vec<String> = match steady_only {
         true => NOT_STEADY.map(String::from).to_vec(),
@@ -567,7 +607,7 @@ pub fn measure(setup: &Setup, plan: &PadPlan, input: &Tensor) -> Result<Record, 
     }
     for (name, (s, hit_budget)) in named {
         let s: Summary = s;
-        if skipped.iter().any(|x| x == name) {
+        if skipped.iter().any(|x| x == name) || (!backward && ONLY_BACKWARD.contains(&name)) {
             continue;
         }
         extra.insert(format!("{name}_ci_low_ms"), s.ci_low);
@@ -586,6 +626,16 @@ pub fn measure(setup: &Setup, plan: &PadPlan, input: &Tensor) -> Result<Record, 
     // Kept under its older name too, which reports since 5835660 carry.
     let over_copy = gpu_kernel_batch_ms / gpu_copy_batch_ms;
     extra.insert("gpu_kernel_batch_over_gpu_copy_batch".into(), over_copy);
+    if backward {
+        // The gradient against the forward pad of the same case (issue 84's targets: the
+        // kernel within 1.5x, cpu::pad_backward within 1.5x cpu::pad_into).
+        extra.insert("gpu_forward_kernel_batch_ms".into(), gpu_forward_ms);
+        extra.insert("gpu_kernel_batch_over_forward".into(), gpu_kernel_batch_ms / gpu_forward_ms);
+        if !steady_only {
+            extra.insert("cpu_forward_ms".into(), cpu_forward.0.median);
+            extra.insert("cpu_over_forward".into(), over(cpu_ms, cpu_forward.0.median));
+        }
+    }
 
     let moved = if backward { bytes_moved_backward(plan) } else { bytes_moved(plan) };
     let gbps = |bytes: u64, ms: f64| over(bytes as f64, ms * 1e-3) / 1e9;
@@ -794,6 +844,7 @@ mod on_the_gpu {
         assert!(!text.contains("null"), "{text}");
         let back: Record = serde_json::from_str(&text).unwrap();
         assert_eq!(back.skipped, r.skipped);
+        assert!(!r.extra.keys().any(|k| k.contains("forward")), "a pad's record has no forward figure");
 
         // --backward: the gradient's kernel and paths on a gradient of the output's shape (its
         // bytes moved: the output's gradient read, the input's written), named a backward case.
@@ -803,6 +854,11 @@ mod on_the_gpu {
         assert!(r.backward && r.extra["gpu_kernel_batch_ms"] > 0.0 && r.cpu_ms > 0.0 && r.gpu_e2e_pooled_ms > 0.0);
         assert_eq!((r.cpu_fresh_ms, r.cpu_arena_ms), (0.0, 0.0));
         assert_eq!(r.skipped, NOT_BACKWARD.map(String::from).to_vec());
+        // Beside it the forward pad of the same case, and the ratios: each figure over its own.
+        let (fk, fc) = (r.extra["gpu_forward_kernel_batch_ms"], r.extra["cpu_forward_ms"]);
+        assert!(fk > 0.0 && fc > 0.0 && r.extra.contains_key("gpu_forward_kernel_batch_ci_low_ms"));
+        assert_eq!(r.extra["gpu_kernel_batch_over_forward"], r.extra["gpu_kernel_batch_ms"] / fk);
+        assert_eq!(r.extra["cpu_over_forward"], r.cpu_ms / fc);
         assert_eq!(r.bytes_moved, (66 * 66 + 64 * 64) * 4);
         assert!(crate::report::case_name(&r).ends_with("wrap backward"));
         let int = PadPlan::new(DataType::Int32, &[64, 64], &PadRequest::new(vec![1, 1, 1, 1])).unwrap();

@@ -15,7 +15,7 @@ pub fn case_name(r: &Record) -> String {
 /// The table's columns: (header, width, decimals, value).
 type TableColumn = (&'static str, usize, usize, fn(&Record) -> f64);
 
-const TABLE: [TableColumn; 21] = [
+const TABLE: [TableColumn; 23] = [
     ("out MiB", 8, 2, |r| r.out_bytes as f64 / (1 << 20) as f64),
     ("cpu ms", 8, 3, |r| r.cpu_ms),
     ("fresh ms", 8, 3, |r| r.cpu_fresh_ms),
@@ -37,6 +37,9 @@ const TABLE: [TableColumn; 21] = [
     ("k wall", 9, 3, |r| r.gpu_kernel_wall_ms),
     ("pool/kw", 7, 2, |r| r.gpu_e2e_pooled_over_kernel_wall),
     ("speedup", 8, 2, |r| r.gpu_speedup_over_cpu),
+    // --backward: the gradient over the forward pad of the same case (NaN for a pad).
+    ("kb/fwd", 7, 2, |r| batch(r, "gpu_kernel_batch_over_forward")),
+    ("cpu/fwd", 7, 2, |r| batch(r, "cpu_over_forward")),
 ];
 
 /// A steady figure kept among the extra ones (NaN in reports without it).

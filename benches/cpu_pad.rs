@@ -14,6 +14,9 @@
 //! beside the forward `pad_into` of the same case, on the nine cases
 //! `benchmarks/jax_backward.py` times XLA's vjp of `jnp.pad` on.
 //!
+//! `interior` times the interior pad's cells `benchmarks/interior_cells.py` times numpy and
+//! XLA on.
+//!
 //! ```text
 //! cargo bench --bench cpu_pad
 //! WGPU_PAD_CPU_THREADS=1 cargo bench --bench cpu_pad -- backward/   # one thread, as the script
@@ -180,5 +183,28 @@ fn bench_backward(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, bench, bench_unlucky_distance, bench_many_periods, bench_backward);
+/// The interior pad's two slow cells (issue 84): u8 RGB dilated by 1 on H and W (3-byte
+/// pieces), f16 dilated by 3 on its last axis (2-byte pieces 8 bytes apart), into a kept output,
+/// as `benchmarks/interior_cells.py` times numpy's slice assignment and XLA's `lax.pad`.
+fn bench_interior(c: &mut Criterion) {
+    let cases: [(&str, DataType, &[usize], Vec<i64>); 2] = [
+        ("u8_1x1024x1024x3_hw1", DataType::Uint8, &[1, 1024, 1024, 3], vec![0, 1, 1, 0]),
+        ("f16_8x4096x256_last3", DataType::Float16, &[8, 4096, 256], vec![0, 0, 3]),
+    ];
+    for (name, dtype, shape, interior) in cases {
+        let mut group = c.benchmark_group(format!("interior/{name}"));
+        group.sample_size(15);
+        group.measurement_time(std::time::Duration::from_secs(2));
+        let request = PadRequest::new(vec![0; 2 * shape.len()]).interior(interior);
+        let plan = PadPlan::new(dtype, shape, &request).unwrap();
+        let (in_bytes, out_bytes) = plan.byte_sizes().unwrap();
+        let input: Vec<u8> = (0..in_bytes as usize).map(|i| (i % 251) as u8).collect();
+        let mut out = vec![0u8; out_bytes as usize];
+        group.throughput(Throughput::Bytes(out_bytes));
+        group.bench_function("pad_into", |b| b.iter(|| cpu::pad_into(&plan, black_box(&input), &mut out).unwrap()));
+        group.finish();
+    }
+}
+
+criterion_group!(benches, bench, bench_unlucky_distance, bench_many_periods, bench_backward, bench_interior);
 criterion_main!(benches);

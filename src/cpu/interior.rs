@@ -104,14 +104,44 @@ pub(super) fn pad_fixed(plan: &PadPlan, width: usize, input: &[u8], output: &mut
         let (at, from) = (r.output * width, &input[r.input * width..(r.input + r.count * r.len) * width]);
         fill(&mut output[done..at], constant);
         done = (r.output + (r.count - 1) * r.gap + r.len) * width;
-        // A strided row of elements of a word's size: each a move of that size, the constant
-        // between them in moves of the same size.
+        // A strided row of small pieces: where the piece and its gap are a few bytes, each
+        // gap written whole from a block of the piece and the constant; else pieces of a
+        // word's size, each a move of that size, the constant between them in moves of the
+        // same size.
+        let out = &mut output[at..done];
+        macro_rules! blocks {
+            ($(($w:literal, $g:literal)),*) => {
+                match (r.len * width, r.gap * width) {
+                    $(($w, $g) if r.count > 1 => return scatter_blocks::<$w, $g>(out, from, constant),)*
+                    _ => {}
+                }
+            };
+        }
+        blocks!(
+            (1, 2),
+            (1, 3),
+            (1, 4),
+            (2, 4),
+            (2, 6),
+            (2, 8),
+            (3, 6),
+            (3, 9),
+            (4, 8),
+            (4, 12),
+            (4, 16),
+            (6, 12),
+            (8, 16),
+            (12, 24)
+        );
         match (r.count > 1, r.len * width) {
             (true, 1) => scatter::<1>(&mut output[at..done], r.gap * width, from, constant),
             (true, 2) => scatter::<2>(&mut output[at..done], r.gap * width, from, constant),
             (true, 4) => scatter::<4>(&mut output[at..done], r.gap * width, from, constant),
             (true, 8) => scatter::<8>(&mut output[at..done], r.gap * width, from, constant),
             (true, 16) => scatter::<16>(&mut output[at..done], r.gap * width, from, constant),
+            (true, 3) => scatter::<3>(&mut output[at..done], r.gap * width, from, constant),
+            (true, 6) => scatter::<6>(&mut output[at..done], r.gap * width, from, constant),
+            (true, 12) => scatter::<12>(&mut output[at..done], r.gap * width, from, constant),
             _ => {
                 let mut end = at;
                 for (i, o, len) in r.each() {
@@ -150,6 +180,28 @@ fn scatter<const W: usize>(output: &mut [MaybeUninit<u8>], gap: usize, from: &[M
         for place in rest.chunks_exact_mut(W) {
             place.copy_from_slice(&between);
         }
+    }
+}
+
+/// `from`'s `W`-byte pieces to `output`, each at the start of a block of `G` bytes whose rest
+/// is the constant (`W` a multiple of its width); `output` ends with the last piece. Both sizes
+/// known, a block is a few register moves.
+fn scatter_blocks<const W: usize, const G: usize>(
+    output: &mut [MaybeUninit<u8>],
+    from: &[MaybeUninit<u8>],
+    constant: &[u8],
+) {
+    let mut template = [MaybeUninit::new(0u8); G];
+    for (b, c) in template[W..].iter_mut().zip(constant.iter().cycle()) {
+        *b = MaybeUninit::new(*c);
+    }
+    let count = from.len() / W;
+    let (body, last) = output.split_at_mut((count - 1) * G);
+    last.copy_from_slice(&from[(count - 1) * W..]);
+    for (block, piece) in body.chunks_exact_mut(G).zip(from.chunks_exact(W)) {
+        let mut b = template;
+        b[..W].copy_from_slice(piece);
+        block.copy_from_slice(&b);
     }
 }
 
@@ -224,6 +276,54 @@ pub(super) fn backward(plan: &PadPlan, width: usize, grad_out: &[u8]) -> Vec<u8>
 mod tests {
     use super::*;
     use crate::{DataType, PadRequest};
+
+    /// Rows of small pieces (an element, or a few of a trailing axis left alone) a few bytes
+    /// apart, each size of piece and gap the blocks and scatters take: the reference's bytes,
+    /// a constant of unequal bytes between.
+    #[test]
+    fn small_pieces_land_in_their_blocks() {
+        use crate::{cpu, reference, Tensor};
+        let mut seen = std::collections::BTreeSet::new();
+        for (dtype, width) in
+            [(DataType::Uint8, 1), (DataType::Float16, 2), (DataType::Float32, 4), (DataType::Float64, 8)]
+        {
+            for channels in 1..4usize {
+                for interior in 1..4i64 {
+                    let shape = [2, 5, channels];
+                    let request =
+                        PadRequest::new(vec![0, 1, 0, 1, 2, 0]).interior(vec![0, interior, 0]).constant(-1.7f32);
+                    let request = if width == 1 { request.constant(171u8) } else { request };
+                    let plan = PadPlan::new(dtype, &shape, &request).unwrap();
+                    let bytes: Vec<u8> = (0..2 * 5 * channels * width).map(|i| (i * 37 % 251) as u8).collect();
+                    let x = Tensor::from_bytes(dtype, shape.to_vec(), bytes).unwrap();
+                    let what = format!(
+                        "{dtype} piece {} gap {}",
+                        channels * width,
+                        (interior as usize + 1) * channels * width
+                    );
+                    assert_eq!(cpu::pad(&plan, &x).unwrap(), reference::pad(&plan, &x), "{what}");
+                    seen.insert((channels * width, (interior as usize + 1) * channels * width));
+                }
+            }
+        }
+        let blocks = [
+            (1, 2),
+            (1, 3),
+            (1, 4),
+            (2, 4),
+            (2, 6),
+            (2, 8),
+            (3, 6),
+            (3, 9),
+            (4, 8),
+            (4, 12),
+            (4, 16),
+            (6, 12),
+            (8, 16),
+            (12, 24),
+        ];
+        assert!(blocks.iter().all(|b| seen.contains(b)), "every block size met: {seen:?}");
+    }
 
     #[test]
     fn runs_cover_every_kept_element_once() {

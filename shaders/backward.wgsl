@@ -313,11 +313,6 @@ fn element(e: u32) -> vec4<u32> {
         if (j >= a.kept) {
             return vec4<u32>(0u, dst_at, 1u, 0u);
         }
-        if (j - a.one_lo < a.one_hi - a.one_lo && d != P.part_axis) {
-            // One image, its kept position: most elements, no list to find.
-            fixed += (a.pad_before + j) * a.out_stride;
-            continue;
-        }
         var l = list(d, j);
         one_term = one_term && l.count == 1u;
         if (d == P.part_axis) {

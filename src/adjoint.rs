@@ -122,8 +122,9 @@ pub fn images(axis: &AxisMap, mode: Mode, k: usize) -> Vec<usize> {
 }
 
 /// The longest run of kept indices of `axis` (counted from its first kept one) with one image
-/// each (their kept position): most of a gradient, a slice of the output's gradient. Found from
-/// the few ranges of kept indices the pads read, whatever the axis's length.
+/// each (their kept position): most of a gradient, a slice of the output's gradient (the CPU
+/// gradient's one copy on the innermost axis). Found from the few ranges of kept indices the
+/// pads read, whatever the axis's length.
 pub(crate) fn one_image_run(axis: &AxisMap, mode: Mode) -> std::ops::Range<usize> {
     let (n, p, q) = (axis.kept as u64, axis.pad_before as u64, axis.pad_after as u64);
     // The kept indices the pads read, as ranges [a, b) that may overlap.

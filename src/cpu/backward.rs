@@ -7,10 +7,11 @@ use half::{bf16, f16};
 use half::slice::HalfFloatSliceExt;
 
 use super::float8::Float8;
-use crate::adjoint::{block_len, AxisImages};
+use crate::adjoint::{block_len, one_image_run, AxisImages};
 use crate::dtype::DataType;
 use crate::error::{PadError, Result};
-use crate::plan::PadPlan;
+use crate::mode::Mode;
+use crate::plan::{AxisMap, PadPlan};
 use crate::tensor::Tensor;
 use crate::threads::{share_out, threads, PARALLEL_MIN_BYTES};
 
@@ -234,10 +235,11 @@ struct Strip {
 }
 
 impl Strip {
-    /// The strips of the indices with several images, in order.
-    fn all(images: &AxisImages, in_len: usize) -> Vec<Strip> {
+    /// The strips of the indices with several images, in order, found outside `ones` (a run
+    /// of indices with one image each).
+    fn all(images: &AxisImages, in_len: usize, ones: std::ops::Range<usize>) -> Vec<Strip> {
         let mut strips: Vec<Strip> = Vec::new();
-        for k in 0..in_len {
+        for k in (0..ones.start).chain(ones.end..in_len) {
             let here = images.of(k);
             if here.len() < 2 {
                 continue;
@@ -268,29 +270,18 @@ impl Strip {
 }
 
 impl GatherAxis {
-    fn new(in_len: usize, in_stride: usize, out_stride: usize, images: Option<AxisImages>) -> GatherAxis {
-        let (mut copy, mut copy_from) = (0..0, 0);
-        if let Some(images) = &images {
-            let mut k = 0;
-            while k < in_len {
-                let &[o] = images.of(k) else {
-                    k += 1;
-                    continue;
-                };
-                let mut end = k + 1;
-                while end < in_len && images.of(end) == [o + end - k] {
-                    end += 1;
-                }
-                if end - k > copy.len() {
-                    (copy, copy_from) = (k..end, o);
-                }
-                k = end;
-            }
-        } else {
-            copy = 0..in_len;
-        }
-        let strips = images.as_ref().map_or_else(Vec::new, |images| Strip::all(images, in_len));
-        GatherAxis { in_len, in_stride, out_stride, images, copy, copy_from, strips }
+    /// A touched axis (`map`, of `mode`) or, without one, a merged run of identity axes.
+    fn new(in_len: usize, in_stride: usize, out_stride: usize, touched: Option<(&AxisMap, Mode)>) -> GatherAxis {
+        let Some((map, mode)) = touched else {
+            let copy = 0..in_len;
+            return GatherAxis { in_len, in_stride, out_stride, images: None, copy, copy_from: 0, strips: Vec::new() };
+        };
+        // One image each: kept indices, whose images are their kept positions, consecutive.
+        let run = one_image_run(map, mode);
+        let (copy, copy_from) = (map.crop_start + run.start..map.crop_start + run.end, map.pad_before + run.start);
+        let images = AxisImages::new(map, mode);
+        let strips = Strip::all(&images, in_len, copy.clone());
+        GatherAxis { in_len, in_stride, out_stride, images: Some(images), copy, copy_from, strips }
     }
 }
 
@@ -320,7 +311,7 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
                     a.in_len,
                     in_stride,
                     out_stride,
-                    (!a.is_identity()).then(|| AxisImages::new(a, plan.mode())),
+                    (!a.is_identity()).then_some((a, plan.mode())),
                 )),
             }
             in_stride *= a.in_len;
@@ -718,7 +709,7 @@ mod tests {
         let run = |shape: &[usize], pads: &[i64], mode: Mode| {
             let p = plan(DataType::Float32, shape, pads, mode);
             let a = &p.axes()[0];
-            let axis = GatherAxis::new(a.in_len, 1, 1, Some(AxisImages::new(a, mode)));
+            let axis = GatherAxis::new(a.in_len, 1, 1, Some((a, mode)));
             (axis.copy, axis.copy_from)
         };
         assert_eq!(run(&[5], &[2, 3], Mode::Constant), (0..5, 2));

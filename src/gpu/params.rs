@@ -136,11 +136,9 @@ uniform! {
         in_stride: u32 => "u32",
         /// 1 where the axis is padded or cropped (its images are summed), 0 where it passes through.
         touched: u32 => "u32",
-        /// The kept indices `one_lo..one_hi` (from the first kept) have one image each, their
-        /// kept position: the shader finds no list for them.
-        one_lo: u32 => "u32",
-        one_hi: u32 => "u32",
         _pad0: u32 => "u32",
+        _pad1: u32 => "u32",
+        _pad2: u32 => "u32",
     }
 }
 

@@ -116,7 +116,6 @@ impl Whole {
                         ),
                     ));
                 }
-                let one = crate::adjoint::one_image_run(a, plan.mode());
                 let (in_magic, in_shift) = magic_divisor(a.in_len.max(1) as u32);
                 let (period_magic, period_shift) = magic_divisor(period as u32);
                 p.axes[d] = BackAxis {
@@ -133,8 +132,6 @@ impl Whole {
                     out_stride: out_strides[d] as u32,
                     in_stride: in_strides[d] as u32,
                     touched: u32::from(!a.is_identity()),
-                    one_lo: one.start as u32,
-                    one_hi: one.end as u32,
                     ..BackAxis::default()
                 };
             }

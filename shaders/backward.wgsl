@@ -353,7 +353,9 @@ fn main(
 // order does not matter: each one's sum is the same bits whoever takes it).
 var<workgroup> queue: array<u32, WORKGROUP>;
 var<workgroup> queued: atomic<u32>;
+// Their count, and the one the lanes take now (lane 0's, read back uniform).
 var<workgroup> queue_len: u32;
+var<workgroup> current: u32;
 
 // SPLIT: a workgroup takes WORKGROUP elements, as a lane each where the split axis has one
 // image (most of them: no long sum), then the queued ones one after another, all lanes on each.
@@ -369,7 +371,11 @@ fn elements_of_workgroup(w: u32, lid: u32) {
     }
     let n = workgroupUniformLoad(&queue_len);
     for (var i = 0u; i < n; i++) {
-        element_on_workgroup(workgroupUniformLoad(&queue[i]), lid);
+        // Read back uniform as the walk's decisions are (lane 0's, then every lane's).
+        if (lid == 0u) {
+            current = queue[i];
+        }
+        element_on_workgroup(workgroupUniformLoad(&current), lid);
     }
 }
 

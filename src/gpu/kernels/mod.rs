@@ -178,7 +178,7 @@ pub(crate) enum Shader {
     /// Dense rows in 16-byte words.
     Rows16,
     /// The pad's gradient (`gpu/backward/`; its WGSL assembled there, by mode): a lane an
-    /// element, or (`split`) a workgroup an element, one axis's long sums over its lanes.
+    /// element, or (`split`) 64 elements a workgroup, the long sums of one axis over its lanes.
     Backward { split: bool, element: GradientElement },
     /// Interior padding (`gpu/interior.rs`): an invocation a u32 word, `narrow` for 8- and
     /// 16-bit elements.

@@ -14,8 +14,8 @@
 //! - every kernel variant kept for a real GPU to decide, on the corpus and long rows;
 //! - the corpus through a JavaScript host: the page's own WebGPU, no wgpu, running the
 //!   `Program`s the wasm module makes (docs/HOSTING.md);
-//! - the pad's gradient (a lane an element, and a workgroup an element with its long sums
-//!   split over the lanes and a barrier: Tint checks its uniformity) bit for bit with the CPU's,
+//! - the pad's gradient (a lane an element, and 64 elements a workgroup with their long sums
+//!   split over the lanes and barriers: Tint checks its uniformity) bit for bit with the CPU's,
 //!   in windows along padded axes past a binding too.
 //!
 //! `.ci/browser` reads the lines that start with `adapter=` and `corpus:`.
@@ -824,8 +824,8 @@ fn bytemuck_bytes(v: &[f32]) -> Vec<u8> {
 
 /// The CPU path in wasm: one thread, no panic, on an output large enough that native
 /// builds would split it across threads.
-/// The pad's gradient under Tint: both pipelines of every mode (a lane an element; a
-/// workgroup an element, a wrap of many periods split over its lanes) give the CPU's bits.
+/// The pad's gradient under Tint: both pipelines of every mode (a lane an element; 64
+/// elements a workgroup, a wrap of many periods split over its lanes) give the CPU's bits.
 #[wasm_bindgen_test]
 async fn the_gradient_is_the_cpus_bit_for_bit() {
     let gpu = gpu().await;

@@ -53,20 +53,26 @@ pub fn pad_backward(plan: &PadPlan, grad_out: &Tensor) -> Result<Tensor> {
         return Tensor::from_bytes(dtype, plan.in_shape().to_vec(), super::interior::backward(plan, width, bytes));
     }
     let out = match dtype {
-        DataType::Float32 => run::<f32>(plan, bytes, 1, 0.0, &add_rows_f32),
-        DataType::Float64 => run::<f64>(plan, bytes, 1, 0.0, &add_rows_f64),
-        DataType::Float16 => run::<f16>(plan, bytes, 1, f16::ZERO, &add_rows_16),
-        DataType::Bfloat16 => run::<bf16>(plan, bytes, 1, bf16::ZERO, &add_rows_16),
+        DataType::Float32 => run::<f32>(plan, bytes, 1, 0.0, &add_rows_f32, &|s, i| gathered(s, i, 0.0, add_f32)),
+        DataType::Float64 => run::<f64>(plan, bytes, 1, 0.0, &add_rows_f64, &|s, i| gathered(s, i, 0.0, add_f64)),
+        DataType::Float16 => {
+            let add = |a: f16, b: f16| f16::from_f32(add_f32(a.to_f32(), b.to_f32()));
+            run::<f16>(plan, bytes, 1, f16::ZERO, &add_rows_16, &|s, i| gathered(s, i, f16::ZERO, add))
+        }
+        DataType::Bfloat16 => {
+            let add = |a: bf16, b: bf16| bf16::from_f32(add_f32(a.to_f32(), b.to_f32()));
+            run::<bf16>(plan, bytes, 1, bf16::ZERO, &add_rows_16, &|s, i| gathered(s, i, bf16::ZERO, add))
+        }
         // Each part alone: real, imaginary, real, … is a float array of twice the elements.
-        DataType::Complex64 => run::<f32>(plan, bytes, 2, 0.0, &add_rows_f32),
-        DataType::Complex128 => run::<f64>(plan, bytes, 2, 0.0, &add_rows_f64),
+        DataType::Complex64 => run::<f32>(plan, bytes, 2, 0.0, &add_rows_f32, &|s, i| gathered(s, i, 0.0, add_f32)),
+        DataType::Complex128 => run::<f64>(plan, bytes, 2, 0.0, &add_rows_f64, &|s, i| gathered(s, i, 0.0, add_f64)),
         _ => match Float8::new(dtype) {
             // +0 is 0x00 in every float8 type.
             Some(f8) => {
                 let add = |a: u8, b: u8| f8.add(a, b);
                 let add_rows =
                     |acc: &mut [u8], terms: &[u8]| acc.iter_mut().zip(terms).for_each(|(a, &t)| *a = add(*a, t));
-                run::<u8>(plan, bytes, 1, 0, &add_rows)
+                run::<u8>(plan, bytes, 1, 0, &add_rows, &|s, i| gathered(s, i, 0, add))
             }
             None => return Err(unsupported(dtype)),
         },
@@ -129,15 +135,17 @@ fn unsupported(dtype: DataType) -> PadError {
 }
 
 /// The gradient in elements of `T`: `add_rows(acc, terms)` adds `terms` into `acc` element by
-/// element, each the type's own rounded addition.
+/// element, each the type's own rounded addition; `sum_one(src, images)` is one element's sum
+/// of `src` at `images` ([`gathered`]).
 fn run<T: bytemuck::Pod + Send + Sync>(
     plan: &PadPlan,
     bytes: &[u8],
     parts: usize,
     zero: T,
     add_rows: &(dyn Fn(&mut [T], &[T]) + Sync),
+    sum_one: &(dyn Fn(&[T], &[usize]) -> T + Sync),
 ) -> Vec<u8> {
-    let gather = Gather::new(plan, parts, zero, add_rows);
+    let gather = Gather::new(plan, parts, zero, add_rows, sum_one);
     let grad = typed::<T>(bytes);
     // Written in place where the allocation is aligned for T (as allocators align it).
     let mut out = vec![0u8; plan.in_len() * parts * std::mem::size_of::<T>()];
@@ -158,6 +166,12 @@ fn typed<T: bytemuck::Pod>(bytes: &[u8]) -> std::borrow::Cow<'_, [T]> {
         Ok(values) => std::borrow::Cow::Borrowed(values),
         Err(_) => bytes.chunks_exact(std::mem::size_of::<T>()).map(bytemuck::pod_read_unaligned).collect(),
     }
+}
+
+/// One element's sum of `src` at `images`, in their order ([`ordered_sum`](crate::adjoint::ordered_sum)):
+/// `add` inlined, where a row of one would take a call a term.
+fn gathered<T: Copy>(src: &[T], images: &[usize], zero: T, add: impl Fn(T, T) -> T) -> T {
+    crate::adjoint::ordered_sum(images.iter().map(|&o| src[o]), images.len(), zero, add)
 }
 
 /// [`add_f32`] over rows.
@@ -208,6 +222,9 @@ struct Gather<'a, T> {
     axes: Vec<GatherAxis>,
     zero: T,
     add_rows: &'a (dyn Fn(&mut [T], &[T]) + Sync),
+    /// One element's sum ([`gathered`]): a strip of one index (an edge's corner, its pads' length
+    /// of terms).
+    sum_one: &'a (dyn Fn(&[T], &[usize]) -> T + Sync),
 }
 
 /// One axis of a [`Gather`]: its length in grad_in, the values an index spans in grad_in and
@@ -293,7 +310,13 @@ struct Scratch<T> {
 }
 
 impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
-    fn new(plan: &PadPlan, parts: usize, zero: T, add_rows: &'a (dyn Fn(&mut [T], &[T]) + Sync)) -> Self {
+    fn new(
+        plan: &PadPlan,
+        parts: usize,
+        zero: T,
+        add_rows: &'a (dyn Fn(&mut [T], &[T]) + Sync),
+        sum_one: &'a (dyn Fn(&[T], &[usize]) -> T + Sync),
+    ) -> Self {
         let maps = plan.axes();
         let last_touched = maps.iter().rposition(|a| !a.is_identity());
         let chunk = parts * last_touched.map_or(plan.in_len(), |d| maps[d + 1..].iter().map(|a| a.in_len).product());
@@ -318,7 +341,7 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
             out_stride *= a.out_len;
         }
         axes.reverse();
-        Gather { axes, zero, add_rows }
+        Gather { axes, zero, add_rows, sum_one }
     }
 
     /// grad_in (`out`, zeros) from grad_out (`grad`): the outermost axis's indices shared
@@ -380,6 +403,10 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
                 let (i, n) = (k - strip.ks.start, strip.ks.end.min(ks.end) - k);
                 let (here, rest) = std::mem::take(&mut dst).split_at_mut(n);
                 (k, dst) = (k + n, rest);
+                if n == 1 {
+                    here[0] = (self.sum_one)(src, axis.images.as_ref().expect("a strip's images").of(k - 1));
+                    continue;
+                }
                 let reversed = &mut term[..n];
                 self.sum(strip.first.len(), here, &mut part[..n], |t, into| match strip.ascends[t] {
                     true => (self.add_rows)(into, &src[strip.first[t] + i..][..n]),

@@ -1,6 +1,7 @@
 //! The pad's gradient on the CPU: [`pad_backward`], axis by axis in the order
 //! [`crate::adjoint`] documents (the last axis first, each input index's images summed by
-//! [`ordered_sum`](crate::adjoint::ordered_sum)), a gather: each input element's sums are its own, with no scatter.
+//! [`ordered_sum`](crate::adjoint::ordered_sum)), a gather: each input element's sums are its
+//! own, with no scatter.
 
 use half::{bf16, f16};
 
@@ -168,8 +169,9 @@ fn typed<T: bytemuck::Pod>(bytes: &[u8]) -> std::borrow::Cow<'_, [T]> {
     }
 }
 
-/// One element's sum of `src` at `images`, in their order ([`ordered_sum`](crate::adjoint::ordered_sum)):
-/// `add` inlined, where a row of one would take a call a term.
+/// One element's sum of `src` at `images`, in their order
+/// ([`ordered_sum`](crate::adjoint::ordered_sum)): `add` inlined, where a row of one would take
+/// a call a term.
 fn gathered<T: Copy>(src: &[T], images: &[usize], zero: T, add: impl Fn(T, T) -> T) -> T {
     crate::adjoint::ordered_sum(images.iter().map(|&o| src[o]), images.len(), zero, add)
 }

@@ -108,31 +108,9 @@ pub(super) fn pad_fixed(plan: &PadPlan, width: usize, input: &[u8], output: &mut
         // gap written whole from a block of the piece and the constant; else pieces of a
         // word's size, each a move of that size, the constant between them in moves of the
         // same size.
-        let out = &mut output[at..done];
-        macro_rules! blocks {
-            ($(($w:literal, $g:literal)),*) => {
-                match (r.len * width, r.gap * width) {
-                    $(($w, $g) if r.count > 1 => return scatter_blocks::<$w, $g>(out, from, constant),)*
-                    _ => {}
-                }
-            };
+        if r.count > 1 && scatter_small(r.len * width, r.gap * width, &mut output[at..done], from, constant) {
+            return;
         }
-        blocks!(
-            (1, 2),
-            (1, 3),
-            (1, 4),
-            (2, 4),
-            (2, 6),
-            (2, 8),
-            (3, 6),
-            (3, 9),
-            (4, 8),
-            (4, 12),
-            (4, 16),
-            (6, 12),
-            (8, 16),
-            (12, 24)
-        );
         match (r.count > 1, r.len * width) {
             (true, 1) => scatter::<1>(&mut output[at..done], r.gap * width, from, constant),
             (true, 2) => scatter::<2>(&mut output[at..done], r.gap * width, from, constant),
@@ -182,6 +160,39 @@ fn scatter<const W: usize>(output: &mut [MaybeUninit<u8>], gap: usize, from: &[M
         }
     }
 }
+
+/// The (piece, gap) sizes in bytes written as blocks ([`scatter_blocks`]), and the call that
+/// writes a row of them, saying whether it did.
+macro_rules! small_blocks {
+    ($(($w:literal, $g:literal)),*) => {
+        #[cfg(test)]
+        const BLOCKS: &[(usize, usize)] = &[$(($w, $g)),*];
+
+        fn scatter_small(piece: usize, gap: usize, output: &mut [MaybeUninit<u8>], from: &[MaybeUninit<u8>], constant: &[u8]) -> bool {
+            match (piece, gap) {
+                $(($w, $g) => scatter_blocks::<$w, $g>(output, from, constant),)*
+                _ => return false,
+            }
+            true
+        }
+    };
+}
+small_blocks!(
+    (1, 2),
+    (1, 3),
+    (1, 4),
+    (2, 4),
+    (2, 6),
+    (2, 8),
+    (3, 6),
+    (3, 9),
+    (4, 8),
+    (4, 12),
+    (4, 16),
+    (6, 12),
+    (8, 16),
+    (12, 24)
+);
 
 /// `from`'s `W`-byte pieces to `output`, each at the start of a block of `G` bytes whose rest
 /// is the constant (`W` a multiple of its width); `output` ends with the last piece. Both sizes
@@ -306,23 +317,7 @@ mod tests {
                 }
             }
         }
-        let blocks = [
-            (1, 2),
-            (1, 3),
-            (1, 4),
-            (2, 4),
-            (2, 6),
-            (2, 8),
-            (3, 6),
-            (3, 9),
-            (4, 8),
-            (4, 12),
-            (4, 16),
-            (6, 12),
-            (8, 16),
-            (12, 24),
-        ];
-        assert!(blocks.iter().all(|b| seen.contains(b)), "every block size met: {seen:?}");
+        assert!(BLOCKS.iter().all(|b| seen.contains(b)), "every block size met: {seen:?}");
     }
 
     #[test]

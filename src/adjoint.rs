@@ -65,48 +65,68 @@ pub fn ordered_sum<T: Copy>(terms: impl IntoIterator<Item = T>, count: usize, ze
 }
 
 /// Every input index's images along one axis, found once per axis from the plan's arithmetic
-/// (each output position's source, inverted): index `k`'s are `of(k)`, in the order of the
-/// sums ([`images`]).
+/// (each output position's source, inverted), in the order of the sums ([`images`]): the
+/// longest run of indices of one image each ([`one_image_run`]: most of a long axis) as a
+/// range, `ones`, whose images are consecutive from `ones_from`; the other indices' in a
+/// list, `of(k)`. Its cost is the pads' and the indices' outside the run, not the axis's.
 pub(crate) struct AxisImages {
-    /// Where each index's images start in `list`, and one past the last index's end.
+    /// Indices of one image each, the first's at `ones_from`, the others' following.
+    pub(crate) ones: std::ops::Range<usize>,
+    pub(crate) ones_from: usize,
+    /// Where each listed index's images start in `list` (the indices outside `ones`, in
+    /// order), and one past the last one's end.
     starts: Vec<usize>,
     list: Vec<usize>,
 }
 
 impl AxisImages {
-    /// The images of every index of `axis` (two allocations, whatever its length). Only the
-    /// pads' positions go through the mode's rule; a kept position is its index's last image.
+    /// The images of the indices of `axis`: only the pads' positions go through the mode's
+    /// rule; a kept position is its index's last image.
     pub(crate) fn new(axis: &AxisMap, mode: Mode) -> AxisImages {
+        let run = one_image_run(axis, mode);
+        let ones = axis.crop_start + run.start..axis.crop_start + run.end;
+        let ones_from = axis.pad_before + run.start;
         let kept_end = axis.pad_before + axis.kept;
-        // The pads' positions ascending (before, then after): each index's pad images in order.
-        let pads =
-            || (0..axis.pad_before).chain(kept_end..axis.out_len).filter_map(|o| Some((o, axis.source(mode, o)?)));
-        let mut starts = vec![0usize; axis.in_len + 1];
-        for (_, k) in pads() {
-            starts[k + 1] += 1;
+        let slot = |k: usize| match k < ones.start {
+            true => k,
+            false => k - ones.len(),
+        };
+        // The pads' positions ascending (before, then after): each index's pad images in
+        // order, none of them in the run.
+        let pads: Vec<(usize, usize)> = (0..axis.pad_before)
+            .chain(kept_end..axis.out_len)
+            .filter_map(|o| Some((o, axis.source(mode, o)?)))
+            .collect();
+        // The kept positions of the listed indices.
+        let kept = || {
+            let listed = (axis.crop_start..ones.start).chain(ones.end..axis.crop_start + axis.kept);
+            listed.map(|k| (axis.pad_before + k - axis.crop_start, k))
+        };
+        let listed = axis.in_len - ones.len();
+        let mut starts = vec![0usize; listed + 1];
+        for (_, k) in pads.iter().copied().chain(kept()) {
+            debug_assert!(!ones.contains(&k), "{k} has one image");
+            starts[slot(k) + 1] += 1;
         }
-        for k in axis.crop_start..axis.crop_start + axis.kept {
-            starts[k + 1] += 1;
+        for i in 0..listed {
+            starts[i + 1] += starts[i];
         }
-        for k in 0..axis.in_len {
-            starts[k + 1] += starts[k];
-        }
-        let mut list = vec![0usize; starts[axis.in_len]];
+        let mut list = vec![0usize; starts[listed]];
         let mut next = starts.clone();
-        for (o, k) in pads() {
-            list[next[k]] = o;
-            next[k] += 1;
-        }
         // The kept position last: the pads' gradients are added first.
-        for (o, k) in (axis.pad_before..kept_end).zip(axis.crop_start..) {
-            list[next[k]] = o;
+        for (o, k) in pads.iter().copied().chain(kept()) {
+            list[next[slot(k)]] = o;
+            next[slot(k)] += 1;
         }
-        AxisImages { starts, list }
+        AxisImages { ones, ones_from, starts, list }
     }
 
-    /// Index `k`'s images, in the order of the sums; empty where `k` is cropped away.
+    /// Index `k`'s images (`k` outside `ones`), in the order of the sums; empty where `k` is
+    /// cropped away.
     pub(crate) fn of(&self, k: usize) -> &[usize] {
-        &self.list[self.starts[k]..self.starts[k + 1]]
+        debug_assert!(!self.ones.contains(&k), "{k} is in the run of one image each");
+        let slot = if k < self.ones.start { k } else { k - self.ones.len() };
+        &self.list[self.starts[slot]..self.starts[slot + 1]]
     }
 }
 
@@ -253,7 +273,11 @@ mod tests {
             let table = AxisImages::new(&axis, mode);
             for k in 0..n {
                 let got = images(&axis, mode, k);
-                assert_eq!(table.of(k), got, "{mode} n={n} pads ({b},{e}): the table's images of {k}");
+                let listed = match table.ones.contains(&k) {
+                    true => vec![table.ones_from + k - table.ones.start],
+                    false => table.of(k).to_vec(),
+                };
+                assert_eq!(listed, got, "{mode} n={n} pads ({b},{e}): the table's images of {k}");
                 for &o in &got {
                     assert_eq!(axis.source(mode, o), Some(k), "{mode} n={n} pads ({b},{e}): {o} is not {k}'s");
                     seen[o] += 1;
@@ -281,8 +305,7 @@ mod tests {
     #[test]
     fn the_one_image_run_is_the_longest() {
         let check = |mode: Mode, n: usize, (b, e): (i64, i64), axis: AxisMap| {
-            let table = AxisImages::new(&axis, mode);
-            let ones: Vec<bool> = (0..axis.kept).map(|j| table.of(axis.crop_start + j).len() == 1).collect();
+            let ones: Vec<bool> = (0..axis.kept).map(|j| images(&axis, mode, axis.crop_start + j).len() == 1).collect();
             let run = one_image_run(&axis, mode);
             let what = format!("{mode} n={n} pads ({b},{e}): {run:?} of {ones:?}");
             assert!(run.end <= axis.kept && ones[run.clone()].iter().all(|&one| one), "{what}");

@@ -6,11 +6,13 @@
 use half::{bf16, f16};
 
 use half::slice::HalfFloatSliceExt;
+use std::mem::MaybeUninit;
 
 use super::float8::Float8;
-use crate::adjoint::{block_len, one_image_run, AxisImages};
+use crate::adjoint::{block_len, AxisImages};
 use crate::dtype::DataType;
 use crate::error::{PadError, Result};
+use crate::memory::output_bytes;
 use crate::mode::Mode;
 use crate::plan::{AxisMap, PadPlan};
 use crate::tensor::Tensor;
@@ -77,7 +79,7 @@ pub fn pad_backward(plan: &PadPlan, grad_out: &Tensor) -> Result<Tensor> {
             }
             None => return Err(unsupported(dtype)),
         },
-    };
+    }?;
     Tensor::from_bytes(dtype, plan.in_shape().to_vec(), out)
 }
 
@@ -88,35 +90,45 @@ pub fn pad_backward(plan: &PadPlan, grad_out: &Tensor) -> Result<Tensor> {
 /// NaN; anything else is IEEE's `a + b`. (Which NaN `a + b` keeps is the hardware's and the
 /// compiler's choice, so it is decided here.)
 pub(crate) fn add_f32(a: f32, b: f32) -> f32 {
-    const QUIET: u32 = 0x0040_0000;
-    if a.is_nan() {
-        return f32::from_bits(a.to_bits() | QUIET);
-    }
-    if b.is_nan() {
-        return f32::from_bits(b.to_bits() | QUIET);
-    }
+    // The NaN rule off the sum's path: `a + b` is NaN exactly where an operand is or the
+    // addition makes one, so a chain of additions waits on `addss` alone.
     let sum = a + b;
-    if sum.is_nan() {
-        f32::from_bits(0x7fc0_0000)
-    } else {
-        sum
+    match sum.is_nan() {
+        true => nan_sum_f32(a, b),
+        false => sum,
+    }
+}
+
+/// [`add_f32`] where the sum is NaN.
+#[cold]
+#[inline(never)]
+fn nan_sum_f32(a: f32, b: f32) -> f32 {
+    const QUIET: u32 = 0x0040_0000;
+    match (a.is_nan(), b.is_nan()) {
+        (true, _) => f32::from_bits(a.to_bits() | QUIET),
+        (false, true) => f32::from_bits(b.to_bits() | QUIET),
+        (false, false) => f32::from_bits(0x7fc0_0000),
     }
 }
 
 /// [`add_f32`]'s rule in f64.
 fn add_f64(a: f64, b: f64) -> f64 {
-    const QUIET: u64 = 0x0008_0000_0000_0000;
-    if a.is_nan() {
-        return f64::from_bits(a.to_bits() | QUIET);
-    }
-    if b.is_nan() {
-        return f64::from_bits(b.to_bits() | QUIET);
-    }
     let sum = a + b;
-    if sum.is_nan() {
-        f64::from_bits(0x7ff8_0000_0000_0000)
-    } else {
-        sum
+    match sum.is_nan() {
+        true => nan_sum_f64(a, b),
+        false => sum,
+    }
+}
+
+/// [`add_f64`] where the sum is NaN.
+#[cold]
+#[inline(never)]
+fn nan_sum_f64(a: f64, b: f64) -> f64 {
+    const QUIET: u64 = 0x0008_0000_0000_0000;
+    match (a.is_nan(), b.is_nan()) {
+        (true, _) => f64::from_bits(a.to_bits() | QUIET),
+        (false, true) => f64::from_bits(b.to_bits() | QUIET),
+        (false, false) => f64::from_bits(0x7ff8_0000_0000_0000),
     }
 }
 
@@ -145,20 +157,52 @@ fn run<T: bytemuck::Pod + Send + Sync>(
     zero: T,
     add_rows: &(dyn Fn(&mut [T], &[T]) + Sync),
     sum_one: &(dyn Fn(&[T], &[usize]) -> T + Sync),
-) -> Vec<u8> {
+) -> Result<Vec<u8>> {
     let gather = Gather::new(plan, parts, zero, add_rows, sum_one);
     let grad = typed::<T>(bytes);
-    // Written in place where the allocation is aligned for T (as allocators align it).
-    let mut out = vec![0u8; plan.in_len() * parts * std::mem::size_of::<T>()];
-    match bytemuck::try_cast_slice_mut::<u8, T>(&mut out) {
-        Ok(values) => gather.run(&grad, values),
-        Err(_) => {
-            let mut values = vec![zero; plan.in_len() * parts];
-            gather.run(&grad, &mut values);
-            out.copy_from_slice(bytemuck::cast_slice(&values));
-        }
+    let len = plan.in_len() * parts;
+    let size = len * std::mem::size_of::<T>();
+    // Not zero-filled first: the gather writes every element.
+    let mut out = output_bytes(size, "the gradient", None)?;
+    let spare = &mut out.spare_capacity_mut()[..size];
+    // SAFETY: any bytes, initialised or not, are a MaybeUninit<T>.
+    let (head, values, _) = unsafe { spare.align_to_mut::<MaybeUninit<T>>() };
+    if head.is_empty() && values.len() == len {
+        // In place, the allocation aligned for T (as allocators align it).
+        gather.run(&grad, values);
+    } else {
+        let mut values = Vec::with_capacity(len);
+        gather.run(&grad, &mut values.spare_capacity_mut()[..len]);
+        // SAFETY: `Gather::run` wrote all `len` values.
+        unsafe { values.set_len(len) };
+        write(spare, bytemuck::cast_slice::<T, u8>(&values));
     }
-    out
+    // SAFETY: `Gather::run` wrote every value of grad_in, so every byte (each branch of
+    // `Gather::indices` writes all of its index's span: a copy, a fill, a sum from zero or
+    // the axis inside, index by index).
+    unsafe { out.set_len(size) };
+    Ok(out)
+}
+
+/// Writes `src` into `dst`, of its length.
+fn write<T: Copy>(dst: &mut [MaybeUninit<T>], src: &[T]) {
+    // SAFETY: MaybeUninit<T> has T's layout, and every T is a MaybeUninit<T>.
+    let src = unsafe { &*(src as *const [T] as *const [MaybeUninit<T>]) };
+    dst.copy_from_slice(src);
+}
+
+/// `dst` filled with `value`, now initialised.
+fn filled<T: Copy>(dst: &mut [MaybeUninit<T>], value: T) -> &mut [T] {
+    dst.fill(MaybeUninit::new(value));
+    // SAFETY: every element was just written.
+    unsafe { &mut *(dst as *mut [MaybeUninit<T>] as *mut [T]) }
+}
+
+/// An initialised row seen as one to write (the gather's scratch, passed where grad_in is).
+fn as_uninit<T>(row: &mut [T]) -> &mut [MaybeUninit<T>] {
+    // SAFETY: same layout; the gather only writes initialised values through it, so the row
+    // stays initialised for its owner.
+    unsafe { &mut *(row as *mut [T] as *mut [MaybeUninit<T>]) }
 }
 
 /// `bytes` as values of `T`: borrowed where aligned for T, else copied.
@@ -254,11 +298,11 @@ struct Strip {
 }
 
 impl Strip {
-    /// The strips of the indices with several images, in order, found outside `ones` (a run
-    /// of indices with one image each).
-    fn all(images: &AxisImages, in_len: usize, ones: std::ops::Range<usize>) -> Vec<Strip> {
+    /// The strips of the indices with several images, in order (found outside the run of
+    /// one image each).
+    fn all(images: &AxisImages, in_len: usize) -> Vec<Strip> {
         let mut strips: Vec<Strip> = Vec::new();
-        for k in (0..ones.start).chain(ones.end..in_len) {
+        for k in (0..images.ones.start).chain(images.ones.end..in_len) {
             let here = images.of(k);
             if here.len() < 2 {
                 continue;
@@ -296,10 +340,9 @@ impl GatherAxis {
             return GatherAxis { in_len, in_stride, out_stride, images: None, copy, copy_from: 0, strips: Vec::new() };
         };
         // One image each: kept indices, whose images are their kept positions, consecutive.
-        let run = one_image_run(map, mode);
-        let (copy, copy_from) = (map.crop_start + run.start..map.crop_start + run.end, map.pad_before + run.start);
         let images = AxisImages::new(map, mode);
-        let strips = Strip::all(&images, in_len, copy.clone());
+        let (copy, copy_from) = (images.ones.clone(), images.ones_from);
+        let strips = Strip::all(&images, in_len);
         GatherAxis { in_len, in_stride, out_stride, images: Some(images), copy, copy_from, strips }
     }
 }
@@ -346,16 +389,16 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
         Gather { axes, zero, add_rows, sum_one }
     }
 
-    /// grad_in (`out`, zeros) from grad_out (`grad`): the outermost axis's indices shared
-    /// among threads where grad_in is large.
-    fn run(&self, grad: &[T], out: &mut [T]) {
+    /// grad_in (`out`, every value written) from grad_out (`grad`): the outermost axis's
+    /// indices shared among threads where grad_in is large.
+    fn run(&self, grad: &[T], out: &mut [MaybeUninit<T>]) {
         if out.is_empty() {
             // An axis of none: no index to gather (and strides of zero).
             return;
         }
         let Some(top) = self.axes.first() else {
             // No axis touched: grad_in is grad_out.
-            out.copy_from_slice(grad);
+            write(out, grad);
             return;
         };
         let threads = threads();
@@ -363,7 +406,7 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
         if threads > 1 && bytes >= PARALLEL_MIN_BYTES && top.in_len >= threads {
             let per_part = top.in_len.div_ceil(threads);
             let parts = out.chunks_mut(per_part * top.in_stride).enumerate().collect();
-            share_out(parts, threads, |(i, part): (usize, &mut [T])| {
+            share_out(parts, threads, |(i, part): (usize, &mut [MaybeUninit<T>])| {
                 let first = i * per_part;
                 let indices = first..first + part.len() / top.in_stride;
                 self.indices(0, indices, grad, part, &mut self.scratch());
@@ -374,7 +417,7 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
     }
 
     /// Rows for the sums of every axis that has any: an index's span; on the innermost axis
-    /// with elements of one value, its strips' (the axis's length).
+    /// with elements of one value, its longest strip's.
     fn scratch(&self) -> Vec<Scratch<T>> {
         let last = self.axes.len() - 1;
         self.axes
@@ -382,7 +425,10 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
             .enumerate()
             .map(|(d, a)| {
                 let sums = a.images.is_some();
-                let len = if d == last && a.in_stride == 1 { a.in_len } else { a.in_stride };
+                let len = match d == last && a.in_stride == 1 {
+                    true => a.strips.iter().map(|s| s.ks.len()).max().unwrap_or(1),
+                    false => a.in_stride,
+                };
                 let row = |len: usize| if sums { vec![self.zero; len] } else { Vec::new() };
                 Scratch { part: row(len), term: row(len) }
             })
@@ -391,7 +437,14 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
 
     /// Indices `ks` of axis `d`: `src` is grad_out inside the axes outside `d`, `dst` grad_in
     /// from index `ks.start` (each index `in_stride` values), `scratch` the rows of axes `d..`.
-    fn indices(&self, d: usize, ks: std::ops::Range<usize>, src: &[T], dst: &mut [T], scratch: &mut [Scratch<T>]) {
+    fn indices(
+        &self,
+        d: usize,
+        ks: std::ops::Range<usize>,
+        src: &[T],
+        dst: &mut [MaybeUninit<T>],
+        scratch: &mut [Scratch<T>],
+    ) {
         let axis = &self.axes[d];
         let innermost = d + 1 == self.axes.len();
         let (Scratch { part, term }, inner) = scratch.split_first_mut().expect("a row set per axis");
@@ -406,7 +459,7 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
                 let (here, rest) = std::mem::take(&mut dst).split_at_mut(n);
                 (k, dst) = (k + n, rest);
                 if n == 1 {
-                    here[0] = (self.sum_one)(src, axis.images.as_ref().expect("a strip's images").of(k - 1));
+                    here[0].write((self.sum_one)(src, axis.images.as_ref().expect("a strip's images").of(k - 1)));
                     continue;
                 }
                 let reversed = &mut term[..n];
@@ -431,20 +484,27 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
             (k, dst) = (k + n, rest);
             if n > 1 {
                 let o = axis.copy_from + (at - axis.copy.start);
-                here.copy_from_slice(&src[o * axis.out_stride..][..here.len()]);
+                write(here, &src[o * axis.out_stride..][..here.len()]);
                 continue;
             }
-            let one = [at];
-            let images = axis.images.as_ref().map_or(&one[..], |i| i.of(at));
+            let one;
+            let images = match &axis.images {
+                Some(images) if !axis.copy.contains(&at) => images.of(at),
+                // The run of one image each (all of a merged run of identity axes).
+                _ => {
+                    one = [axis.copy_from + (at - axis.copy.start)];
+                    &one[..]
+                }
+            };
             let inside = |o: usize| &src[o * axis.out_stride..][..axis.out_stride];
             match (images, innermost) {
-                ([], _) => here.fill(self.zero),
+                ([], _) => drop(filled(here, self.zero)),
                 // One term: the gradient inside its image, bits and all.
-                (&[o], true) => here.copy_from_slice(inside(o)),
+                (&[o], true) => write(here, inside(o)),
                 (&[o], false) => self.indices(d + 1, 0..self.axes[d + 1].in_len, inside(o), here, inner),
                 (_, true) => self.sum(images.len(), here, part, |t, into| (self.add_rows)(into, inside(images[t]))),
                 (_, false) => self.sum(images.len(), here, part, |t, into| {
-                    self.indices(d + 1, 0..self.axes[d + 1].in_len, inside(images[t]), term, inner);
+                    self.indices(d + 1, 0..self.axes[d + 1].in_len, inside(images[t]), as_uninit(term), inner);
                     (self.add_rows)(into, term);
                 }),
             }
@@ -454,8 +514,8 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
     /// The sum of `terms` terms in the documented order ([`crate::adjoint::ordered_sum`], row
     /// by row): from zero, a long one in blocks (each from zero into `part`, then added into
     /// `acc`). `add_term(t, into)` adds the t-th term into `into`.
-    fn sum(&self, terms: usize, acc: &mut [T], part: &mut [T], mut add_term: impl FnMut(usize, &mut [T])) {
-        acc.fill(self.zero);
+    fn sum(&self, terms: usize, acc: &mut [MaybeUninit<T>], part: &mut [T], mut add_term: impl FnMut(usize, &mut [T])) {
+        let acc = filled(acc, self.zero);
         let block = block_len(terms);
         if terms <= block {
             (0..terms).for_each(|t| add_term(t, acc));
@@ -503,6 +563,37 @@ mod tests {
             ran += 1;
         }
         assert!(ran > 1500, "{ran}");
+    }
+
+    /// grad_in is written whole without being zero-filled first (Miri, in .ci/miri, reports a
+    /// byte read before it is written): every mode, crops, merged identity axes inside and
+    /// outside, an untouched plan, complex and 16-bit values, one strip of one index, and under
+    /// Miri (from 4 KiB) outputs split among threads; against the scatter on exact sums.
+    #[test]
+    fn gradients_are_written_whole() {
+        let mut next = crate::draws(0x9e37_79b9_7f4a_7c15u64);
+        let cases: [(DataType, &[usize], &[i64]); 6] = [
+            (DataType::Float32, &[3, 5], &[1, 2, -1, 3]),
+            (DataType::Float32, &[2, 3, 4, 2], &[0, 2, 0, 0, 0, 1, 0, 0]),
+            (DataType::Float32, &[2, 3], &[0, 0, 0, 0]),
+            (DataType::Complex64, &[4, 3], &[2, 0, 1, 2]),
+            (DataType::Float16, &[3, 9], &[0, 1, 4, 2]),
+            (DataType::Float32, &[2, 520], &[0, 0, 2, 3]),
+        ];
+        for mode in Mode::ALL {
+            for &(dtype, shape, pads) in &cases {
+                let Ok(p) = PadPlan::new(dtype, shape, &PadRequest::new(pads.to_vec()).mode(mode)) else { continue };
+                let parts = if dtype == DataType::Complex64 { 2 } else { 1 };
+                let g: Vec<f32> = (0..p.out_len() * parts).map(|_| next(17) as f32 - 8.0).collect();
+                let bytes = match dtype {
+                    DataType::Float16 => g.iter().flat_map(|&x| f16::from_f32(x).to_le_bytes()).collect(),
+                    _ => bytemuck::cast_slice(&g).to_vec(),
+                };
+                let grad = Tensor::from_bytes(dtype, p.out_shape().to_vec(), bytes).unwrap();
+                let got = pad_backward(&p, &grad).unwrap();
+                assert_eq!(got, backward_by_scatter(&p, &grad), "{dtype} {shape:?} {pads:?} {mode}");
+            }
+        }
     }
 
     /// The other types: f64, f16, bf16 and complex, against the scatter on exact sums.
@@ -781,7 +872,10 @@ mod tests {
                 (0..p.out_len()).map(|_| (next(2001) as f32 - 1000.0) * 2f32.powi(next(30) as i32 - 15)).collect();
             let grad = Tensor::from_slice(DataType::Float32, p.out_shape().to_vec(), &g).unwrap();
             let table = AxisImages::new(&p.axes()[0], mode);
-            let sum = |k: usize| ordered_sum(table.of(k).iter().map(|&o| g[o]), table.of(k).len(), 0.0, add_f32);
+            let sum = |k: usize| match table.ones.contains(&k) {
+                true => g[table.ones_from + k - table.ones.start],
+                false => ordered_sum(table.of(k).iter().map(|&o| g[o]), table.of(k).len(), 0.0, add_f32),
+            };
             let want: Vec<u32> = (0..n).map(|k| sum(k).to_bits()).collect();
             let ((one, _), (four, parts_four)) = (on(&p, &grad, 1), on(&p, &grad, 4));
             assert_eq!(parts_four, 4);

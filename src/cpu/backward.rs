@@ -56,26 +56,30 @@ pub fn pad_backward(plan: &PadPlan, grad_out: &Tensor) -> Result<Tensor> {
         return Tensor::from_bytes(dtype, plan.in_shape().to_vec(), super::interior::backward(plan, width, bytes));
     }
     let out = match dtype {
-        DataType::Float32 => run::<f32>(plan, bytes, 1, 0.0, &add_rows_f32, &|s, i| gathered(s, i, 0.0, add_f32)),
-        DataType::Float64 => run::<f64>(plan, bytes, 1, 0.0, &add_rows_f64, &|s, i| gathered(s, i, 0.0, add_f64)),
+        DataType::Float32 => run::<f32>(plan, bytes, 1, 0.0, &add_rows_f32, &|s, i, o| gathered(s, i, o, 0.0, add_f32)),
+        DataType::Float64 => run::<f64>(plan, bytes, 1, 0.0, &add_rows_f64, &|s, i, o| gathered(s, i, o, 0.0, add_f64)),
         DataType::Float16 => {
             let add = |a: f16, b: f16| f16::from_f32(add_f32(a.to_f32(), b.to_f32()));
-            run::<f16>(plan, bytes, 1, f16::ZERO, &add_rows_16, &|s, i| gathered(s, i, f16::ZERO, add))
+            run::<f16>(plan, bytes, 1, f16::ZERO, &add_rows_16, &|s, i, o| gathered(s, i, o, f16::ZERO, add))
         }
         DataType::Bfloat16 => {
             let add = |a: bf16, b: bf16| bf16::from_f32(add_f32(a.to_f32(), b.to_f32()));
-            run::<bf16>(plan, bytes, 1, bf16::ZERO, &add_rows_16, &|s, i| gathered(s, i, bf16::ZERO, add))
+            run::<bf16>(plan, bytes, 1, bf16::ZERO, &add_rows_16, &|s, i, o| gathered(s, i, o, bf16::ZERO, add))
         }
         // Each part alone: real, imaginary, real, … is a float array of twice the elements.
-        DataType::Complex64 => run::<f32>(plan, bytes, 2, 0.0, &add_rows_f32, &|s, i| gathered(s, i, 0.0, add_f32)),
-        DataType::Complex128 => run::<f64>(plan, bytes, 2, 0.0, &add_rows_f64, &|s, i| gathered(s, i, 0.0, add_f64)),
+        DataType::Complex64 => {
+            run::<f32>(plan, bytes, 2, 0.0, &add_rows_f32, &|s, i, o| gathered(s, i, o, 0.0, add_f32))
+        }
+        DataType::Complex128 => {
+            run::<f64>(plan, bytes, 2, 0.0, &add_rows_f64, &|s, i, o| gathered(s, i, o, 0.0, add_f64))
+        }
         _ => match Float8::new(dtype) {
             // +0 is 0x00 in every float8 type.
             Some(f8) => {
                 let add = |a: u8, b: u8| f8.add(a, b);
                 let add_rows =
                     |acc: &mut [u8], terms: &[u8]| acc.iter_mut().zip(terms).for_each(|(a, &t)| *a = add(*a, t));
-                run::<u8>(plan, bytes, 1, 0, &add_rows, &|s, i| gathered(s, i, 0, add))
+                run::<u8>(plan, bytes, 1, 0, &add_rows, &|s, i, o| gathered(s, i, o, 0, add))
             }
             None => return Err(unsupported(dtype)),
         },
@@ -156,7 +160,7 @@ fn run<T: bytemuck::Pod + Send + Sync>(
     parts: usize,
     zero: T,
     add_rows: &(dyn Fn(&mut [T], &[T]) + Sync),
-    sum_one: &(dyn Fn(&[T], &[usize]) -> T + Sync),
+    sum_one: &SumLanes<'_, T>,
 ) -> Result<Vec<u8>> {
     let gather = Gather::new(plan, parts, zero, add_rows, sum_one);
     let grad = typed::<T>(bytes);
@@ -213,21 +217,85 @@ fn typed<T: bytemuck::Pod>(bytes: &[u8]) -> std::borrow::Cow<'_, [T]> {
     }
 }
 
-/// One element's sum of `src` at `images`, in their order
-/// ([`ordered_sum`](crate::adjoint::ordered_sum)): `add` inlined, where a row of one would take
-/// a call a term.
-fn gathered<T: Copy>(src: &[T], images: &[usize], zero: T, add: impl Fn(T, T) -> T) -> T {
-    crate::adjoint::ordered_sum(images.iter().map(|&o| src[o]), images.len(), zero, add)
+/// `sum_one(srcs, images, sums)`: each lane's sum of its `srcs[l]` at `images` ([`gathered`]).
+type SumLanes<'a, T> = dyn Fn(&[&[T]], &[usize], &mut [T]) + Sync + 'a;
+
+/// Lanes the innermost axis is gathered in at once ([`Gather::innermost`]).
+const LANES: usize = 8;
+
+/// Bytes of grad_in's rows gathered side by side for one sum at most ([`Gather::scratch`]).
+const LANES_BYTES: usize = 64 << 10;
+
+/// Terms of a strip of one index from which rows are gathered in lanes ([`Gather`]'s `lanes`).
+const LANES_MIN_TERMS: usize = 16;
+
+/// Each lane's sum of its `srcs[l]` at `images`, in their order
+/// ([`ordered_sum`](crate::adjoint::ordered_sum)) into `sums[l]`: `add` inlined (where a row
+/// of one would take a call a term), and [`LANES`] lanes' additions interleaved (each lane's
+/// sum a chain of additions, the lanes' independent).
+fn gathered<T: Copy>(srcs: &[&[T]], images: &[usize], sums: &mut [T], zero: T, add: impl Fn(T, T) -> T) {
+    use crate::adjoint::ordered_sum;
+    let Ok(lanes) = <&[&[T]; LANES]>::try_from(srcs) else {
+        for (src, sum) in srcs.iter().zip(sums) {
+            *sum = ordered_sum(images.iter().map(|&o| src[o]), images.len(), zero, &add);
+        }
+        return;
+    };
+    // ordered_sum's order, written out lane by lane (a strip's index has several images).
+    debug_assert!(images.len() > 1, "a sum of one term is that term");
+    let fold = |images: &[usize]| {
+        let mut part = [zero; LANES];
+        for &o in images {
+            for l in 0..LANES {
+                part[l] = add(part[l], lanes[l][o]);
+            }
+        }
+        part
+    };
+    let block = block_len(images.len());
+    if images.len() <= block {
+        sums.copy_from_slice(&fold(images));
+        return;
+    }
+    let mut total = [zero; LANES];
+    for images in images.chunks(block) {
+        let part = fold(images);
+        for l in 0..LANES {
+            total[l] = add(total[l], part[l]);
+        }
+    }
+    sums.copy_from_slice(&total);
 }
 
 /// [`add_f32`] over rows.
 fn add_rows_f32(acc: &mut [f32], terms: &[f32]) {
-    acc.iter_mut().zip(terms).for_each(|(a, &t)| *a = add_f32(*a, t));
+    add_rows_checked(acc, terms, f32::is_nan, add_f32);
 }
 
 /// [`add_f64`] over rows.
 fn add_rows_f64(acc: &mut [f64], terms: &[f64]) {
-    acc.iter_mut().zip(terms).for_each(|(a, &t)| *a = add_f64(*a, t));
+    add_rows_checked(acc, terms, f64::is_nan, add_f64);
+}
+
+/// `terms` added into `acc` by `add` (the type's addition under the NaN rule), eight at a
+/// time as plain additions (vectorised) and again by `add` where one of the eight is NaN.
+fn add_rows_checked<F>(acc: &mut [F], terms: &[F], is_nan: impl Fn(F) -> bool, add: impl Fn(F, F) -> F)
+where
+    F: Copy + std::ops::Add<Output = F>,
+{
+    const LANES: usize = 8;
+    let n = acc.len().min(terms.len());
+    let mut acc = acc[..n].chunks_exact_mut(LANES);
+    let terms = &terms[..n];
+    let mut terms = terms.chunks_exact(LANES);
+    for (a, t) in (&mut acc).zip(&mut terms) {
+        let sums: [F; LANES] = std::array::from_fn(|i| a[i] + t[i]);
+        match sums.iter().fold(false, |any, &s| any | is_nan(s)) {
+            true => a.iter_mut().zip(t).for_each(|(a, &t)| *a = add(*a, t)),
+            false => a.copy_from_slice(&sums),
+        }
+    }
+    acc.into_remainder().iter_mut().zip(terms.remainder()).for_each(|(a, &t)| *a = add(*a, t));
 }
 
 /// A 16-bit float type's rows added in f32 and rounded back at every addition, converted a
@@ -270,7 +338,11 @@ struct Gather<'a, T> {
     add_rows: &'a (dyn Fn(&mut [T], &[T]) + Sync),
     /// One element's sum ([`gathered`]): a strip of one index (an edge's corner, its pads' length
     /// of terms).
-    sum_one: &'a (dyn Fn(&[T], &[usize]) -> T + Sync),
+    sum_one: &'a SumLanes<'a, T>,
+    /// Rows of the innermost axis gathered up to [`LANES`] at a time: where it has a strip
+    /// of one index with [`LANES_MIN_TERMS`] terms or more, whose chain of additions the
+    /// lanes interleave (elsewhere rows side by side only cost their writes' order).
+    lanes: usize,
 }
 
 /// One axis of a [`Gather`]: its length in grad_in, the values an index spans in grad_in and
@@ -333,6 +405,18 @@ impl Strip {
 }
 
 impl GatherAxis {
+    /// Index `k`'s images (`one` holds it where it has one image in the run).
+    fn images_of<'s>(&'s self, k: usize, one: &'s mut [usize; 1]) -> &'s [usize] {
+        match &self.images {
+            Some(images) if !self.copy.contains(&k) => images.of(k),
+            // The run of one image each (all of a merged run of identity axes).
+            _ => {
+                one[0] = self.copy_from + (k - self.copy.start);
+                one
+            }
+        }
+    }
+
     /// A touched axis (`map`, of `mode`) or, without one, a merged run of identity axes.
     fn new(in_len: usize, in_stride: usize, out_stride: usize, touched: Option<(&AxisMap, Mode)>) -> GatherAxis {
         let Some((map, mode)) = touched else {
@@ -360,7 +444,7 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
         parts: usize,
         zero: T,
         add_rows: &'a (dyn Fn(&mut [T], &[T]) + Sync),
-        sum_one: &'a (dyn Fn(&[T], &[usize]) -> T + Sync),
+        sum_one: &'a SumLanes<'a, T>,
     ) -> Self {
         let maps = plan.axes();
         let last_touched = maps.iter().rposition(|a| !a.is_identity());
@@ -386,7 +470,14 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
             out_stride *= a.out_len;
         }
         axes.reverse();
-        Gather { axes, zero, add_rows, sum_one }
+        let long_chain = |a: &GatherAxis| {
+            a.in_stride == 1 && a.strips.iter().any(|s| s.ks.len() == 1 && s.first.len() >= LANES_MIN_TERMS)
+        };
+        let lanes = match axes.last().is_some_and(long_chain) {
+            true => LANES,
+            false => 1,
+        };
+        Gather { axes, zero, add_rows, sum_one, lanes }
     }
 
     /// grad_in (`out`, every value written) from grad_out (`grad`): the outermost axis's
@@ -429,8 +520,13 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
                     true => a.strips.iter().map(|s| s.ks.len()).max().unwrap_or(1),
                     false => a.in_stride,
                 };
+                // Above the innermost axis, its rows for one sum side by side.
+                let lanes = match d + 1 == last {
+                    true => (LANES_BYTES / (len * std::mem::size_of::<T>()).max(1)).clamp(1, self.lanes),
+                    false => 1,
+                };
                 let row = |len: usize| if sums { vec![self.zero; len] } else { Vec::new() };
-                Scratch { part: row(len), term: row(len) }
+                Scratch { part: row(len), term: row(len * lanes) }
             })
             .collect()
     }
@@ -445,69 +541,148 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
         dst: &mut [MaybeUninit<T>],
         scratch: &mut [Scratch<T>],
     ) {
+        if d + 1 == self.axes.len() {
+            return self.innermost(ks, &[src], &mut [dst], scratch);
+        }
         let axis = &self.axes[d];
-        let innermost = d + 1 == self.axes.len();
         let (Scratch { part, term }, inner) = scratch.split_first_mut().expect("a row set per axis");
-        let (mut k, mut dst) = (ks.start, dst);
-        let rows_of_one = innermost && axis.in_stride == 1;
+        let (stride, inner_len) = (axis.in_stride, self.axes[d + 1].in_len);
+        let inside = |o: usize| &src[o * axis.out_stride..][..axis.out_stride];
+        let above_innermost = d + 2 == self.axes.len();
+        let mut rows = dst.chunks_mut(stride);
+        let mut at = ks.start;
+        while at < ks.end {
+            // Above the innermost axis, indices of one image each, consecutive, in lanes.
+            let run = match above_innermost && axis.copy.contains(&at) {
+                true => (axis.copy.end.min(ks.end) - at).min(self.lanes),
+                false => 1,
+            };
+            if run > 1 {
+                let first = axis.copy_from + (at - axis.copy.start);
+                let srcs: [&[T]; LANES] = std::array::from_fn(|l| if l < run { inside(first + l) } else { &[] });
+                let mut dsts: [&mut [MaybeUninit<T>]; LANES] =
+                    std::array::from_fn(|l| if l < run { rows.next().expect("a row an index") } else { &mut [] });
+                self.innermost(0..inner_len, &srcs[..run], &mut dsts[..run], inner);
+                at += run;
+                continue;
+            }
+            let here = rows.next().expect("a row an index");
+            let mut one = [0];
+            let images = axis.images_of(at, &mut one);
+            at += 1;
+            match images {
+                [] => {
+                    filled(here, self.zero);
+                }
+                // One term: the gradient inside its image.
+                &[o] => self.indices(d + 1, 0..inner_len, inside(o), here, inner),
+                images => {
+                    // The terms' gradients inside their images, made `lanes` at a time (on the
+                    // innermost axis their one-index strips' sums side by side), each then
+                    // added in the sum's order.
+                    let lanes = term.len() / stride;
+                    self.sum(images.len(), here, part, |t, into| {
+                        let lane = t % lanes;
+                        if lane == 0 {
+                            let batch = &images[t..(t + lanes).min(images.len())];
+                            let mut rows = as_uninit(&mut term[..batch.len() * stride]).chunks_mut(stride);
+                            match above_innermost {
+                                true => {
+                                    let srcs: [&[T]; LANES] =
+                                        std::array::from_fn(|l| batch.get(l).map_or(&[][..], |&o| inside(o)));
+                                    let mut dsts: [&mut [MaybeUninit<T>]; LANES] =
+                                        std::array::from_fn(|_| rows.next().unwrap_or_default());
+                                    self.innermost(0..inner_len, &srcs[..batch.len()], &mut dsts[..batch.len()], inner);
+                                }
+                                false => {
+                                    for (&o, row) in batch.iter().zip(rows) {
+                                        self.indices(d + 1, 0..inner_len, inside(o), row, inner);
+                                    }
+                                }
+                            }
+                        }
+                        (self.add_rows)(into, &term[lane * stride..][..stride]);
+                    });
+                }
+            }
+        }
+    }
+
+    /// Indices `ks` of the innermost axis, in each of `srcs.len()` lanes alike (at most
+    /// [`LANES`]): lane `l`'s `srcs[l]` is grad_out inside the axes outside, `dsts[l]` grad_in
+    /// from index `ks.start` (each index `in_stride` values). Where the axis has elements of
+    /// one value its strips' sums are rows, and a strip of one index (an edge's corner) is
+    /// summed in every lane at once, their additions interleaved.
+    fn innermost(
+        &self,
+        ks: std::ops::Range<usize>,
+        srcs: &[&[T]],
+        dsts: &mut [&mut [MaybeUninit<T>]],
+        scratch: &mut [Scratch<T>],
+    ) {
+        let axis = self.axes.last().expect("an innermost axis");
+        let Scratch { part, term } = &mut scratch[0];
+        let (stride, rows_of_one) = (axis.in_stride, axis.in_stride == 1);
         let mut strips = axis.strips.iter().peekable();
+        let mut k = ks.start;
         while k < ks.end {
-            // On the innermost axis with elements of one value, a strip's sums as rows.
+            let at = (k - ks.start) * stride;
             while strips.next_if(|s| s.ks.end <= k).is_some() {}
             if let Some(strip) = strips.peek().filter(|s| rows_of_one && s.ks.contains(&k)) {
                 let (i, n) = (k - strip.ks.start, strip.ks.end.min(ks.end) - k);
-                let (here, rest) = std::mem::take(&mut dst).split_at_mut(n);
-                (k, dst) = (k + n, rest);
+                k += n;
                 if n == 1 {
-                    here[0].write((self.sum_one)(src, axis.images.as_ref().expect("a strip's images").of(k - 1)));
+                    let mut sums = [self.zero; LANES];
+                    let images = axis.images.as_ref().expect("a strip's images").of(k - 1);
+                    (self.sum_one)(srcs, images, &mut sums[..srcs.len()]);
+                    for (dst, sum) in dsts.iter_mut().zip(sums) {
+                        dst[at].write(sum);
+                    }
                     continue;
                 }
-                let reversed = &mut term[..n];
-                self.sum(strip.first.len(), here, &mut part[..n], |t, into| match strip.ascends[t] {
-                    true => (self.add_rows)(into, &src[strip.first[t] + i..][..n]),
-                    false => {
-                        let last = strip.first[t] - i;
-                        reversed.iter_mut().zip(src[last + 1 - n..=last].iter().rev()).for_each(|(r, &v)| *r = v);
-                        (self.add_rows)(into, reversed);
-                    }
-                });
-                continue;
-            }
-            // On the innermost axis a run of one term each, consecutive, is one copy (there
-            // in_stride is out_stride); elsewhere an index at a time.
-            let n = match innermost && axis.copy.contains(&k) {
-                true => axis.copy.end.min(ks.end) - k,
-                false => 1,
-            };
-            let (here, rest) = std::mem::take(&mut dst).split_at_mut(n * axis.in_stride);
-            let at = k;
-            (k, dst) = (k + n, rest);
-            if n > 1 {
-                let o = axis.copy_from + (at - axis.copy.start);
-                write(here, &src[o * axis.out_stride..][..here.len()]);
-                continue;
-            }
-            let one;
-            let images = match &axis.images {
-                Some(images) if !axis.copy.contains(&at) => images.of(at),
-                // The run of one image each (all of a merged run of identity axes).
-                _ => {
-                    one = [axis.copy_from + (at - axis.copy.start)];
-                    &one[..]
+                for (src, dst) in srcs.iter().zip(dsts.iter_mut()) {
+                    let reversed = &mut term[..n];
+                    self.sum(strip.first.len(), &mut dst[at..][..n], &mut part[..n], |t, into| {
+                        match strip.ascends[t] {
+                            true => (self.add_rows)(into, &src[strip.first[t] + i..][..n]),
+                            false => {
+                                let last = strip.first[t] - i;
+                                reversed
+                                    .iter_mut()
+                                    .zip(src[last + 1 - n..=last].iter().rev())
+                                    .for_each(|(r, &v)| *r = v);
+                                (self.add_rows)(into, reversed);
+                            }
+                        }
+                    });
                 }
-            };
-            let inside = |o: usize| &src[o * axis.out_stride..][..axis.out_stride];
-            match (images, innermost) {
-                ([], _) => drop(filled(here, self.zero)),
-                // One term: the gradient inside its image, bits and all.
-                (&[o], true) => write(here, inside(o)),
-                (&[o], false) => self.indices(d + 1, 0..self.axes[d + 1].in_len, inside(o), here, inner),
-                (_, true) => self.sum(images.len(), here, part, |t, into| (self.add_rows)(into, inside(images[t]))),
-                (_, false) => self.sum(images.len(), here, part, |t, into| {
-                    self.indices(d + 1, 0..self.axes[d + 1].in_len, inside(images[t]), as_uninit(term), inner);
-                    (self.add_rows)(into, term);
-                }),
+                continue;
             }
+            // A run of one term each, consecutive, is one copy (in_stride is out_stride here).
+            if axis.copy.contains(&k) && axis.copy.end.min(ks.end) - k > 1 {
+                let n = axis.copy.end.min(ks.end) - k;
+                let o = axis.copy_from + (k - axis.copy.start);
+                for (src, dst) in srcs.iter().zip(dsts.iter_mut()) {
+                    write(&mut dst[at..][..n * stride], &src[o * stride..][..n * stride]);
+                }
+                k += n;
+                continue;
+            }
+            let mut one = [0];
+            let images = axis.images_of(k, &mut one);
+            for (src, dst) in srcs.iter().zip(dsts.iter_mut()) {
+                let here = &mut dst[at..][..stride];
+                let inside = |o: usize| &src[o * stride..][..stride];
+                match images {
+                    [] => {
+                        filled(here, self.zero);
+                    }
+                    // One term: the gradient inside its image, bits and all.
+                    &[o] => write(here, inside(o)),
+                    _ => self.sum(images.len(), here, part, |t, into| (self.add_rows)(into, inside(images[t]))),
+                }
+            }
+            k += 1;
         }
     }
 
@@ -567,13 +742,15 @@ mod tests {
 
     /// grad_in is written whole without being zero-filled first (Miri, in .ci/miri, reports a
     /// byte read before it is written): every mode, crops, merged identity axes inside and
-    /// outside, an untouched plan, complex and 16-bit values, one strip of one index, and under
-    /// Miri (from 4 KiB) outputs split among threads; against the scatter on exact sums.
+    /// outside, an untouched plan, complex and 16-bit values, strips of one index (long ones
+    /// with rows in lanes), and under Miri (from 4 KiB) outputs split among threads; against
+    /// the scatter on exact sums.
     #[test]
     fn gradients_are_written_whole() {
         let mut next = crate::draws(0x9e37_79b9_7f4a_7c15u64);
-        let cases: [(DataType, &[usize], &[i64]); 6] = [
+        let cases: [(DataType, &[usize], &[i64]); 7] = [
             (DataType::Float32, &[3, 5], &[1, 2, -1, 3]),
+            (DataType::Float32, &[10, 3], &[1, 0, 16, 0]),
             (DataType::Float32, &[2, 3, 4, 2], &[0, 2, 0, 0, 0, 1, 0, 0]),
             (DataType::Float32, &[2, 3], &[0, 0, 0, 0]),
             (DataType::Complex64, &[4, 3], &[2, 0, 1, 2]),
@@ -774,16 +951,28 @@ mod tests {
         }
         let mut next = crate::draws(0x5851_f42d_4c95_7f2du64);
         let (mut ran, mut blocks) = (0, 0);
-        for i in 0..400 {
-            let rank = 1 + next(3) as usize;
-            let long = next(4) == 0;
-            let shape: Vec<usize> =
-                (0..rank).map(|d| 1 + next(if d + 1 == rank && !long { 300 } else { 5 }) as usize).collect();
-            // A long pad on one side of one axis: sums past a block.
-            let far = if long { next(2 * rank as u64) as usize } else { usize::MAX };
-            let pads: Vec<i64> =
-                (0..2 * rank).map(|i| next(7) as i64 - 2 + if i == far { 300 + next(400) as i64 } else { 0 }).collect();
-            let mode = Mode::ALL[next(5) as usize];
+        // First, rows gathered in lanes: long strips of one index on the innermost axis (in
+        // blocks, and not) under outer indices of many images and runs of one, each mode and
+        // type.
+        let lanes: [(&[usize], &[i64]); 2] = [(&[12, 5], &[9, 3, 300, 20]), (&[2, 10, 6], &[0, 1, 0, 0, 17, 260])];
+        let fixed: Vec<_> = lanes.iter().flat_map(|&c| Mode::ALL.map(|m| (c, m))).flat_map(|c| [c, c]).collect();
+        for i in 0..fixed.len() + 400 {
+            let (shape, pads, mode) = match fixed.get(i) {
+                Some(&((shape, pads), mode)) => (shape.to_vec(), pads.to_vec(), mode),
+                None => {
+                    let rank = 1 + next(3) as usize;
+                    let long = next(4) == 0;
+                    let shape: Vec<usize> =
+                        (0..rank).map(|d| 1 + next(if d + 1 == rank && !long { 300 } else { 5 }) as usize).collect();
+                    // A long pad on one side of one axis: sums past a block.
+                    let far = if long { next(2 * rank as u64) as usize } else { usize::MAX };
+                    let pads: Vec<i64> = (0..2 * rank)
+                        .map(|i| next(7) as i64 - 2 + if i == far { 300 + next(400) as i64 } else { 0 })
+                        .collect();
+                    (shape, pads, Mode::ALL[next(5) as usize])
+                }
+            };
+            let rank = shape.len();
             let dtype = if i % 2 == 0 { DataType::Float32 } else { DataType::Float16 };
             let Ok(p) = PadPlan::new(dtype, &shape, &PadRequest::new(pads.clone()).mode(mode)) else { continue };
             let values: Vec<f32> =

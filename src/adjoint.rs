@@ -207,7 +207,7 @@ pub(crate) fn image_hull(axis: &AxisMap, mode: Mode, range: std::ops::Range<usiz
     let (lo, hi) = match mode {
         Mode::Constant => (p + first, p + end),
         Mode::Edge => (if first == 0 { 0 } else { p + first }, if end == n { out } else { p + end }),
-        _ => {
+        Mode::Reflect | Mode::Wrap | Mode::Symmetric => {
             // Output position x reads kept index j where x = p + t + m * period and t is j
             // or, reflect and symmetric, j's mirror image in the period: the t of the range
             // are at most two runs, their positions' residues at most four.
@@ -215,7 +215,8 @@ pub(crate) fn image_hull(axis: &AxisMap, mode: Mode, range: std::ops::Range<usiz
             let mirrored = match mode {
                 Mode::Reflect if n > 1 => Some((period + 1 - end, period + 1 - first)),
                 Mode::Symmetric => Some((period - end, period - first)),
-                _ => None,
+                // A reflection of one element reads it alone, as a wrap does.
+                Mode::Reflect | Mode::Wrap | Mode::Constant | Mode::Edge => None,
             };
             let mut residues = Vec::with_capacity(4);
             for (t0, t1) in std::iter::once((first, end)).chain(mirrored) {

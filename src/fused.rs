@@ -384,7 +384,7 @@ fn kept_rule(mode: Mode) -> &'static str {
         Mode::Constant => {
             "if (a.step <= 1u) {\n            return j;\n        }\n        let k = j / a.step;\n        return select(NONE, k, k * a.step == j);"
         }
-        _ => "return j;",
+        Mode::Edge | Mode::Reflect | Mode::Wrap | Mode::Symmetric => "return j;",
     }
 }
 

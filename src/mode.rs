@@ -112,7 +112,8 @@ where
         Mode::Wrap => n,
         Mode::Reflect if n > one => two * (n - one),
         Mode::Symmetric => two * n,
-        _ => one,
+        // A reflection of one element, and the modes without a period.
+        Mode::Reflect | Mode::Constant | Mode::Edge => one,
     }
 }
 

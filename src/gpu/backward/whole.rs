@@ -265,6 +265,6 @@ pub(super) fn most_images(axis: &crate::plan::AxisMap, mode: Mode) -> u64 {
         Mode::Edge => (axis.pad_before.max(axis.pad_after) + 1) as u64,
         Mode::Wrap => out.div_ceil(n),
         // Two images a period: its index and the mirror image.
-        _ => 2 * out.div_ceil(mode.period(n)),
+        Mode::Reflect | Mode::Symmetric => 2 * out.div_ceil(mode.period(n)),
     }
 }

@@ -16,7 +16,7 @@ pub(crate) fn wgsl(mode: Mode, workgroup: u32, split: bool, element: GradientEle
     let mirror = match mode {
         Mode::Reflect => 1,
         Mode::Symmetric => 2,
-        _ => 0,
+        Mode::Constant | Mode::Edge | Mode::Wrap => 0,
     };
     let constants = declare(&[
         ("MAX_RANK", WgslValue::U32(MAX_RANK as u32)),
@@ -31,7 +31,7 @@ pub(crate) fn wgsl(mode: Mode, workgroup: u32, split: bool, element: GradientEle
     let list = match mode {
         Mode::Constant => include_str!("../../../shaders/backward/constant.wgsl"),
         Mode::Edge => include_str!("../../../shaders/backward/edge.wgsl"),
-        _ => include_str!("../../../shaders/backward/periodic.wgsl"),
+        Mode::Reflect | Mode::Wrap | Mode::Symmetric => include_str!("../../../shaders/backward/periodic.wgsl"),
     };
     // f32 elements a word each; 16- and 8-bit ones packed into words, stored by atomics
     // (packed.wgsl, after the type's conversions).

@@ -24,7 +24,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (device, queue) = pollster::block_on(adapter.request_device(&Default::default()))?;
     println!("adapter: {}", adapter.get_info().name);
 
-    // The float32 gradient of [20, 20, 2] wrapped by one on the first two axes: one dispatch.
+    // The float32 gradient of [20, 20, 2] wrapped by one on the first two axes: a crop of the
+    // bulk, then the borders' sums (the gradient's own pipeline), a dispatch of them here.
     let plan =
         PadPlan::new(DataType::Float32, &[20, 20, 2], &PadRequest::new(vec![1, 1, 0, 1, 1, 0]).mode(Mode::Wrap))?;
     let (in_bytes, out_bytes) = plan.byte_sizes().unwrap();
@@ -34,7 +35,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         &BufferView::dense(0, in_bytes),
         &DeviceLimits::WEBGPU_DEFAULT,
     )?;
-    let dispatch = &program.dispatches()[0];
+    let shipped = |d: &&wgpu_pad::gpu::Dispatch| program.wgsl(d.pipeline()).contains("return P.rank + grid_z;");
+    let dispatch = program.dispatches().iter().find(shipped).ok_or("no dispatch of the gradient's sums")?;
     let storage = |size| {
         device.create_buffer(&wgpu::BufferDescriptor {
             label: None,
@@ -49,9 +51,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         contents: dispatch.params(),
         usage: wgpu::BufferUsages::UNIFORM,
     });
-    let shipped = program.wgsl();
+    let shipped = program.wgsl(dispatch.pipeline());
     let plain = shipped.replace("return P.rank + grid_z;", "return P.rank;");
     assert_ne!(plain, shipped, "the shipped WGSL hides its rank");
+    let binding = |buffer, (offset, size): (u64, u64)| {
+        wgpu::BindingResource::Buffer(wgpu::BufferBinding { buffer, offset, size: wgpu::BufferSize::new(size) })
+    };
     for (name, wgsl) in [("as shipped", shipped), ("rank read plainly", plain)] {
         let pipeline = pipeline::compute_pipeline(&device, &wgsl);
         let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
@@ -59,8 +64,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             layout: &pipeline.get_bind_group_layout(0),
             entries: &[
                 wgpu::BindGroupEntry { binding: 0, resource: params.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 1, resource: grad_out.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 2, resource: grad_in.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 1, resource: binding(&grad_out, dispatch.input().unwrap_or((0, 16))) },
+                wgpu::BindGroupEntry { binding: 2, resource: binding(&grad_in, dispatch.output()) },
             ],
         });
         let (mut first, start_mb) = (None, resident_mb());

@@ -1,7 +1,7 @@
 //! A pad run from its `Program` through plain wgpu calls, without `PadKernel`: what any
 //! WebGPU host (another wgpu major, Dawn, a JavaScript engine) does with the crate's
-//! kernels. The program is plain data: WGSL, and per dispatch its uniform bytes, bindings
-//! and workgroup counts. Bindings are capped at 64 KiB here so that the pad takes several
+//! kernels. The program is plain data: its pipelines' WGSL, and per dispatch its pipeline,
+//! uniform bytes, bindings and workgroup counts. Bindings are capped at 64 KiB here so that the pad takes several
 //! dispatches. Checks the result against the CPU path, bit for bit. It runs on the crate
 //! without its `wgpu` feature, the host bringing its own wgpu (CI runs it so):
 //!
@@ -36,7 +36,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let program = Program::new(&plan, &BufferView::dense(0, in_size), &BufferView::dense(0, out_size), &limits)?;
 
-    // The host's half: buffers, one pipeline, a uniform slot and a bind group per dispatch.
+    // The host's half: buffers, its pipelines (a pad has one), a uniform slot and a bind group
+    // per dispatch.
     let storage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
     let mut input = x.bytes().unwrap().to_vec();
     input.resize(in_size as usize, 0);
@@ -48,18 +49,22 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         usage: storage,
         mapped_at_creation: false,
     });
-    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-        label: None,
-        source: wgpu::ShaderSource::Wgsl(program.wgsl().into()),
-    });
-    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-        label: Some(&program.label()),
-        layout: None,
-        module: &module,
-        entry_point: Some("main"),
-        compilation_options: Default::default(),
-        cache: None,
-    });
+    let pipelines: Vec<wgpu::ComputePipeline> = (0..program.pipeline_count())
+        .map(|i| {
+            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: None,
+                source: wgpu::ShaderSource::Wgsl(program.wgsl(i).into()),
+            });
+            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(&program.label(i)),
+                layout: None,
+                module: &module,
+                entry_point: Some("main"),
+                compilation_options: Default::default(),
+                cache: None,
+            })
+        })
+        .collect();
     let slot = Program::PARAMS_BYTES.next_multiple_of(device.limits().min_uniform_buffer_offset_alignment as u64);
     let mut params = vec![0u8; slot as usize * program.dispatches().len()];
     for (i, d) in program.dispatches().iter().enumerate() {
@@ -82,8 +87,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut encoder = device.create_command_encoder(&Default::default());
     {
         let mut pass = encoder.begin_compute_pass(&Default::default());
-        pass.set_pipeline(&pipeline);
         for (i, d) in program.dispatches().iter().enumerate() {
+            let pipeline = &pipelines[d.pipeline()];
+            pass.set_pipeline(pipeline);
             let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: None,
                 layout: &pipeline.get_bind_group_layout(0),
@@ -122,10 +128,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let want = cpu::pad(&plan, &x)?;
     println!(
-        "{:?} -> {:?} reflect: {} dispatches of one pipeline",
+        "{:?} -> {:?} reflect: {} dispatches of {} pipeline(s)",
         plan.in_shape(),
         plan.out_shape(),
-        program.dispatches().len()
+        program.dispatches().len(),
+        program.pipeline_count()
     );
     if got == want.bytes().unwrap() {
         println!("ok: {out_bytes} bytes equal the CPU path's");

@@ -6,7 +6,8 @@
 mod common;
 
 use common::{gpu, gpu_small_bindings, read, storage};
-use wgpu_pad::gpu::{BufferRange, ExecPath};
+use wgpu_pad::gpu::measurement::KernelVariant;
+use wgpu_pad::gpu::{BufferRange, ExecPath, GpuContext};
 use wgpu_pad::{cpu, reference, DataType, Mode, PadPlan, PadRequest, Tensor};
 
 /// A small xorshift, for plans and gradients.
@@ -163,8 +164,9 @@ fn complex64_gradients_are_the_cpus_bit_for_bit() {
 
 fn each_types_gradient_is_the_cpus(dtype: DataType, plans: usize) {
     let Some(ctx) = gpu() else { return };
+    let whole = whole_gradient_context(ctx);
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-    let (mut ran, mut sums, mut fell_back) = (0, 0, 0);
+    let (mut ran, mut sums, mut fell_back, mut cropped) = (0, 0, 0, 0);
     for _ in 0..plans {
         let Some(plan) = random_plan_of(dtype, &mut rng) else { continue };
         let grad = random_gradient(&plan, &mut rng);
@@ -180,12 +182,28 @@ fn each_types_gradient_is_the_cpus(dtype: DataType, plans: usize) {
         assert_eq!(got.path, ExecPath::Gpu, "{what}");
         assert_eq!(got.tensor.bytes(), want.bytes(), "{what}");
         assert_eq!(ctx.pad_backward_blocking(&plan, &grad).unwrap().tensor.bytes(), want.bytes(), "{what}: run twice");
+        // The default crops the bulk (the forward's kernels) and sums the borders; every third
+        // plan also on the gradient's own pipeline over every element: the same bits.
+        cropped += usize::from(gradient_program(&plan, KernelVariant::Default).pipeline_count() == 2);
+        if ran % 3 == 0 {
+            assert_eq!(
+                whole.pad_backward_blocking(&plan, &grad).unwrap().tensor.bytes(),
+                want.bytes(),
+                "{what}: whole"
+            );
+        }
         sums += usize::from(plan.out_len() > plan.in_len());
         ran += 1;
     }
+    // Narrow elements crop whole words of a row: axes of 1-6 leave few of them one.
+    let crops_wanted = match dtype.width().bytes() {
+        Some(4 | 8) => ran / 4,
+        Some(2) => ran / 10,
+        _ => 0,
+    };
     assert!(
-        ran > plans * 3 / 4 && sums > plans * 3 / 8 && fell_back < ran / 10,
-        "{dtype}: {ran} plans, {sums} with sums, {fell_back} on the CPU"
+        ran > plans * 3 / 4 && sums > plans * 3 / 8 && fell_back < ran / 10 && cropped >= crops_wanted,
+        "{dtype}: {ran} plans, {sums} with sums, {fell_back} on the CPU, {cropped} a crop and borders"
     );
     common::assert_no_gpu_errors();
 }
@@ -382,15 +400,28 @@ fn a_wrap_of_many_periods_is_one_dispatch() {
 
 /// Dispatches of `plan`'s gradient program under WebGPU's default limits.
 fn one_dispatch(plan: &PadPlan) -> usize {
+    gradient_program(plan, KernelVariant::Default).dispatches().len()
+}
+
+/// `plan`'s gradient program in kernel `variant` under WebGPU's default limits, dense views.
+fn gradient_program(plan: &PadPlan, variant: KernelVariant) -> wgpu_pad::gpu::Program {
     let (i, o) = plan.byte_sizes().unwrap();
-    let program = wgpu_pad::gpu::Program::backward(
+    wgpu_pad::gpu::measurement::backward_program(
         plan,
         &wgpu_pad::gpu::BufferView::dense(0, o.next_multiple_of(4)),
         &wgpu_pad::gpu::BufferView::dense(0, i.next_multiple_of(4)),
         &wgpu_pad::gpu::DeviceLimits::WEBGPU_DEFAULT,
+        variant,
     )
-    .unwrap();
-    program.dispatches().len()
+    .unwrap()
+}
+
+/// A context on `ctx`'s device whose gradients run the gradient's own pipeline on every element
+/// (`KernelVariant::GradientWhole`: no crop of the bulk).
+fn whole_gradient_context(ctx: &GpuContext) -> GpuContext {
+    let whole = GpuContext::from_device(ctx.device(), ctx.queue(), ctx.adapter_info().clone()).unwrap();
+    wgpu_pad::gpu::measurement::select(whole.kernel(), KernelVariant::GradientWhole);
+    whole
 }
 
 /// The engine's way: the gradient recorded into its encoder from strided views of its own
@@ -548,6 +579,8 @@ fn long_sums_on_two_axes_are_split_over_lanes() {
 #[test]
 fn gradients_past_one_binding_run_in_windows() {
     let Some(ctx) = gpu_small_bindings() else { return };
+    let whole = whole_gradient_context(ctx);
+    let mut cropped = Vec::new();
     let mut rng = Rng(0x0bad_cafe_f00d_0001);
     for (dtype, shape, pads, mode) in [
         // Outer axes the pad leaves alone.
@@ -564,15 +597,37 @@ fn gradients_past_one_binding_run_in_windows() {
         (DataType::Bfloat16, &[40, 13], &[2, 1, 3, 2], Mode::Reflect),
         // A row past a binding: windows along the inner axis, an outer index each.
         (DataType::Float32, &[4, 300], &[1, 1, 0, 0], Mode::Constant),
+        // Narrow elements whose bulk rows move in whole words (the forward crops them so).
+        (DataType::Float16, &[40, 16], &[2, 2, 2, 2], Mode::Reflect),
+        (DataType::Bfloat16, &[40, 16], &[2, 4, 2, 4], Mode::Edge),
+        (DataType::Float8e4m3fn, &[40, 32], &[4, 4, 4, 4], Mode::Edge),
     ] {
         let plan = PadPlan::new(dtype, shape, &PadRequest::new(pads.to_vec()).mode(mode)).unwrap();
         let (_, out_bytes) = plan.byte_sizes().unwrap();
         assert!(out_bytes > 1024, "{shape:?}: past one binding");
         let grad = random_gradient(&plan, &mut rng);
-        let got = ctx.pad_backward_blocking(&plan, &grad).unwrap();
         let what = format!("{dtype} {mode} {shape:?}");
-        assert_eq!(got.path, ExecPath::Gpu, "{what}");
-        assert_eq!(got.tensor.bytes(), cpu::pad_backward(&plan, &grad).unwrap().bytes(), "{what}");
+        // The default (the bulk's crop in the forward's windows, the borders' windows) and the
+        // gradient's own pipeline on every element, in windows.
+        let limits = wgpu_pad::gpu::DeviceLimits::from(&ctx.device().limits());
+        let (i, o) = plan.byte_sizes().unwrap();
+        let dense = |n: u64| wgpu_pad::gpu::BufferView::dense(0, n.next_multiple_of(4));
+        let program = |v| wgpu_pad::gpu::measurement::backward_program(&plan, &dense(o), &dense(i), &limits, v);
+        if program(KernelVariant::Default).unwrap().pipeline_count() == 2 {
+            cropped.push(dtype);
+        }
+        assert_eq!(program(KernelVariant::GradientWhole).unwrap().pipeline_count(), 1, "{what}");
+        for ctx in [ctx, &whole] {
+            let got = ctx.pad_backward_blocking(&plan, &grad).unwrap();
+            assert_eq!(got.path, ExecPath::Gpu, "{what}");
+            assert_eq!(got.tensor.bytes(), cpu::pad_backward(&plan, &grad).unwrap().bytes(), "{what}");
+        }
+    }
+    // Each type's bulk a crop somewhere (8- and 16-bit ones where their rows are whole words:
+    // else the forward's kernels, which write such outputs only dense, leave it to the
+    // gradient's pipeline).
+    for dtype in [DataType::Float32, DataType::Float16, DataType::Bfloat16, DataType::Float8e4m3fn] {
+        assert!(cropped.contains(&dtype), "{dtype}: no crop of its bulk in {cropped:?}");
     }
     common::assert_no_gpu_errors();
 }
@@ -585,6 +640,7 @@ fn gradients_past_one_binding_run_in_windows() {
 #[test]
 fn gradients_whose_windows_read_the_whole_axis_run_in_parts() {
     let Some(ctx) = gpu_small_bindings() else { return };
+    let whole_pipeline = whole_gradient_context(ctx);
     let mut rng = Rng(0x0bad_cafe_f00d_0002);
     for (dtype, shape, pads, mode) in [
         (DataType::Float32, &[20usize, 20][..], &[1i64, 1, 1, 1][..], Mode::Wrap),
@@ -614,6 +670,9 @@ fn gradients_whose_windows_read_the_whole_axis_run_in_parts() {
         assert_eq!(ctx.pad_backward_blocking(&plan, &grad).unwrap().tensor.bytes(), got.tensor.bytes(), "{what}");
         let whole = gpu().unwrap().pad_backward_blocking(&plan, &grad).unwrap();
         assert_eq!((whole.path, whole.tensor.bytes()), (ExecPath::Gpu, got.tensor.bytes()), "{what}");
+        // The gradient's own pipeline on every element (no crop of the bulk), in parts.
+        let parts = whole_pipeline.pad_backward_blocking(&plan, &grad).unwrap();
+        assert_eq!((parts.path, parts.tensor.bytes()), (ExecPath::Gpu, got.tensor.bytes()), "{what}");
     }
     // Random plans past a binding (rank 1-3, axes of up to 40, crops and pads wider than the
     // axis, every mode): windows or parts on the GPU (34 of 40 when written), else the CPU

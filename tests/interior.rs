@@ -86,11 +86,11 @@ fn fused_functions_and_programs_take_interior_plans() {
     let (i, o) = plan.byte_sizes().unwrap();
     let program = Program::new(&plan, &dense(i), &dense(o), &limits).unwrap();
     assert_eq!(program.dispatches().len(), 1);
-    assert!(program.label().contains("interior"), "{}", program.label());
+    assert!(program.label(0).contains("interior"), "{}", program.label(0));
     // Interior counts of zero are an ONNX plan like any other: the default kernels.
     let zero =
         PadPlan::new(DataType::Float32, &[2, 3], &PadRequest::new(vec![0, 1, 0, 0]).interior(vec![0, 0])).unwrap();
-    assert!(!Program::new(&zero, &dense(i), &dense(o), &limits).unwrap().label().contains("interior"));
+    assert!(!Program::new(&zero, &dense(i), &dense(o), &limits).unwrap().label(0).contains("interior"));
     // 2^24 + 1 int32 dilated by 1, and one more: 2^25 + 2 elements, past a WebGPU binding:
     // windows of the axis, each binding inside the device's.
     let big = PadPlan::new(DataType::Int32, &[(1 << 24) + 1], &PadRequest::new(vec![0, 1]).interior(vec![1])).unwrap();

@@ -535,7 +535,7 @@ fn a_dispatch_reading_nothing_binds_the_documented_placeholder() {
         )
         .unwrap();
         assert!(program.dispatches().iter().all(|d| d.input().is_none()), "{dtype}: a dispatch reads input");
-        let pipeline = common::compute_pipeline(device, &program.wgsl());
+        let pipeline = common::compute_pipeline(device, &program.wgsl(0));
         let placeholder = device.create_buffer(&wgpu::BufferDescriptor {
             label: None,
             size: Program::EMPTY_INPUT_BYTES,

@@ -32,7 +32,7 @@ fn count_accesses(plan: &PadPlan, variant: KernelVariant) -> (Vec<u32>, u64, u64
     let limits = DeviceLimits::from(&device.limits());
     let (iv, ov) = (BufferView::dense(0, in_size), BufferView::dense(0, out_size));
     let program = wgpu_pad::gpu::measurement::program(plan, &iv, &ov, &limits, variant).unwrap();
-    let wgsl = program.wgsl();
+    let wgsl = program.wgsl(0);
     // The bytes a stored word has: the pipeline's WORD.
     let word = match wgsl.lines().find_map(|l| l.strip_prefix("alias WORD = ")) {
         Some("u32;") => 4,

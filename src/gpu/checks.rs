@@ -152,7 +152,8 @@ mod tests {
         let reflect =
             PadPlan::new(DataType::Float32, &[64, 64], &PadRequest::new(vec![1, 1, 1, 1]).mode(Mode::Reflect)).unwrap();
         let (i, o) = reflect.byte_sizes().unwrap();
-        let backward = |g| Program::backward(&reflect, &BufferView::dense(0, o), &BufferView::dense(0, i), &limits(g));
+        let backward =
+            |g| crate::gpu::backward::whole(&reflect, &BufferView::dense(0, o), &BufferView::dense(0, i), &limits(g));
         assert_eq!(backward(8).unwrap().dispatches()[0].workgroups(), [8, 8, 1]);
         let e = backward(7).unwrap_err();
         assert!(e.to_string().contains("4096 elements need more workgroups"), "{e}");

@@ -135,10 +135,12 @@ fn windows_on(
                 let window_in = BufferView { offset: in_offset, strides: Some(&in_strides), ..*input };
                 let window_out = BufferView { offset: out_offset, strides: Some(&out_strides), ..*output };
                 match one_dispatch(&window, &window_in, &window_out, limits) {
-                    Ok(p) => match &mut program {
-                        Some(all) => all.dispatches.extend(p.dispatches),
-                        None => program = Some(p),
-                    },
+                    Ok(p) => {
+                        program = Some(match program.take() {
+                            Some(all) => all.then(p),
+                            None => p,
+                        })
+                    }
                     Err(PadError::GpuLimit { limit: GpuLimit::Windows, .. }) => {
                         program = None;
                         break 'windows;
@@ -182,7 +184,7 @@ fn one_dispatch(plan: &PadPlan, input: &BufferView, output: &BufferView, limits:
         check_views(plan, (&read, plan.in_shape()), (&write, plan.out_shape()), elem, limits)?;
     let narrow = elem < 4;
     let key = PipelineKey::new(Mode::Constant, elem as u8, false, Shader::Interior { narrow }, false);
-    let mut program = Program { key, dispatches: Vec::new(), in_span, out_span };
+    let mut program = Program::of(key, Vec::new(), in_span, out_span);
     let Some(out_span) = out_span else { return Ok(program) };
     let rank = plan.in_shape().len();
     if rank > MAX_RANK {
@@ -253,7 +255,7 @@ fn one_dispatch(plan: &PadPlan, input: &BufferView, output: &BufferView, limits:
     }
     let groups = count.div_ceil(WORKGROUP as u64);
     let workgroups = grid(groups, limits, count, "words")?;
-    program.dispatches.push(Dispatch { params: p, workgroups, input: bound_in, output: bound_out });
+    program.dispatches.push(Dispatch { pipeline: 0, params: p, workgroups, input: bound_in, output: bound_out });
     Ok(program)
 }
 

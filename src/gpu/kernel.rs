@@ -142,19 +142,24 @@ const UNIFORM_CACHE_ENTRIES: usize = 256;
 /// cached). Submissions already recorded are safe: wgpu orders them on the queue.
 #[derive(Debug, Clone)]
 pub struct PreparedPad {
-    pipeline: Option<wgpu::ComputePipeline>,
-    dispatches: Vec<(wgpu::BindGroup, [u32; 3])>,
+    pipelines: Vec<wgpu::ComputePipeline>,
+    /// Each dispatch's pipeline (an index into `pipelines`), bind group and workgroups.
+    dispatches: Vec<(usize, wgpu::BindGroup, [u32; 3])>,
     out_bytes: u64,
 }
 
 impl PreparedPad {
     /// Records the pad into an open compute pass: sets the pipeline and bind group and
-    /// dispatches, once per binding window. The pass's pipeline and bind group 0 are left
-    /// set to the pad's. An empty output records nothing.
+    /// dispatches, once per binding window (a gradient's bulk and borders: their own
+    /// pipelines). The pass's pipeline and bind group 0 are left set to the last dispatch's.
+    /// An empty output records nothing.
     pub fn record(&self, pass: &mut wgpu::ComputePass<'_>) {
-        let Some(pipeline) = &self.pipeline else { return };
-        pass.set_pipeline(pipeline);
-        for (bind_group, [x, y, z]) in &self.dispatches {
+        let mut set = None;
+        for (pipeline, bind_group, [x, y, z]) in &self.dispatches {
+            if set != Some(*pipeline) {
+                pass.set_pipeline(&self.pipelines[*pipeline]);
+                set = Some(*pipeline);
+            }
             pass.set_bind_group(0, bind_group, &[]);
             pass.dispatch_workgroups(*x, *y, *z);
         }
@@ -496,7 +501,8 @@ impl PadKernel {
         grad_out: BufferRange<'_>,
         grad_in: BufferRange<'_>,
     ) -> Result<PreparedPad> {
-        let l = self.program_of(&grad_out, &grad_in, |o, i, _| Program::backward(plan, o, i, &self.limits))?;
+        let l =
+            self.program_of(&grad_out, &grad_in, |o, i, v| super::backward::program(plan, o, i, &self.limits, v))?;
         self.prepare_program(l, plan.byte_sizes().map_or(0, |b| b.0), grad_out, grad_in)
     }
 
@@ -529,9 +535,10 @@ impl PadKernel {
         output: BufferRange<'_>,
     ) -> Result<PreparedPad> {
         if l.dispatches().is_empty() {
-            return Ok(PreparedPad { pipeline: None, dispatches: Vec::new(), out_bytes });
+            return Ok(PreparedPad { pipelines: Vec::new(), dispatches: Vec::new(), out_bytes });
         }
-        let pipeline = self.pipeline(l.pipeline_key())?;
+        let pipelines =
+            (0..l.pipeline_count()).map(|i| self.pipeline(l.pipeline_key(i))).collect::<Result<Vec<_>>>()?;
         let stride = params_stride(self.uniform_alignment);
         let uniform = self.uniform_buffer(l.dispatches(), stride)?;
         // What only wgpu can see of the caller's buffers (destroyed, from another device) is a
@@ -551,7 +558,7 @@ impl PadKernel {
                 };
                 let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
                     label: Some("wgpu-pad bind group"),
-                    layout: if l.pipeline_key().read_only_input {
+                    layout: if l.pipeline_key(w.pipeline()).read_only_input {
                         &self.read_only_bind_layout
                     } else {
                         &self.bind_layout
@@ -576,11 +583,11 @@ impl PadKernel {
                         },
                     ],
                 });
-                (bind_group, w.workgroups())
+                (w.pipeline(), bind_group, w.workgroups())
             })
             .collect();
         self.settle(Box::pin(scope.pop()), "binding the pad's buffers")?;
-        Ok(PreparedPad { pipeline: Some(pipeline), dispatches, out_bytes })
+        Ok(PreparedPad { pipelines, dispatches, out_bytes })
     }
 
     /// A uniform buffer holding the windows' parameters, `stride` bytes apart.

@@ -86,7 +86,7 @@ fn lay_out(
     let Some(out_span) = out_span else {
         // An empty output: nothing to dispatch, and a key no host compiles.
         let key = PipelineKey::new(mode, elem as u8, false, Shader::all(elem as u8, variant)[0], false);
-        return Ok(Program { key, dispatches: Vec::new(), in_span, out_span: None });
+        return Ok(Program::of(key, Vec::new(), in_span, None));
     };
 
     let mut axes = merge_axes(plan, &in_strides, &out_strides);
@@ -105,7 +105,7 @@ fn lay_out(
         let mut windows: Vec<_> = dispatches.iter_mut().map(|d| (&mut d.params, &mut d.workgroups)).collect();
         let shader = kernel.shader(&mut windows, &mid_words, word, limits.max_groups as u64);
         let key = PipelineKey::new(mode, word as u8, multi_period, shader, kernel.read_only_input());
-        Ok(Program { key, dispatches, in_span, out_span: Some(out_span) })
+        Ok(Program::of(key, dispatches, in_span, Some(out_span)))
     };
     match lay(kernel) {
         // rows16's bindings, rounded to whole 16-byte words, pass a buffer's end: the
@@ -397,7 +397,7 @@ impl Splitter<'_> {
         }
         let first = out_lo - output.0 / self.word;
         let (workgroups, mid_word) = self.kernel.grid(&shape, &mut params, self.word, first);
-        Ok(Some((Dispatch { params, workgroups, input, output }, mid_word)))
+        Ok(Some((Dispatch { pipeline: 0, params, workgroups, input, output }, mid_word)))
     }
 }
 
@@ -430,19 +430,19 @@ pub(super) mod tests {
     fn unpadded_inner_axes_move_as_wide_words() {
         // RGBA u8: one u32 per pixel.
         let l = lay(&plan(DataType::Uint8, &[1, 64, 64, 4], &[0, 2, 2, 0, 0, 2, 2, 0], Mode::Edge), &LIMITS);
-        assert_eq!((l.key.word_bytes, l.dispatches[0].params.rank), (4, 2));
+        assert_eq!((l.key().word_bytes, l.dispatches[0].params.rank), (4, 2));
         // 256 f16 per row: 32 vec4 words.
         let l = lay(&plan(DataType::Float16, &[8, 4096, 256], &[0, 3, 0, 0, 5, 0], Mode::Reflect), &LIMITS);
-        assert_eq!((l.key.word_bytes, l.dispatches[0].params.rank), (16, 3));
+        assert_eq!((l.key().word_bytes, l.dispatches[0].params.rank), (16, 3));
         assert_eq!(l.dispatches[0].params.axes[0].len, 32);
         // 3 bytes per pixel split into no word: u8 stays per byte.
         let l = lay(&plan(DataType::Uint8, &[9, 10, 3], &[1, 1, 0, 1, 1, 0], Mode::Wrap), &LIMITS);
-        assert!(l.key.word_bytes < 4);
+        assert!(l.key().word_bytes < 4);
         // The constant fills the whole word.
         let v = crate::Tensor::from_slice(DataType::Uint16, vec![], &[0xabcdu16]).unwrap();
         let p = PadPlan::new(DataType::Uint16, &[4, 2], &PadRequest::new(vec![1, 0, 0, 0]).constant(v)).unwrap();
         let l = lay(&p, &LIMITS);
-        assert_eq!((l.key.word_bytes, l.dispatches[0].params.constant[0]), (4, 0xabcd_abcd));
+        assert_eq!((l.key().word_bytes, l.dispatches[0].params.constant[0]), (4, 0xabcd_abcd));
     }
 
     #[test]
@@ -520,9 +520,9 @@ pub(super) mod tests {
     fn the_key_ignores_shape() {
         let a = lay(&plan(DataType::Float32, &[1, 3, 224, 224], &[0, 0, 2, 2, 0, 0, 2, 2], Mode::Wrap), &LIMITS);
         let b = lay(&plan(DataType::Int32, &[4, 5, 6, 7], &[0, 1, 0, 1, 0, 1, 0, 1], Mode::Wrap), &LIMITS);
-        assert_eq!(a.key, b.key);
+        assert_eq!(a.key(), b.key());
         let c = lay(&plan(DataType::Int32, &[3], &[7, 0], Mode::Wrap), &LIMITS);
-        assert!(c.key.multi_period && !a.key.multi_period);
+        assert!(c.key().multi_period && !a.key().multi_period);
     }
 
     /// Each kernel variant reaches the pipelines and grids it is measured for, and only
@@ -532,12 +532,12 @@ pub(super) mod tests {
         use KernelVariant::*;
         let f32_image = plan(DataType::Float32, &[1, 64, 512, 512], &[0, 0, 1, 1, 0, 0, 1, 1], Mode::Reflect);
         let u8_image = plan(DataType::Uint8, &[1, 1024, 1024, 3], &[0, 2, 2, 0, 0, 2, 2, 0], Mode::Wrap);
-        let (f32_default, u8_default) = (lay(&f32_image, &LIMITS).key, lay(&u8_image, &LIMITS).key);
+        let (f32_default, u8_default) = (lay(&f32_image, &LIMITS).key(), lay(&u8_image, &LIMITS).key());
         for v in KernelVariant::ALL {
             let l = lay_variant(&f32_image, &LIMITS, v);
             let own = matches!(v, Reference | ReadOnlyInput | DeviceGrid | DeviceGrid256 | FlatU4 | Rows16);
-            assert_eq!(l.key != f32_default, own, "{v:?}: a pipeline of its own");
-            assert_eq!(l.key.wgsl().contains("fn funnel("), v == Rows16, "{v:?}");
+            assert_eq!(l.key() != f32_default, own, "{v:?}: a pipeline of its own");
+            assert_eq!(l.key().wgsl().contains("fn funnel("), v == Rows16, "{v:?}");
             // 514 * 514 * 64 words: the default's flat grid, 8 a lane, unless a variant
             // says otherwise.
             let flat = match v {
@@ -545,9 +545,9 @@ pub(super) mod tests {
                 FlatU4 | DeviceGrid | DeviceGrid256 => 4,
                 _ => 8,
             };
-            assert_eq!(l.key.flat_grid().map_or(0, |g| g.words), flat, "{v:?}");
-            assert_eq!(l.key.wgsl().contains("fn flat_next("), flat > 0, "{v:?}");
-            let wgsl = l.key.wgsl();
+            assert_eq!(l.key().flat_grid().map_or(0, |g| g.words), flat, "{v:?}");
+            assert_eq!(l.key().wgsl().contains("fn flat_next("), flat > 0, "{v:?}");
+            let wgsl = l.key().wgsl();
             let device = matches!(v, DeviceGrid | DeviceGrid256);
             assert_eq!(wgsl.contains("let step = nwg.x * nwg.y * WORKGROUP;"), device, "{v:?}");
             assert_eq!(wgsl.contains("const WORKGROUP: u32 = 256u;"), v == DeviceGrid256, "{v:?}");
@@ -569,10 +569,10 @@ pub(super) mod tests {
             let l = lay_variant(&u8_image, &LIMITS, v);
             // The device and flat grids are for wide words: 8-bit ones run the default's pipeline.
             let own = matches!(v, Reference | ReadOnlyInput | NarrowSpread | NarrowLoadsFirst | Rows16);
-            assert_eq!(l.key != u8_default, own, "{v:?}: a pipeline of its own");
-            assert_eq!(l.key.wgsl().contains("fn funnel("), v == Rows16, "{v:?}");
-            assert_eq!(l.key.wgsl().contains("var<storage, read> src"), v.read_only_input(), "{v:?}");
-            assert_eq!(l.key.wgsl().contains("fn pair_words("), v == NarrowLoadsFirst, "{v:?}");
+            assert_eq!(l.key() != u8_default, own, "{v:?}: a pipeline of its own");
+            assert_eq!(l.key().wgsl().contains("fn funnel("), v == Rows16, "{v:?}");
+            assert_eq!(l.key().wgsl().contains("var<storage, read> src"), v.read_only_input(), "{v:?}");
+            assert_eq!(l.key().wgsl().contains("fn pair_words("), v == NarrowLoadsFirst, "{v:?}");
             let d = &l.dispatches[0];
             // Rows of 3084 bytes, 772 words: 25 lanes of pairs, or a workgroup, or per word;
             // sized to the device, 8 words a lane (1028 rows of 772 words over 2^17 lanes),
@@ -584,7 +584,7 @@ pub(super) mod tests {
                 _ => 25,
             };
             assert_eq!(d.params.row_lanes, want_lanes, "{v:?}");
-            assert_eq!(l.key.row_walk() == RowWalk::PerWord, matches!(v, Reference | Rows16), "{v:?}");
+            assert_eq!(l.key().row_walk() == RowWalk::PerWord, matches!(v, Reference | Rows16), "{v:?}");
             if v == Rows16 {
                 // 1028 x 1028 x 3 bytes in 16-byte words, 256 a workgroup; rows of pixels.
                 assert_eq!((d.workgroups, d.params.row_first, d.params.row_words), ([775, 1, 1], 2, 3084));

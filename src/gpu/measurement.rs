@@ -44,6 +44,17 @@ pub fn program(
     super::layout::program(plan, input, output, limits, variant)
 }
 
+/// [`Program::backward`] in kernel `variant` (only [`KernelVariant::GradientWhole`] differs).
+pub fn backward_program(
+    plan: &PadPlan,
+    grad_out: &BufferView,
+    grad_in: &BufferView,
+    limits: &DeviceLimits,
+    variant: KernelVariant,
+) -> Result<Program> {
+    super::backward::program(plan, grad_out, grad_in, limits, variant)
+}
+
 /// Pads `kernel` prepares from now on use kernel `variant` (pads already prepared keep theirs).
 #[cfg(feature = "wgpu")]
 pub fn select(kernel: &super::PadKernel, variant: KernelVariant) {
@@ -72,9 +83,10 @@ pub fn runs_the_default(kernel: &super::PadKernel, plan: &PadPlan) -> bool {
         return false;
     };
     let same = |x: &super::Dispatch, y: &super::Dispatch| {
-        (x.params(), x.workgroups(), x.input(), x.output()) == (y.params(), y.workgroups(), y.input(), y.output())
+        (x.pipeline(), x.params(), x.workgroups(), x.input(), x.output())
+            == (y.pipeline(), y.params(), y.workgroups(), y.input(), y.output())
     };
-    a.pipeline_key() == b.pipeline_key()
+    a.pipelines == b.pipelines
         && a.dispatches().len() == b.dispatches().len()
         && a.dispatches().iter().zip(b.dispatches()).all(|(x, y)| same(x, y))
 }
@@ -94,7 +106,7 @@ mod tests {
         for mode in Mode::ALL {
             for dtype in COLD_MIX_TYPES {
                 for (shape, pads) in COLD_MIX {
-                    keys.insert(lay(&plan(dtype, shape, pads, mode), &LIMITS).key);
+                    keys.insert(lay(&plan(dtype, shape, pads, mode), &LIMITS).key());
                 }
             }
         }

@@ -50,14 +50,17 @@ impl BufferView<'_> {
     }
 }
 
-/// The dispatches of one pad, all with one pipeline.
+/// The dispatches of one pad (or of its gradient), and the pipelines they run.
 ///
 /// How a host runs it (what `PadKernel`, with the `wgpu` feature, does):
-/// 1. A compute pipeline from [`wgsl`](Self::wgsl), entry point `main`, bind group 0:
-///    binding 0 a uniform buffer of [`Program::PARAMS_BYTES`], bindings 1 (input) and 2
-///    (output) storage buffers, both declared `read_write` in the WGSL. The pipeline
-///    depends only on [`pipeline_key`](Self::pipeline_key): cache it by that.
-/// 2. Per [`Dispatch`]: its [`params`](Dispatch::params) in a uniform buffer (at an offset
+/// 1. A compute pipeline per [`pipeline_count`](Self::pipeline_count): from
+///    [`wgsl(i)`](Self::wgsl), entry point `main`, bind group 0: binding 0 a uniform buffer of
+///    [`Program::PARAMS_BYTES`], bindings 1 (input) and 2 (output) storage buffers, both
+///    declared `read_write` in the WGSL. A pipeline depends only on its
+///    [`pipeline_key(i)`](Self::pipeline_key): cache it by that. A pad has one pipeline; a
+///    gradient has two where its bulk is a crop (the forward's kernel) and its borders sums.
+/// 2. Per [`Dispatch`]: the pipeline it names ([`Dispatch::pipeline`]), its
+///    [`params`](Dispatch::params) in a uniform buffer (at an offset
 ///    aligned to `min_uniform_buffer_offset_alignment`), the input bound at
 ///    [`input`](Dispatch::input) (offset, size; where `None`, the window reads nothing:
 ///    any storage buffer range of [`Program::EMPTY_INPUT_BYTES`], the largest minimum
@@ -68,7 +71,8 @@ impl BufferView<'_> {
 /// parts of a gradient's sums ([`Program::backward`]) add to what the ones before them wrote.
 #[derive(Debug, Clone)]
 pub struct Program {
-    pub(crate) key: PipelineKey,
+    /// The pipelines its dispatches name, each once.
+    pub(crate) pipelines: Vec<PipelineKey>,
     pub(crate) dispatches: Vec<Dispatch>,
     /// Byte ranges the views cover (`None` for an empty tensor).
     pub(crate) in_span: Option<Span>,
@@ -79,6 +83,8 @@ pub struct Program {
 /// ranges it binds.
 #[derive(Debug, Clone)]
 pub struct Dispatch {
+    /// Its pipeline: an index into its program's.
+    pub(crate) pipeline: usize,
     pub(crate) params: Params,
     pub(crate) workgroups: [u32; 3],
     /// Input binding (offset, size in bytes); `None` when the window reads nothing.
@@ -99,20 +105,63 @@ impl Program {
     /// variant, `device-grid-256`, declares 256).
     pub const WORKGROUP_SIZE: u32 = WORKGROUP;
 
-    /// The pipeline's WGSL (entry point `main`).
-    pub fn wgsl(&self) -> String {
-        self.key.wgsl()
+    /// A program of one pipeline, `key`: every dispatch its.
+    pub(crate) fn of(
+        key: PipelineKey,
+        dispatches: Vec<Dispatch>,
+        in_span: Option<Span>,
+        out_span: Option<Span>,
+    ) -> Program {
+        debug_assert!(dispatches.iter().all(|d| d.pipeline == 0));
+        Program { pipelines: vec![key], dispatches, in_span, out_span }
     }
 
-    /// A label for the pipeline.
-    pub fn label(&self) -> String {
-        self.key.label()
+    /// `other`'s dispatches after this one's, the pipelines they run joined to this one's
+    /// (each once); this one's spans.
+    pub(crate) fn then(mut self, other: Program) -> Program {
+        for d in other.dispatches {
+            let pipeline = self.pipeline_index(other.pipelines[d.pipeline]);
+            self.dispatches.push(Dispatch { pipeline, ..d });
+        }
+        self
     }
 
-    /// What the pipeline depends on, to cache compiled pipelines by: two programs with equal
-    /// keys have the same WGSL.
-    pub fn pipeline_key(&self) -> PipelineKey {
-        self.key
+    /// The index of pipeline `key`, added where it is new.
+    fn pipeline_index(&mut self, key: PipelineKey) -> usize {
+        self.pipelines.iter().position(|&k| k == key).unwrap_or_else(|| {
+            self.pipelines.push(key);
+            self.pipelines.len() - 1
+        })
+    }
+
+    /// The one pipeline of a program that has one (a pad's), for tests.
+    #[cfg(test)]
+    pub(crate) fn key(&self) -> PipelineKey {
+        assert_eq!(self.pipelines.len(), 1, "a program of one pipeline");
+        self.pipelines[0]
+    }
+
+    /// How many pipelines its dispatches run (indices `0..count`); 1 for a pad, 0 to 2 for a
+    /// gradient. A program without dispatches may name one no host need compile.
+    pub fn pipeline_count(&self) -> usize {
+        self.pipelines.len()
+    }
+
+    /// Pipeline `i`'s WGSL (entry point `main`); panics where `i` is not below
+    /// [`pipeline_count`](Self::pipeline_count).
+    pub fn wgsl(&self, i: usize) -> String {
+        self.pipelines[i].wgsl()
+    }
+
+    /// A label for pipeline `i`.
+    pub fn label(&self, i: usize) -> String {
+        self.pipelines[i].label()
+    }
+
+    /// What pipeline `i` depends on, to cache compiled pipelines by: two programs' pipelines
+    /// with equal keys have the same WGSL.
+    pub fn pipeline_key(&self, i: usize) -> PipelineKey {
+        self.pipelines[i]
     }
 
     /// The dispatches, in the order they run (none for an empty output).
@@ -134,6 +183,11 @@ impl Program {
 }
 
 impl Dispatch {
+    /// The program's pipeline it runs: an index below [`Program::pipeline_count`].
+    pub fn pipeline(&self) -> usize {
+        self.pipeline
+    }
+
     /// The uniform parameters, [`Program::PARAMS_BYTES`] long.
     pub fn params(&self) -> &[u8] {
         bytemuck::bytes_of(&self.params)
@@ -353,7 +407,7 @@ mod tests {
                     // its axes' [start, start + len), as the shaders compute it (out_base plus
                     // coordinates times strides, wrapping, in moved words from the binding).
                     let (offset, _) = d.output();
-                    let word = u32::from(p.key.word_bytes);
+                    let word = u32::from(p.pipelines[0].word_bytes);
                     let q = &d.params;
                     let mut positions = vec![q.out_base];
                     for a in &q.axes[..q.rank as usize] {

@@ -56,11 +56,16 @@ pub enum KernelVariant {
     /// loads and a funnel shift, the others element by element; four words a lane, loads
     /// first. Where its bindings, rounded to 16 bytes, would pass a buffer's end, the default.
     Rows16 = 10,
+    /// The pad's gradient as its own pipeline on every element of `grad_in` (a lane each
+    /// walking its images), not the default's crop of the bulk (the forward's kernels) and
+    /// that pipeline on the borders only: what the crop replaced, for a real GPU to measure
+    /// it against. Pads run the default.
+    GradientWhole = 11,
 }
 
 impl KernelVariant {
     /// Every variant, the default first.
-    pub const ALL: [KernelVariant; 9] = [
+    pub const ALL: [KernelVariant; 10] = [
         KernelVariant::Default,
         KernelVariant::Reference,
         KernelVariant::NarrowSpread,
@@ -70,6 +75,7 @@ impl KernelVariant {
         KernelVariant::DeviceGrid,
         KernelVariant::DeviceGrid256,
         KernelVariant::Rows16,
+        KernelVariant::GradientWhole,
     ];
 
     /// The variant's name on the command line and in reports.
@@ -84,6 +90,7 @@ impl KernelVariant {
             KernelVariant::DeviceGrid => "device-grid",
             KernelVariant::DeviceGrid256 => "device-grid-256",
             KernelVariant::Rows16 => "rows16",
+            KernelVariant::GradientWhole => "gradient-whole",
         }
     }
 

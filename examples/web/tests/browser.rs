@@ -212,25 +212,29 @@ async fn corpus_on_webgpu_and_cpu_paths() {
 }
 
 /// The JavaScript host: the page's own WebGPU (`navigator.gpu`), no wgpu. It runs a
-/// Program's data, as docs/HOSTING.md describes: one pipeline per WGSL (cached), the
+/// Program's data, as docs/HOSTING.md describes: one pipeline per WGSL (cached), each dispatch
+/// on the one it names, the
 /// dispatches' parameters in one uniform buffer at aligned offsets, a bind group and a
 /// dispatch each, then the output read back.
 #[wasm_bindgen(inline_js = r#"
 let state = null;
-export async function js_run_program(wgsl, meta, params, input, inSize, outSize) {
+export async function js_run_program(meta, params, input, inSize, outSize) {
   if (state === null) {
     const adapter = await navigator.gpu.requestAdapter();
     const device = await adapter.requestDevice();
     state = { device, pipelines: new Map() };
   }
   const device = state.device;
-  let pipeline = state.pipelines.get(wgsl);
-  if (pipeline === undefined) {
-    const module = device.createShaderModule({ code: wgsl });
-    pipeline = device.createComputePipeline({ layout: "auto", compute: { module, entryPoint: "main" } });
-    state.pipelines.set(wgsl, pipeline);
-  }
   const m = JSON.parse(meta);
+  const pipelines = m.pipelines.map((wgsl) => {
+    let pipeline = state.pipelines.get(wgsl);
+    if (pipeline === undefined) {
+      const module = device.createShaderModule({ code: wgsl });
+      pipeline = device.createComputePipeline({ layout: "auto", compute: { module, entryPoint: "main" } });
+      state.pipelines.set(wgsl, pipeline);
+    }
+    return pipeline;
+  });
   // Refused before anything is made, as PadKernel refuses it: a Program made for other
   // limits than this device's, or bindings past the buffers.
   const lim = device.limits;
@@ -268,8 +272,9 @@ export async function js_run_program(wgsl, meta, params, input, inSize, outSize)
   });
   const encoder = device.createCommandEncoder();
   const pass = encoder.beginComputePass();
-  pass.setPipeline(pipeline);
   m.dispatches.forEach((d, i) => {
+    const pipeline = pipelines[d.pipeline];
+    pass.setPipeline(pipeline);
     const input = d.input === null ? { buffer: empty, offset: 0, size: m.empty_bytes }
                                    : { buffer: inBuf, offset: d.input[0], size: d.input[1] };
     const group = device.createBindGroup({
@@ -300,7 +305,6 @@ export async function js_run_program(wgsl, meta, params, input, inSize, outSize)
 extern "C" {
     #[wasm_bindgen(catch)]
     async fn js_run_program(
-        wgsl: String,
         meta: String,
         params: Vec<u8>,
         input: Vec<u8>,
@@ -342,15 +346,19 @@ async fn program_in_javascript(
     let dispatches: Vec<serde_json::Value> = program
         .dispatches()
         .iter()
-        .map(|d| serde_json::json!({ "input": d.input(), "output": d.output(), "groups": d.workgroups() }))
+        .map(|d| {
+            serde_json::json!({ "pipeline": d.pipeline(), "input": d.input(), "output": d.output(), "groups": d.workgroups() })
+        })
         .collect();
+    let pipelines: Vec<String> = (0..program.pipeline_count()).map(|i| program.wgsl(i)).collect();
     let meta = serde_json::json!({
+        "pipelines": pipelines,
         "dispatches": dispatches,
         "params_bytes": Program::PARAMS_BYTES,
         "empty_bytes": Program::EMPTY_INPUT_BYTES,
     });
     let params: Vec<u8> = program.dispatches().iter().flat_map(|d| d.params().to_vec()).collect();
-    let out = js_run_program(program.wgsl(), meta.to_string(), params, input.to_vec(), in_size as f64, out_size as f64)
+    let out = js_run_program(meta.to_string(), params, input.to_vec(), in_size as f64, out_size as f64)
         .await
         .map_err(|e| format!("{e:?}"))?;
     let mut bytes = js_sys::Uint8Array::new(&out).to_vec();
@@ -835,13 +843,15 @@ async fn the_gradient_is_the_cpus_bit_for_bit() {
         let (i, o) = p.byte_sizes().unwrap();
         let limits = DeviceLimits::WEBGPU_DEFAULT;
         let program = Program::backward(&p, &BufferView::dense(0, o), &BufferView::dense(0, i), &limits).unwrap();
-        let module = gpu.device().create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: None,
-            source: wgpu::ShaderSource::Wgsl(program.wgsl().into()),
-        });
-        for m in module.get_compilation_info().await.messages {
-            let line = m.location.map(|l| l.line_number);
-            console_log!("gradient ({split}): {:?} at line {line:?}: {}", m.message_type, m.message);
+        for i in 0..program.pipeline_count() {
+            let module = gpu.device().create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: None,
+                source: wgpu::ShaderSource::Wgsl(program.wgsl(i).into()),
+            });
+            for m in module.get_compilation_info().await.messages {
+                let line = m.location.map(|l| l.line_number);
+                console_log!("gradient ({split}), pipeline {i}: {:?} at line {line:?}: {}", m.message_type, m.message);
+            }
         }
     }
     // float32, the 16-bit floats (two to a word, stored by atomics, each sum rounded) and a

@@ -58,7 +58,8 @@ impl Host {
         if program.dispatches().is_empty() {
             return Ok(());
         }
-        let pipeline = self.pipeline(program);
+        let pipelines: Vec<wgpu::ComputePipeline> =
+            (0..program.pipeline_count()).map(|i| self.pipeline(program, i)).collect();
         // Every dispatch's parameters in one uniform buffer, at aligned offsets.
         let align = self.device.limits().min_uniform_buffer_offset_alignment as u64;
         let stride = Program::PARAMS_BYTES.next_multiple_of(align);
@@ -72,20 +73,21 @@ impl Host {
             contents: &params,
             usage: wgpu::BufferUsages::UNIFORM,
         });
-        let layout = pipeline.get_bind_group_layout(0);
+        // Each pipeline's own layout (derived from its WGSL: one pipeline's does not bind another's).
+        let layouts: Vec<wgpu::BindGroupLayout> = pipelines.iter().map(|p| p.get_bind_group_layout(0)).collect();
         let binding = |buffer, (offset, size): (u64, u64)| {
             wgpu::BindingResource::Buffer(wgpu::BufferBinding { buffer, offset, size: wgpu::BufferSize::new(size) })
         };
         let mut pass = encoder.begin_compute_pass(&Default::default());
-        pass.set_pipeline(&pipeline);
         for (i, d) in program.dispatches().iter().enumerate() {
+            pass.set_pipeline(&pipelines[d.pipeline()]);
             let input = match d.input() {
                 Some(range) => binding(input, range),
                 None => binding(&self.empty_input, (0, Program::EMPTY_INPUT_BYTES)),
             };
             let group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: Some("wgpu-pad bind group"),
-                layout: &layout,
+                layout: &layouts[d.pipeline()],
                 entries: &[
                     wgpu::BindGroupEntry {
                         binding: 0,
@@ -149,16 +151,16 @@ impl Host {
         Ok(())
     }
 
-    /// The program's pipeline, compiled on first use.
-    fn pipeline(&self, program: &Program) -> wgpu::ComputePipeline {
+    /// The program's pipeline `i`, compiled on first use.
+    fn pipeline(&self, program: &Program, i: usize) -> wgpu::ComputePipeline {
         let mut pipelines = self.pipelines.lock().unwrap_or_else(|e| e.into_inner());
         let make = || {
             let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some(&program.label()),
-                source: wgpu::ShaderSource::Wgsl(program.wgsl().into()),
+                label: Some(&program.label(i)),
+                source: wgpu::ShaderSource::Wgsl(program.wgsl(i).into()),
             });
             self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some(&program.label()),
+                label: Some(&program.label(i)),
                 layout: None,
                 module: &module,
                 entry_point: Some("main"),
@@ -166,7 +168,7 @@ impl Host {
                 cache: None,
             })
         };
-        pipelines.entry(program.pipeline_key()).or_insert_with(make).clone()
+        pipelines.entry(program.pipeline_key(i)).or_insert_with(make).clone()
     }
 
     /// Pipelines compiled so far.

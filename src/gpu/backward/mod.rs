@@ -1,7 +1,10 @@
-//! The pad's gradient on the GPU as a [`Program`] (`shaders/backward.wgsl`): a gather, a lane
-//! an element of the input's gradient summing the output's gradient over the positions that
-//! read it, in the order `crate::adjoint` documents, so its bits are `cpu::pad_backward`'s.
-//! One dispatch a pad where its two views fit a binding; past it, one a window: an index of
+//! The pad's gradient on the GPU as a [`Program`]: the input's gradient is the output's summed
+//! over the positions that read it, in the order `crate::adjoint` documents, so its bits are
+//! `cpu::pad_backward`'s. Its bulk (the elements of one image on every axis) is a copy, run as
+//! the forward pad's crop (`bulk.rs`); the rest, its borders, a gather
+//! (`shaders/backward.wgsl`), a lane an element summing its images, in a window of each
+//! border box. Where there is no bulk, or a border's window does not fit, the gather on every
+//! element: one dispatch where its two views fit a binding; past it, one a window: an index of
 //! the outer axes and a run of one axis, padded or not, with the output's gradient it reads.
 //! Where no window's reads fit (a wrap's first and last indices read both ends of the axis),
 //! the sums in parts along the first touched axis, each part's windows continuing what the
@@ -11,9 +14,11 @@
 //! (16-bit elements two to a word) and the float8s but float8e8m0 (four to a word), summed as
 //! f32 rounded to the type at every addition.
 //!
-//! Here the program and complex64's; `whole.rs` the whole plan's checks, uniform and one
-//! dispatch (of it or of a window); `windows.rs` the windows and parts past a binding.
+//! Here the program and complex64's; `bulk.rs` the crop and the border boxes; `whole.rs` the
+//! whole plan's checks, uniform and one dispatch (of it or of a window); `windows.rs` the
+//! windows and parts past a binding.
 
+mod bulk;
 mod whole;
 mod windows;
 
@@ -24,6 +29,7 @@ use crate::plan::{PadPlan, PadRequest};
 use super::checks::limit;
 use super::params::MAX_RANK;
 use super::program::{BufferView, DeviceLimits, Program};
+use super::variant::KernelVariant;
 use whole::Whole;
 use windows::{parts, windows};
 
@@ -33,8 +39,12 @@ impl Program {
     /// either side, on a device with `limits`. Each element of `grad_in` is the sum of
     /// `grad_out` over the output positions that read it, in `crate::adjoint`'s order: the
     /// bits of `cpu::pad_backward`. float32, complex64 (its parts as float32), float16,
-    /// bfloat16 and the float8s but float8e8m0. One dispatch where both views fit a storage
-    /// binding; past it, one a window (an index of the outer axes and a run of one axis,
+    /// bfloat16 and the float8s but float8e8m0. The elements whose every axis has one image
+    /// there (the bulk: a pad's interior, all but its borders) are a copy: the forward pad's
+    /// crop of `grad_out` (its pipeline and windows); the borders' sums then a window each
+    /// of the gradient's own pipeline (two pipelines in all). Where there is no bulk or a
+    /// border's window does not fit a binding, the gradient's pipeline on every element: one
+    /// dispatch where both views fit a storage binding; past it, one a window (an index of the outer axes and a run of one axis,
     /// padded or not), each window's
     /// sums whole, where a window's part of each view fits a binding (the output's gradient
     /// it reads: every image of its elements); where none fits, the sums in parts (each the
@@ -47,30 +57,71 @@ impl Program {
         grad_in: &BufferView,
         limits: &DeviceLimits,
     ) -> Result<Program> {
-        if plan.has_interior() {
-            return super::interior::backward(plan, grad_out, grad_in, limits);
+        program(plan, grad_out, grad_in, limits, KernelVariant::Default)
+    }
+}
+
+/// [`Program::backward`] in kernel `variant`: [`KernelVariant::GradientWhole`] runs the
+/// gradient's own pipeline on every element, no crop (the others are pads' variants).
+pub(crate) fn program(
+    plan: &PadPlan,
+    grad_out: &BufferView,
+    grad_in: &BufferView,
+    limits: &DeviceLimits,
+    variant: KernelVariant,
+) -> Result<Program> {
+    if plan.has_interior() {
+        return super::interior::backward(plan, grad_out, grad_in, limits);
+    }
+    if plan.dtype() == DataType::Complex64 {
+        return complex_as_parts(plan, grad_out, grad_in, limits, variant);
+    }
+    let whole = Whole::new(plan, grad_out, grad_in, limits)?;
+    if variant != KernelVariant::GradientWhole {
+        if let Some(program) = bulk::crop_and_borders(plan, &whole, grad_out, grad_in, limits)? {
+            return Ok(program);
         }
-        if plan.dtype() == DataType::Complex64 {
-            return complex_as_parts(plan, grad_out, grad_in, limits);
-        }
-        let whole = Whole::new(plan, grad_out, grad_in, limits)?;
-        match whole.one_dispatch(grad_out, grad_in, limits) {
-            Err(e @ PadError::GpuLimit { limit: GpuLimit::Windows, .. }) => {
-                match windows(plan, &whole, grad_out, grad_in, limits)? {
-                    Some(dispatches) => Ok(whole.program(dispatches)),
-                    None => match parts(plan, &whole, grad_out, grad_in, limits)? {
-                        Ok(dispatches) => Ok(whole.program(dispatches)),
-                        Err(why) => Err(match e {
-                            PadError::GpuLimit { limit, what } => {
-                                PadError::GpuLimit { limit, what: format!("{what}; {why}") }
-                            }
-                            e => e,
-                        }),
-                    },
-                }
+    }
+    whole_program(plan, &whole, grad_out, grad_in, limits)
+}
+
+/// [`program`] with the gradient's own pipeline on every element (no crop): what the tests of
+/// its dispatches, windows and parts look at.
+#[cfg(test)]
+pub(crate) fn whole(
+    plan: &PadPlan,
+    grad_out: &BufferView,
+    grad_in: &BufferView,
+    limits: &DeviceLimits,
+) -> Result<Program> {
+    program(plan, grad_out, grad_in, limits, KernelVariant::GradientWhole)
+}
+
+/// The gradient's own pipeline on every element of `grad_in`: one dispatch, else windows,
+/// else its sums in parts.
+fn whole_program(
+    plan: &PadPlan,
+    whole: &Whole,
+    grad_out: &BufferView,
+    grad_in: &BufferView,
+    limits: &DeviceLimits,
+) -> Result<Program> {
+    match whole.one_dispatch(grad_out, grad_in, limits) {
+        Err(e @ PadError::GpuLimit { limit: GpuLimit::Windows, .. }) => {
+            match windows(plan, whole, grad_out, grad_in, limits)? {
+                Some(dispatches) => Ok(whole.program(dispatches)),
+                None => match parts(plan, whole, grad_out, grad_in, limits)? {
+                    Ok(dispatches) => Ok(whole.program(dispatches)),
+                    Err(why) => Err(match e {
+                        PadError::GpuLimit { limit, what } => {
+                            PadError::GpuLimit { limit, what: format!("{what}; {why}") }
+                        }
+                        e => e,
+                    }),
+                },
             }
-            result => result,
         }
+        result => result,
     }
 }
 
@@ -82,6 +133,7 @@ fn complex_as_parts(
     grad_out: &BufferView,
     grad_in: &BufferView,
     limits: &DeviceLimits,
+    variant: KernelVariant,
 ) -> Result<Program> {
     let rank = plan.in_shape().len();
     if rank >= MAX_RANK {
@@ -107,7 +159,7 @@ fn complex_as_parts(
     let (out_strides, in_strides) = (strides(grad_out, Side::Input)?, strides(grad_in, Side::Output)?);
     let part_out = BufferView { strides: out_strides.as_deref(), ..*grad_out };
     let part_in = BufferView { strides: in_strides.as_deref(), ..*grad_in };
-    Program::backward(&parts, &part_out, &part_in, limits)
+    program(&parts, &part_out, &part_in, limits, variant)
 }
 
 #[cfg(test)]
@@ -162,23 +214,23 @@ mod tests {
         let plan =
             PadPlan::new(DataType::Float32, &[5, 7], &PadRequest::new(vec![1, 2, 3, 4]).mode(Mode::Wrap)).unwrap();
         let (i, o) = plan.byte_sizes().unwrap();
-        let p = Program::backward(&plan, &BufferView::dense(0, o), &BufferView::dense(0, i), &limits).unwrap();
+        let p = whole(&plan, &BufferView::dense(0, o), &BufferView::dense(0, i), &limits).unwrap();
         assert_eq!(p.dispatches().len(), 1);
         let d = &p.dispatches()[0];
         assert_eq!((d.workgroups(), d.input(), d.output()), ([1, 1, 1], Some((0, o)), (0, i)));
-        assert!(p.wgsl().contains("fn below("), "wrap's list");
-        assert!(p.wgsl().contains("const SPLIT: bool = false;"), "short sums: a lane an element");
+        assert!(p.wgsl(0).contains("fn below("), "wrap's list");
+        assert!(p.wgsl(0).contains("const SPLIT: bool = false;"), "short sums: a lane an element");
         // A 2-element axis wrapped by 30,000 a side: 30,001 images an element (60,002
         // positions, half of them each's), past 64 blocks of 256: 64 blocks of 469 on a
         // workgroup's lanes; a workgroup takes 64 elements (the long sums one after another).
         let wide =
             PadPlan::new(DataType::Float32, &[2], &PadRequest::new(vec![30000, 30000]).mode(Mode::Wrap)).unwrap();
         let (wi, wo) = wide.byte_sizes().unwrap();
-        let p = Program::backward(&wide, &BufferView::dense(0, wo), &BufferView::dense(0, wi), &limits).unwrap();
+        let p = whole(&wide, &BufferView::dense(0, wo), &BufferView::dense(0, wi), &limits).unwrap();
         assert_eq!(super::whole::most_images(&wide.axes()[0], Mode::Wrap), 30001);
         assert_eq!(crate::adjoint::images(&wide.axes()[0], Mode::Wrap, 0).len(), 30001);
         assert_eq!(crate::adjoint::block_len(30001), 469);
-        assert!(p.wgsl().contains("const SPLIT: bool = true;"));
+        assert!(p.wgsl(0).contains("const SPLIT: bool = true;"));
         assert_eq!(p.dispatches()[0].workgroups(), [1, 1, 1]);
         // Edge pads of 100 on two axes: a corner sums 101 x 101 terms, past a lane's bound,
         // no axis past a block: the outer axis's 101 terms go to the lanes (303 terms a lane,
@@ -187,8 +239,8 @@ mod tests {
             PadPlan::new(DataType::Float32, &[2, 3], &PadRequest::new(vec![100, 100, 100, 100]).mode(Mode::Edge))
                 .unwrap();
         let (ci, co) = corners.byte_sizes().unwrap();
-        let p = Program::backward(&corners, &BufferView::dense(0, co), &BufferView::dense(0, ci), &limits).unwrap();
-        assert!(p.wgsl().contains("const SPLIT: bool = true;"));
+        let p = whole(&corners, &BufferView::dense(0, co), &BufferView::dense(0, ci), &limits).unwrap();
+        assert!(p.wgsl(0).contains("const SPLIT: bool = true;"));
         assert_eq!(p.dispatches()[0].workgroups(), [1, 1, 1]);
         let split_axis = bytemuck::cast::<_, BackParams>(p.dispatches()[0].params).split_axis;
         assert_eq!(split_axis, 0);
@@ -199,24 +251,24 @@ mod tests {
             PadPlan::new(DataType::Float32, &[2, 2], &PadRequest::new(vec![300, 300, 300, 300]).mode(Mode::Wrap))
                 .unwrap();
         let (bi, bo) = both.byte_sizes().unwrap();
-        let e = Program::backward(&both, &BufferView::dense(0, bo), &BufferView::dense(0, bi), &limits).unwrap_err();
+        let e = whole(&both, &BufferView::dense(0, bo), &BufferView::dense(0, bi), &limits).unwrap_err();
         assert!(matches!(e, PadError::GpuLimit { limit: GpuLimit::IndexRange, .. }), "{e}");
         // 16-bit floats: two to a word, stored by atomics; the element's conversions only.
         let halves =
             PadPlan::new(DataType::Bfloat16, &[4, 7], &PadRequest::new(vec![1, 2, 3, 4]).mode(Mode::Wrap)).unwrap();
         let (hi, ho) = halves.byte_sizes().unwrap();
-        let h = Program::backward(&halves, &BufferView::dense(0, ho), &BufferView::dense(0, hi), &limits).unwrap();
+        let h = whole(&halves, &BufferView::dense(0, ho), &BufferView::dense(0, hi), &limits).unwrap();
         assert_eq!((h.dispatches()[0].output(), h.dispatches()[0].input()), ((0, 56), Some((0, 208))));
-        assert!(h.wgsl().contains("array<atomic<u32>>") && h.wgsl().contains("0x17fffu"), "bfloat16's rounding");
+        assert!(h.wgsl(0).contains("array<atomic<u32>>") && h.wgsl(0).contains("0x17fffu"), "bfloat16's rounding");
         assert!(
-            !h.wgsl().contains("0x2fffu") && !p.wgsl().contains("array<atomic<u32>>"),
+            !h.wgsl(0).contains("0x2fffu") && !p.wgsl(0).contains("array<atomic<u32>>"),
             "float16's, and float32's plain stores"
         );
         let doubles = PadPlan::new(DataType::Float64, &[5], &PadRequest::new(vec![1, 1])).unwrap();
-        let e = Program::backward(&doubles, &BufferView::dense(0, 56), &BufferView::dense(0, 40), &limits).unwrap_err();
+        let e = whole(&doubles, &BufferView::dense(0, 56), &BufferView::dense(0, 40), &limits).unwrap_err();
         assert!(e.to_string().contains("cpu::pad_backward takes float64"), "{e}");
         let ints = PadPlan::new(DataType::Int32, &[5], &PadRequest::new(vec![1, 1])).unwrap();
-        let e = Program::backward(&ints, &BufferView::dense(0, 28), &BufferView::dense(0, 20), &limits).unwrap_err();
+        let e = whole(&ints, &BufferView::dense(0, 28), &BufferView::dense(0, 20), &limits).unwrap_err();
         assert!(e.to_string().contains("no gradient"), "{e}");
         // Past one binding, windows of the outer axes the pad leaves alone: 6 rows of 468 bytes
         // of grad_out on bindings of 1 KiB at 256-byte alignment, a row a window.
@@ -225,7 +277,7 @@ mod tests {
                 .unwrap();
         let (bi, bo) = batch.byte_sizes().unwrap();
         let kib = DeviceLimits { max_binding: 1024, storage_alignment: 256, ..limits };
-        let p = Program::backward(&batch, &BufferView::dense(0, bo), &BufferView::dense(0, bi), &kib).unwrap();
+        let p = whole(&batch, &BufferView::dense(0, bo), &BufferView::dense(0, bi), &kib).unwrap();
         assert_eq!(p.dispatches().len(), 6);
         for (w, d) in p.dispatches().iter().enumerate() {
             let (start, size) = d.output();
@@ -238,7 +290,7 @@ mod tests {
         // A wrap of [5, 7] on both axes: its first and last rows are read from both ends of
         // the axis, and no window of them fits 64 bytes.
         let small = DeviceLimits { max_binding: 64, ..limits };
-        let e = Program::backward(&plan, &BufferView::dense(0, o), &BufferView::dense(0, i), &small).unwrap_err();
+        let e = whole(&plan, &BufferView::dense(0, o), &BufferView::dense(0, i), &small).unwrap_err();
         assert!(matches!(e, PadError::GpuLimit { limit: GpuLimit::Windows, .. }), "{e}");
     }
 }

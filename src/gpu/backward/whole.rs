@@ -141,7 +141,7 @@ impl Whole {
 
     /// The program of `dispatches`.
     pub(super) fn program(&self, dispatches: Vec<Dispatch>) -> Program {
-        Program { key: self.key, dispatches, in_span: self.out_span, out_span: self.in_span }
+        Program::of(self.key, dispatches, self.out_span, self.in_span)
     }
 
     /// The program in one dispatch, each view in one binding ([`Program::backward`]).
@@ -151,8 +151,7 @@ impl Whole {
         grad_in: &BufferView,
         limits: &DeviceLimits,
     ) -> Result<Program> {
-        let mut program =
-            Program { key: self.key, dispatches: Vec::new(), in_span: self.out_span, out_span: self.in_span };
+        let mut program = Program::of(self.key, Vec::new(), self.out_span, self.in_span);
         let Some(in_span) = self.in_span else { return Ok(program) };
         let (read, write) = (view(Side::Input, grad_out), view(Side::Output, grad_in));
         let output = binding(&write, in_span, limits, WHAT)?;
@@ -177,7 +176,7 @@ impl Whole {
         let count = p.count as u64;
         let groups = count.div_ceil(crate::gpu::params::WORKGROUP as u64);
         let workgroups = grid(groups, limits, count, "elements")?;
-        Ok(Dispatch { params: bytemuck::cast(p), workgroups, input, output })
+        Ok(Dispatch { pipeline: 0, params: bytemuck::cast(p), workgroups, input, output })
     }
 
     /// The dispatch of one window ([`windows`](super::windows::windows)), its extent on each axis; a GpuLimit where a

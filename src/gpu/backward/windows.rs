@@ -8,7 +8,7 @@ use super::whole::{most_images, Part, Whole, WindowAxis};
 use crate::gpu::program::{BufferView, DeviceLimits, Dispatch};
 
 /// Windows of the gradient, at most this many: past it, the CPU path.
-const MAX_WINDOWS: u64 = 1 << 16;
+pub(super) const MAX_WINDOWS: u64 = 1 << 16;
 
 /// Windows of the gradient past one binding: along an axis `d`, one index of each axis before
 /// it and a run of near-equal length of `d`'s, every axis after it whole; each window the
@@ -197,7 +197,6 @@ fn windows_on(
 mod tests {
     use super::*;
     use crate::gpu::params::{BackParams, NO_PART};
-    use crate::gpu::Program;
     use crate::mode::Mode;
     use crate::{DataType, PadRequest};
 
@@ -211,7 +210,7 @@ mod tests {
         let kib = DeviceLimits { max_binding: 1024, storage_alignment: 256, ..DeviceLimits::WEBGPU_DEFAULT };
         let plan = PadPlan::new(DataType::Float32, &[20, 20], &PadRequest::new(vec![1, 1, 1, 1])).unwrap();
         let (i, o) = plan.byte_sizes().unwrap();
-        let p = Program::backward(&plan, &BufferView::dense(0, o), &BufferView::dense(0, i), &kib).unwrap();
+        let p = super::super::whole(&plan, &BufferView::dense(0, o), &BufferView::dense(0, i), &kib).unwrap();
         let bindings: Vec<_> = p.dispatches().iter().map(|d| (d.input().unwrap(), d.output())).collect();
         // Reads: bytes [92, 700), [708, 1316), [1324, 1844) (columns 1-20 of those rows) from
         // 256-byte boundaries; writes [0, 560), [560, 1120), [1120, 1600).
@@ -243,7 +242,7 @@ mod tests {
         let kib = DeviceLimits { max_binding: 1024, storage_alignment: 256, ..DeviceLimits::WEBGPU_DEFAULT };
         let wrap = PadPlan::new(DataType::Float32, &[20, 20], &PadRequest::new(vec![1; 4]).mode(Mode::Wrap)).unwrap();
         let (i, o) = wrap.byte_sizes().unwrap();
-        let p = Program::backward(&wrap, &BufferView::dense(0, o), &BufferView::dense(0, i), &kib).unwrap();
+        let p = super::super::whole(&wrap, &BufferView::dense(0, o), &BufferView::dense(0, i), &kib).unwrap();
         let got: Vec<_> = p
             .dispatches()
             .iter()
@@ -269,13 +268,13 @@ mod tests {
         let rows =
             PadPlan::new(DataType::Float32, &[3, 400], &PadRequest::new(vec![0, 5, 0, 5]).mode(Mode::Wrap)).unwrap();
         let (ri, ro) = rows.byte_sizes().unwrap();
-        let p = Program::backward(&rows, &BufferView::dense(0, ro), &BufferView::dense(0, ri), &kib).unwrap();
+        let p = super::super::whole(&rows, &BufferView::dense(0, ro), &BufferView::dense(0, ri), &kib).unwrap();
         let q: BackParams = bytemuck::cast(p.dispatches()[0].params);
         assert_eq!((q.part_axis, q.part_lo, q.part_hi, q.part_continues), (1, 0, 5, 0));
         // More than a block's images an index: parts would cut its sums' blocks.
         let wide = PadPlan::new(DataType::Float32, &[4], &PadRequest::new(vec![600, 600]).mode(Mode::Wrap)).unwrap();
         let (wi, wo) = wide.byte_sizes().unwrap();
-        let e = Program::backward(&wide, &BufferView::dense(0, wo), &BufferView::dense(0, wi), &kib).unwrap_err();
+        let e = super::super::whole(&wide, &BufferView::dense(0, wo), &BufferView::dense(0, wi), &kib).unwrap_err();
         assert!(matches!(e, PadError::GpuLimit { limit: GpuLimit::Windows, .. }), "{e}");
         assert!(e.to_string().contains("an index of axis 0 has 301 images"), "{e}");
         // Sums split over a workgroup's lanes (corners of edge pads of 100 on two axes: rows of
@@ -283,8 +282,8 @@ mod tests {
         let corners =
             PadPlan::new(DataType::Float32, &[2, 3], &PadRequest::new(vec![100; 4]).mode(Mode::Edge)).unwrap();
         let (ci, co) = corners.byte_sizes().unwrap();
-        let p = Program::backward(&corners, &BufferView::dense(0, co), &BufferView::dense(0, ci), &kib).unwrap();
-        assert!(p.wgsl().contains("const SPLIT: bool = true;"));
+        let p = super::super::whole(&corners, &BufferView::dense(0, co), &BufferView::dense(0, ci), &kib).unwrap();
+        assert!(p.wgsl(0).contains("const SPLIT: bool = true;"));
         let parts: Vec<(u32, u32)> = p
             .dispatches()
             .iter()

@@ -216,13 +216,13 @@ mod tests {
             for (limits, variant) in variants {
                 let l = lay_variant(&plan(DataType::Float32, shape, pads, Mode::Edge), limits, variant);
                 // The default takes the flat grid only for large outputs and single rows.
-                let g = match (variant, l.key.flat_grid()) {
+                let g = match (variant, l.key().flat_grid()) {
                     (KernelVariant::Default, None) => continue,
                     (KernelVariant::Default, Some(g)) => g,
                     (v, _) => FlatGrid::of(v, None).unwrap(),
                 };
                 default_flat += usize::from(variant == KernelVariant::Default);
-                assert_eq!(l.key.flat_grid(), Some(g), "{shape:?}");
+                assert_eq!(l.key().flat_grid(), Some(g), "{shape:?}");
                 let (words, wg) = (g.words as u64, g.workgroup as u64);
                 for w in &l.dispatches {
                     let (len, rows) = (w.params.axes[0].len as u64, w.params.count as u64);
@@ -307,7 +307,7 @@ mod tests {
     #[test]
     fn the_default_takes_the_flat_grid_for_large_outputs_and_single_rows() {
         let flat = |dtype, shape: &[usize], pads: &[i64]| {
-            let key = lay_variant(&plan(dtype, shape, pads, Mode::Reflect), &LIMITS, KernelVariant::Default).key;
+            let key = lay_variant(&plan(dtype, shape, pads, Mode::Reflect), &LIMITS, KernelVariant::Default).key();
             key.flat_grid().map_or(0, |g| g.words)
         };
         assert_eq!(flat(DataType::Float32, &[1, 64, 512, 512], &[0, 0, 1, 1, 0, 0, 1, 1]), 8);

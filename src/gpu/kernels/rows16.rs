@@ -113,8 +113,8 @@ mod tests {
         for (dtype, shape, pads) in cases {
             for limits in [&LIMITS, &small] {
                 let l = lay_variant(&plan(dtype, shape, pads, Mode::Reflect), limits, KernelVariant::Rows16);
-                assert!(matches!(l.key.shader, super::super::Shader::Rows16), "{shape:?}: {:?}", l.key.shader);
-                let word = l.key.word_bytes as u64;
+                assert!(matches!(l.key().shader, super::super::Shader::Rows16), "{shape:?}: {:?}", l.key().shader);
+                let word = l.key().word_bytes as u64;
                 let epw = WORD / word;
                 let (wg, lane_words) = (WORKGROUP as u64, WORDS_A_LANE as u64);
                 for w in &l.dispatches {
@@ -186,7 +186,7 @@ mod tests {
     fn it_takes_long_dense_rows_of_narrow_elements() {
         let key = |dtype, shape: &[usize], pads: &[i64]| {
             let l = lay_variant(&plan(dtype, shape, pads, Mode::Edge), &LIMITS, KernelVariant::Rows16);
-            matches!(l.key.shader, super::super::Shader::Rows16)
+            matches!(l.key().shader, super::super::Shader::Rows16)
         };
         assert!(key(DataType::Uint8, &[1, 1024, 1024, 3], &[0, 2, 2, 0, 0, 2, 2, 0]));
         assert!(key(DataType::Float16, &[8, 4096, 256], &[0, 0, 0, 0, 0, 8]));
@@ -205,7 +205,7 @@ mod tests {
         let p = plan(DataType::Uint8, &[3, 100], &[0, 1, 0, 2], Mode::Wrap); // 309 bytes out
         let shader = |in_size: u64, out_size: u64| {
             let (i, o) = (BufferView::dense(0, in_size), BufferView::dense(0, out_size));
-            crate::gpu::measurement::program(&p, &i, &o, &LIMITS, KernelVariant::Rows16).unwrap().key.shader
+            crate::gpu::measurement::program(&p, &i, &o, &LIMITS, KernelVariant::Rows16).unwrap().key().shader
         };
         // 300 bytes in need 304 bound, 309 out 320.
         assert!(matches!(shader(304, 320), super::super::Shader::Rows16));

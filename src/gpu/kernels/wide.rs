@@ -115,7 +115,7 @@ mod tests {
                 [&LIMITS, &few_groups].into_iter().flat_map(|l| row_grids.clone().map(move |v| (l, v)))
             {
                 let l = lay_variant(&plan(DataType::Float32, shape, pads, Mode::Reflect), limits, variant);
-                if !matches!(l.key.shader, super::super::Shader::Rows(_)) {
+                if !matches!(l.key().shader, super::super::Shader::Rows(_)) {
                     continue; // the flat grid's (flat.rs: a single row on the default kernels) or rows16's
                 }
                 let elems = WideVariant::of(variant).elems();

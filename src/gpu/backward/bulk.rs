@@ -1,0 +1,274 @@
+//! The gradient as a crop and its borders. Almost all of `grad_in` is a copy: an element whose
+//! every axis the pad touches has one image there (the axis's one-image run,
+//! `adjoint::one_image_run`) is that image's value, bits and all, and those elements make one
+//! box, a crop of `grad_out`. It runs as the forward pad's crop (`Program::new` of a plan that
+//! crops `grad_out` to the box: the forward's kernels, at its speed). The rest, the borders,
+//! are boxes around it, each a window of the gradient's own pipeline: for the `i`-th touched
+//! axis the indices before its run and those after it, with the touched axes before it
+//! within their runs and every other axis whole. Each element of `grad_in` is in exactly one
+//! box, and a border box holds only elements with a sum, so the gradient's walk (the cost of
+//! its pipeline on every element, used or not) runs where there are sums and nowhere else.
+
+use std::ops::Range;
+
+use crate::adjoint::{image_hull, one_image_run};
+use crate::error::{GpuLimit, PadError, Result};
+use crate::plan::{PadPlan, PadRequest};
+
+use super::whole::{Whole, WindowAxis};
+use super::windows::MAX_WINDOWS;
+use crate::gpu::program::{BufferView, DeviceLimits, Program};
+
+/// The gradient as the crop of its bulk and windows of its borders; `None` where it has no
+/// bulk (an axis with no index of one image), or where the crop or a border's window does not
+/// fit the device (the whole gradient's windows and parts take it then).
+pub(super) fn crop_and_borders(
+    plan: &PadPlan,
+    whole: &Whole,
+    grad_out: &BufferView,
+    grad_in: &BufferView,
+    limits: &DeviceLimits,
+) -> Result<Option<Program>> {
+    if whole.in_span.is_none() || whole.part.is_some() {
+        return Ok(None);
+    }
+    let runs = bulk_box(plan, whole.elem);
+    if runs.iter().any(|r| r.is_empty()) {
+        return Ok(None);
+    }
+    let Some(crop) = crop(plan, whole, &runs, grad_out, grad_in, limits)? else { return Ok(None) };
+    let mut borders = Program::of(whole.key, Vec::new(), whole.out_span, whole.in_span);
+    // Each box a window, or halved along its outermost axis of several indices until its
+    // halves fit a binding (a stack: the boxes in order, a box's halves in order).
+    let mut boxes: Vec<_> = border_boxes(plan, &runs).into_iter().rev().collect();
+    while let Some(b) = boxes.pop() {
+        let spans: Vec<WindowAxis> = b
+            .iter()
+            .zip(plan.axes())
+            .map(|(range, axis)| WindowAxis {
+                first: range.start,
+                len: range.len(),
+                reads: match axis.is_identity() {
+                    true => Some((range.start, range.end)),
+                    false => image_hull(axis, plan.mode(), range.clone()),
+                },
+            })
+            .collect();
+        match whole.window(&spans, grad_out, grad_in, limits) {
+            Ok(dispatch) => borders.dispatches.push(dispatch),
+            Err(PadError::GpuLimit { limit: GpuLimit::Windows, .. }) => {
+                let Some(a) = b.iter().position(|r| r.len() > 1) else { return Ok(None) };
+                if (borders.dispatches.len() + boxes.len()) as u64 >= MAX_WINDOWS {
+                    return Ok(None);
+                }
+                let mid = b[a].start + b[a].len() / 2;
+                for half in [mid..b[a].end, b[a].start..mid] {
+                    let mut h = b.clone();
+                    h[a] = half;
+                    boxes.push(h);
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(Some(crop.then(borders)))
+}
+
+/// The bulk: on each axis the input indices of one image, a run (the whole axis where the
+/// pad leaves it alone). For 8- and 16-bit elements the innermost axis's run is narrowed to
+/// whole 4-byte words of a dense row, as the forward's kernels write such outputs (the
+/// elements it leaves go to the borders).
+pub(super) fn bulk_box(plan: &PadPlan, elem: u64) -> Vec<Range<usize>> {
+    let mut runs: Vec<Range<usize>> = plan
+        .axes()
+        .iter()
+        .map(|a| match a.is_identity() {
+            true => 0..a.in_len,
+            false => {
+                let r = one_image_run(a, plan.mode());
+                a.crop_start + r.start..a.crop_start + r.end
+            }
+        })
+        .collect();
+    if let (true, Some(last)) = (elem < 4, runs.last_mut()) {
+        let per_word = (4 / elem) as usize;
+        let (start, end) = (last.start.next_multiple_of(per_word), last.end / per_word * per_word);
+        *last = start..end.max(start);
+    }
+    runs
+}
+
+/// The borders around the bulk `runs`: per touched axis, its indices before the run and
+/// after it, the touched axes before it within their runs, every other axis whole. Empty
+/// boxes left out.
+pub(super) fn border_boxes(plan: &PadPlan, runs: &[Range<usize>]) -> Vec<Vec<Range<usize>>> {
+    let shape = plan.in_shape();
+    let mut boxes = Vec::new();
+    for d in 0..shape.len() {
+        if runs[d] == (0..shape[d]) {
+            continue;
+        }
+        for side in [0..runs[d].start, runs[d].end..shape[d]] {
+            let b: Vec<Range<usize>> = (0..shape.len())
+                .map(|a| match a.cmp(&d) {
+                    std::cmp::Ordering::Less => runs[a].clone(),
+                    std::cmp::Ordering::Equal => side.clone(),
+                    std::cmp::Ordering::Greater => 0..shape[a],
+                })
+                .collect();
+            if b.iter().all(|r| !r.is_empty()) {
+                boxes.push(b);
+            }
+        }
+    }
+    boxes
+}
+
+/// The forward pad's program that crops `grad_out` to the bulk and writes it into the bulk of
+/// `grad_in` (a view of it at the box's first element, `grad_in`'s strides); `None` where the
+/// forward's kernels do not take that view.
+fn crop(
+    plan: &PadPlan,
+    whole: &Whole,
+    runs: &[Range<usize>],
+    grad_out: &BufferView,
+    grad_in: &BufferView,
+    limits: &DeviceLimits,
+) -> Result<Option<Program>> {
+    let axes = plan.axes();
+    // Kept index j of an axis is output position pad_before + j; input index crop_start + j.
+    let begins = axes.iter().zip(runs).map(|(a, r)| -((a.pad_before + r.start - a.crop_start) as i64));
+    let ends = axes.iter().zip(runs).map(|(a, r)| -((a.out_len - (a.pad_before + r.end - a.crop_start)) as i64));
+    let request = PadRequest::new(begins.chain(ends).collect()).max_output_bytes(plan.max_output_bytes());
+    let crop = PadPlan::new(plan.dtype(), plan.out_shape(), &request)?;
+    let first: u64 = runs.iter().zip(&whole.in_strides).map(|(r, &s)| r.start as u64 * s).sum();
+    let bulk = BufferView { offset: grad_in.offset + first * whole.elem, strides: Some(&whole.in_strides), ..*grad_in };
+    match Program::new(&crop, grad_out, &bulk, limits) {
+        Ok(program) => Ok(Some(program)),
+        Err(PadError::GpuLimit { .. } | PadError::InvalidView { .. }) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::adjoint::images;
+    use crate::dtype::DataType;
+    use crate::gpu::params::BackParams;
+    use crate::mode::Mode;
+
+    /// Every element of `grad_in` lies in the bulk or in exactly one border box, and every
+    /// element of the bulk has one image on each axis (its gradient a copy); for 8- and 16-bit
+    /// elements the bulk's rows are whole 4-byte words. Every mode, ranks 1-3, axes of 1-5,
+    /// pads and crops of -2 to 5 a side.
+    #[test]
+    fn the_bulk_and_its_borders_hold_every_element_once() {
+        let mut seen = 0;
+        for mode in Mode::ALL {
+            for seed in 0..400u64 {
+                let mut x = seed * 0x9e37_79b9 + 7;
+                let mut next = |n: u64| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    x % n
+                };
+                let rank = 1 + next(3) as usize;
+                let shape: Vec<usize> = (0..rank).map(|_| 1 + next(5) as usize).collect();
+                let pads: Vec<i64> = (0..2 * rank).map(|_| next(8) as i64 - 2).collect();
+                let Ok(plan) = PadPlan::new(DataType::Float32, &shape, &PadRequest::new(pads).mode(mode)) else {
+                    continue;
+                };
+                for elem in [4, 2, 1] {
+                    let runs = bulk_box(&plan, elem);
+                    let boxes = border_boxes(&plan, &runs);
+                    let mut count = vec![0u32; plan.in_len()];
+                    for b in boxes.iter().chain([&runs]) {
+                        for (e, c) in count.iter_mut().enumerate() {
+                            let mut rest = e;
+                            let inside = (0..rank).rev().all(|a| {
+                                let k = rest % shape[a];
+                                rest /= shape[a];
+                                b[a].contains(&k)
+                            });
+                            *c += u32::from(inside);
+                        }
+                    }
+                    assert!(count.iter().all(|&c| c == 1), "{mode} {plan:?} elem {elem}: {count:?}");
+                    for (a, (axis, run)) in plan.axes().iter().zip(&runs).enumerate() {
+                        for k in run.clone().filter(|_| !axis.is_identity()) {
+                            assert_eq!(images(axis, mode, k).len(), 1, "{mode} {plan:?} axis {a} index {k}");
+                        }
+                    }
+                    let last = runs.last().unwrap();
+                    let per_word = 4 / elem as usize;
+                    let words = last.start.is_multiple_of(per_word) && last.end.is_multiple_of(per_word);
+                    assert!(words, "{mode} {plan:?} elem {elem}");
+                    seen += usize::from(boxes.len() > 1 && runs.iter().all(|r| !r.is_empty()));
+                }
+            }
+        }
+        assert!(seen > 300, "{seen} plans with a bulk and borders on two sides or more");
+    }
+
+    fn dense_program(plan: &PadPlan) -> Program {
+        let (i, o) = plan.byte_sizes().unwrap();
+        let dense = |n: u64| BufferView::dense(0, n.next_multiple_of(4));
+        Program::backward(plan, &dense(o), &dense(i), &DeviceLimits::WEBGPU_DEFAULT).unwrap()
+    }
+
+    /// The gradient's program: the forward's crop of the bulk first (its own pipeline, not
+    /// the gradient's), then a window of the gradient's pipeline per border box, which
+    /// together hold every element the crop does not; a pad with nothing but one-image
+    /// indices is the crop alone; 16-bit elements crop their rows in whole words; where no
+    /// index has one image, the gradient's pipeline alone.
+    #[test]
+    fn a_gradient_is_the_crop_of_its_bulk_and_its_borders() {
+        let request = |pads: Vec<i64>, mode| PadRequest::new(pads).mode(mode);
+        let plan =
+            PadPlan::new(DataType::Float32, &[6, 64, 64], &request(vec![0, 1, 1, 0, 2, 3], Mode::Reflect)).unwrap();
+        let p = dense_program(&plan);
+        assert_eq!(p.pipeline_count(), 2);
+        assert!(!p.wgsl(0).contains("fn nest(") && p.wgsl(1).contains("fn nest("), "the crop, then the sums");
+        let (crop, borders) = p.dispatches().split_first().unwrap();
+        assert_eq!(crop.pipeline(), 0);
+        assert!(borders.iter().all(|d| d.pipeline() == 1));
+        // Reflect by 1 then 2 (axis 1: indices 1, 61 and 62 read twice) and by 1 then 3 (axis
+        // 2: 1, 60, 61, 62): one-image runs 2..61 and 2..60.
+        let runs = bulk_box(&plan, 4);
+        assert_eq!(runs, [0..6, 2..61, 2..60]);
+        assert_eq!(borders.len(), 4);
+        let counts: Vec<u32> = borders.iter().map(|d| bytemuck::cast::<_, BackParams>(d.params).count).collect();
+        assert_eq!(counts, [6 * 2 * 64, 6 * 3 * 64, 6 * 59 * 2, 6 * 59 * 4]);
+        assert_eq!(counts.iter().sum::<u32>() as usize, plan.in_len() - 6 * 59 * 58);
+        // The crop writes the bulk's rows: from element (0, 2, 2) of grad_in.
+        assert!(crop.output().0 <= (2 * 64 + 2) * 4);
+        // A constant pad: all bulk, a crop alone; with a crop of the input, zeros on borders.
+        let constant = PadPlan::new(DataType::Float32, &[6, 64], &request(vec![1, 2, 3, 4], Mode::Constant)).unwrap();
+        let p = dense_program(&constant);
+        assert!(p.pipeline_count() == 1 && !p.wgsl(0).contains("fn nest("));
+        let cropped = PadPlan::new(DataType::Float32, &[6, 64], &request(vec![1, -2, 3, 4], Mode::Constant)).unwrap();
+        assert_eq!(dense_program(&cropped).pipeline_count(), 2);
+        // float16 rows of 64 reflected by 8 after: runs 0..55, cropped in whole words 0..54.
+        let halves = PadPlan::new(DataType::Float16, &[4, 64], &request(vec![0, 0, 0, 8], Mode::Reflect)).unwrap();
+        assert_eq!(bulk_box(&halves, 2), [0..4, 0..54]);
+        let p = dense_program(&halves);
+        assert_eq!((p.pipeline_count(), p.dispatches().len()), (2, 2));
+        // On 1 KiB bindings the borders' columns are halved along the rows until each fits:
+        // still every border element once, each window within a binding.
+        let kib = DeviceLimits { max_binding: 1024, storage_alignment: 256, ..DeviceLimits::WEBGPU_DEFAULT };
+        let tall = PadPlan::new(DataType::Float16, &[40, 16], &request(vec![2, 2, 2, 2], Mode::Reflect)).unwrap();
+        let (i, o) = tall.byte_sizes().unwrap();
+        let p = Program::backward(&tall, &BufferView::dense(0, o), &BufferView::dense(0, i), &kib).unwrap();
+        assert_eq!(p.pipeline_count(), 2);
+        let borders: Vec<_> = p.dispatches().iter().filter(|d| d.pipeline() == 1).collect();
+        let count: u32 = borders.iter().map(|d| bytemuck::cast::<_, BackParams>(d.params).count).sum();
+        assert_eq!((bulk_box(&tall, 2), count as usize), (vec![3..37, 4..12], tall.in_len() - 34 * 8));
+        assert!(borders.len() > 4 && borders.iter().all(|d| d.output().1 <= 1024 && d.input().unwrap().1 <= 1024));
+        // A wrap of [2] by 3: every index has two images or more, no bulk.
+        let wrap = PadPlan::new(DataType::Float32, &[2], &request(vec![3, 3], Mode::Wrap)).unwrap();
+        let p = dense_program(&wrap);
+        assert!(p.pipeline_count() == 1 && p.wgsl(0).contains("fn nest("));
+    }
+}

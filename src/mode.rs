@@ -47,7 +47,10 @@ impl Mode {
     /// Whether pads longer than one period repeat the period (reflect, wrap, symmetric);
     /// constant and edge pads are the same however long.
     pub(crate) fn is_periodic(self) -> bool {
-        matches!(self, Mode::Reflect | Mode::Wrap | Mode::Symmetric)
+        match self {
+            Mode::Reflect | Mode::Wrap | Mode::Symmetric => true,
+            Mode::Constant | Mode::Edge => false,
+        }
     }
 
     /// The period of this mode's pads along an axis of `kept` elements: `n` for wrap,
@@ -63,7 +66,7 @@ impl Mode {
     pub(crate) fn one_bounce_limit(self, kept: u64) -> u64 {
         match self {
             Mode::Reflect => kept.saturating_sub(1),
-            _ => kept,
+            Mode::Constant | Mode::Edge | Mode::Wrap | Mode::Symmetric => kept,
         }
     }
 

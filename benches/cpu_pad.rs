@@ -10,7 +10,8 @@
 //! modulo 4 KiB, a distance glibc's `rep movsb` copies are slow at on AMD Zen, and once
 //! where they do not.
 //!
-//! `backward` times the pad's gradient (`pad_backward`, its output allocated as XLA's is)
+//! `backward` times the pad's gradient (`pad_backward`, its output allocated as XLA's is;
+//! `pad_backward_in`, its memory given back to an arena every step, as a training loop can)
 //! beside the forward `pad_into` of the same case, on the nine cases
 //! `benchmarks/jax_backward.py` times XLA's vjp of `jnp.pad` on.
 //!
@@ -178,6 +179,11 @@ fn bench_backward(c: &mut Criterion) {
         let input = vec![0u8; in_bytes as usize];
         let mut out = vec![0u8; out_bytes as usize];
         group.bench_function("pad_backward", |b| b.iter(|| drop(black_box(cpu::pad_backward(&plan, &grad).unwrap()))));
+        // A training loop's way: the gradient's memory given back to an arena every step.
+        let arena = wgpu_pad::OutputArena::new(1 << 30);
+        group.bench_function("pad_backward_in", |b| {
+            b.iter(|| arena.recycle(black_box(cpu::pad_backward_in(&plan, &grad, &arena).unwrap())))
+        });
         group.bench_function("pad_into", |b| b.iter(|| cpu::pad_into(&plan, black_box(&input), &mut out).unwrap()));
         group.finish();
     }

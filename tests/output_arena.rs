@@ -117,3 +117,30 @@ fn arenas_reuse_what_they_are_given_and_free_it_when_dropped() {
     drop(arena);
     assert!(live() - before < MIB, "{} bytes live after the arena went", live() - before);
 }
+
+/// The gradient given an arena (`cpu::pad_backward_in`) writes into the buffer given back,
+/// every byte (junk there first), the bits of `pad_backward`'s fresh one; without a fitting
+/// buffer it takes fresh memory, as `pad_backward` does.
+#[test]
+fn gradients_reuse_an_arenas_memory() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let arena = OutputArena::new(64 << 20);
+    // 16 MiB of f32: the arena keeps buffers of 16 MiB and more.
+    let shape = [1024, 4096];
+    let n = 1024 * 4096 * 4;
+    let junk = Tensor::from_bytes(DataType::Uint8, vec![n], vec![0xAA; n]).unwrap();
+    let junk_at = junk.bytes().unwrap().as_ptr();
+    arena.recycle(junk);
+    for (i, mode) in Mode::ALL.into_iter().enumerate() {
+        let plan = PadPlan::new(DataType::Float32, &shape, &PadRequest::new(vec![2, 3, 1, 4]).mode(mode)).unwrap();
+        let g: Vec<f32> = (0..plan.out_len()).map(|k| ((k % 1013) as f32 * 0.731).sin()).collect();
+        let grad_out = Tensor::from_slice(DataType::Float32, plan.out_shape().to_vec(), &g).unwrap();
+        let got = cpu::pad_backward_in(&plan, &grad_out, &arena).unwrap();
+        if i == 0 {
+            assert_eq!(got.bytes().unwrap().as_ptr(), junk_at, "the given-back buffer was not reused");
+        }
+        assert_eq!(arena.held_bytes(), 0, "{mode}: the buffer is the gradient's now");
+        assert_eq!(got, cpu::pad_backward(&plan, &grad_out).unwrap(), "{mode} on a reused buffer");
+        arena.recycle(got);
+    }
+}

@@ -12,7 +12,7 @@ use super::float8::Float8;
 use crate::adjoint::{block_len, AxisImages};
 use crate::dtype::DataType;
 use crate::error::{PadError, Result};
-use crate::memory::output_bytes;
+use crate::memory::{output_bytes, OutputArena};
 use crate::mode::Mode;
 use crate::plan::{AxisMap, PadPlan};
 use crate::tensor::Tensor;
@@ -41,6 +41,30 @@ use crate::threads::{share_out, threads, PARALLEL_MIN_BYTES};
 /// # Ok::<(), wgpu_pad::PadError>(())
 /// ```
 pub fn pad_backward(plan: &PadPlan, grad_out: &Tensor) -> Result<Tensor> {
+    backward_with(plan, grad_out, None)
+}
+
+/// [`pad_backward`], writing a large gradient into memory kept by `arena` where a buffer
+/// there fits (given back with [`OutputArena::recycle`]): a training step repeated on the
+/// same shapes then takes no fresh memory for it (its pages faulted in once, not every step).
+///
+/// ```
+/// use wgpu_pad::{cpu, DataType, Mode, OutputArena, PadPlan, PadRequest, Tensor};
+/// let plan = PadPlan::new(DataType::Float32, &[512, 512], &PadRequest::new(vec![2, 2, 2, 2]).mode(Mode::Reflect))?;
+/// let grad_out = Tensor::from_slice(DataType::Float32, plan.out_shape().to_vec(), &vec![1f32; plan.out_len()])?;
+/// let arena = OutputArena::new(64 << 20);
+/// for _ in 0..3 {
+///     let grad_in = cpu::pad_backward_in(&plan, &grad_out, &arena)?;
+///     assert_eq!(grad_in, cpu::pad_backward(&plan, &grad_out)?);
+///     arena.recycle(grad_in); // kept where large (16 MiB and more) for the next step's
+/// }
+/// # Ok::<(), wgpu_pad::PadError>(())
+/// ```
+pub fn pad_backward_in(plan: &PadPlan, grad_out: &Tensor, arena: &OutputArena) -> Result<Tensor> {
+    backward_with(plan, grad_out, Some(arena))
+}
+
+fn backward_with(plan: &PadPlan, grad_out: &Tensor, arena: Option<&OutputArena>) -> Result<Tensor> {
     let dtype = plan.dtype();
     if grad_out.dtype() != dtype || grad_out.shape() != plan.out_shape() {
         return Err(PadError::InvalidTensor {
@@ -56,22 +80,26 @@ pub fn pad_backward(plan: &PadPlan, grad_out: &Tensor) -> Result<Tensor> {
         return Tensor::from_bytes(dtype, plan.in_shape().to_vec(), super::interior::backward(plan, width, bytes));
     }
     let out = match dtype {
-        DataType::Float32 => run::<f32>(plan, bytes, 1, 0.0, &add_rows_f32, &|s, i, o| gathered(s, i, o, 0.0, add_f32)),
-        DataType::Float64 => run::<f64>(plan, bytes, 1, 0.0, &add_rows_f64, &|s, i, o| gathered(s, i, o, 0.0, add_f64)),
+        DataType::Float32 => {
+            run::<f32>(plan, bytes, arena, 1, 0.0, &add_rows_f32, &|s, i, o| gathered(s, i, o, 0.0, add_f32))
+        }
+        DataType::Float64 => {
+            run::<f64>(plan, bytes, arena, 1, 0.0, &add_rows_f64, &|s, i, o| gathered(s, i, o, 0.0, add_f64))
+        }
         DataType::Float16 => {
             let add = |a: f16, b: f16| f16::from_f32(add_f32(a.to_f32(), b.to_f32()));
-            run::<f16>(plan, bytes, 1, f16::ZERO, &add_rows_16, &|s, i, o| gathered(s, i, o, f16::ZERO, add))
+            run::<f16>(plan, bytes, arena, 1, f16::ZERO, &add_rows_16, &|s, i, o| gathered(s, i, o, f16::ZERO, add))
         }
         DataType::Bfloat16 => {
             let add = |a: bf16, b: bf16| bf16::from_f32(add_f32(a.to_f32(), b.to_f32()));
-            run::<bf16>(plan, bytes, 1, bf16::ZERO, &add_rows_16, &|s, i, o| gathered(s, i, o, bf16::ZERO, add))
+            run::<bf16>(plan, bytes, arena, 1, bf16::ZERO, &add_rows_16, &|s, i, o| gathered(s, i, o, bf16::ZERO, add))
         }
         // Each part alone: real, imaginary, real, … is a float array of twice the elements.
         DataType::Complex64 => {
-            run::<f32>(plan, bytes, 2, 0.0, &add_rows_f32, &|s, i, o| gathered(s, i, o, 0.0, add_f32))
+            run::<f32>(plan, bytes, arena, 2, 0.0, &add_rows_f32, &|s, i, o| gathered(s, i, o, 0.0, add_f32))
         }
         DataType::Complex128 => {
-            run::<f64>(plan, bytes, 2, 0.0, &add_rows_f64, &|s, i, o| gathered(s, i, o, 0.0, add_f64))
+            run::<f64>(plan, bytes, arena, 2, 0.0, &add_rows_f64, &|s, i, o| gathered(s, i, o, 0.0, add_f64))
         }
         _ => match Float8::new(dtype) {
             // +0 is 0x00 in every float8 type.
@@ -79,7 +107,7 @@ pub fn pad_backward(plan: &PadPlan, grad_out: &Tensor) -> Result<Tensor> {
                 let add = |a: u8, b: u8| f8.add(a, b);
                 let add_rows =
                     |acc: &mut [u8], terms: &[u8]| acc.iter_mut().zip(terms).for_each(|(a, &t)| *a = add(*a, t));
-                run::<u8>(plan, bytes, 1, 0, &add_rows, &|s, i, o| gathered(s, i, o, 0, add))
+                run::<u8>(plan, bytes, arena, 1, 0, &add_rows, &|s, i, o| gathered(s, i, o, 0, add))
             }
             None => return Err(unsupported(dtype)),
         },
@@ -157,6 +185,7 @@ fn unsupported(dtype: DataType) -> PadError {
 fn run<T: bytemuck::Pod + Send + Sync>(
     plan: &PadPlan,
     bytes: &[u8],
+    arena: Option<&OutputArena>,
     parts: usize,
     zero: T,
     add_rows: &(dyn Fn(&mut [T], &[T]) + Sync),
@@ -167,7 +196,7 @@ fn run<T: bytemuck::Pod + Send + Sync>(
     let len = plan.in_len() * parts;
     let size = len * std::mem::size_of::<T>();
     // Not zero-filled first: the gather writes every element.
-    let mut out = output_bytes(size, "the gradient", None)?;
+    let mut out = output_bytes(size, "the gradient", arena)?;
     let spare = &mut out.spare_capacity_mut()[..size];
     // SAFETY: any bytes, initialised or not, are a MaybeUninit<T>.
     let (head, values, _) = unsafe { spare.align_to_mut::<MaybeUninit<T>>() };

@@ -79,7 +79,7 @@ mod store;
 mod walk;
 
 pub(crate) use backward::has_gradient;
-pub use backward::pad_backward;
+pub use backward::{pad_backward, pad_backward_in};
 
 pub use crate::threads::{set_max_threads, threads, MAX_THREADS};
 use crate::threads::{share_out, PARALLEL_MIN_BYTES};

@@ -335,7 +335,7 @@ impl GpuContext {
         };
         if grad_out.dtype() != plan.dtype() || grad_out.shape() != plan.out_shape() || refusal.is_some() {
             // The CPU path checks the gradient's type and shape, and takes every float type.
-            let tensor = cpu::pad_backward(plan, grad_out)?;
+            let tensor = cpu::pad_backward_in(plan, grad_out, &self.arena)?;
             let reason = refusal.unwrap_or_default();
             log::warn!("wgpu-pad: {reason}; the gradient on the CPU path");
             return Ok(Padded { tensor, path: ExecPath::CpuFallback { reason } });

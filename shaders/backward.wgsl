@@ -99,10 +99,12 @@ fn block_len(n: u32) -> u32 {
 
 // The element's levels: its touched axes with more than one image, outermost first (an axis
 // of one image passes its one term on: a sum of several from +0.0 is never -0.0, and the NaN
-// rule quiets what it keeps, so its bits are the same either way).
-var<private> lists: array<List, MAX_RANK>;
-var<private> strides: array<u32, MAX_RANK>;
-var<private> axis_of: array<u32, MAX_RANK>;
+// rule quiets what it keeps, so its bits are the same either way). MAX_LEVELS: the plan's
+// axes with several images, rounded up to a power of two (private arrays sized for 16 axes
+// cost every element their upkeep: on lavapipe 2-3x the borders' time).
+var<private> lists: array<List, MAX_LEVELS>;
+var<private> strides: array<u32, MAX_LEVELS>;
+var<private> axis_of: array<u32, MAX_LEVELS>;
 var<private> levels: u32;
 // Whether the element's sum is one term in all (one image on every touched axis, counted
 // before a part is cut): that term's bits are the element's, as src/adjoint.rs's ordered_sum
@@ -113,11 +115,11 @@ var<private> one_term: bool;
 // blocks (total) and of its open one (block), the terms in that block, and the offset of the
 // position through it (at).
 struct Odometer {
-    t: array<u32, MAX_RANK>,
-    total: array<f32, MAX_RANK>,
-    block: array<f32, MAX_RANK>,
-    in_block: array<u32, MAX_RANK>,
-    at: array<u32, MAX_RANK>,
+    t: array<u32, MAX_LEVELS>,
+    total: array<f32, MAX_LEVELS>,
+    block: array<f32, MAX_LEVELS>,
+    in_block: array<u32, MAX_LEVELS>,
+    at: array<u32, MAX_LEVELS>,
 }
 
 // Positions through levels [moved, last), from the offset through level moved - 1 (base where

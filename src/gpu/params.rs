@@ -300,6 +300,7 @@ mod tests {
             WORKGROUP,
             true,
             super::super::kernels::GradientElement::Float16,
+            2,
         );
         for src in [key.wgsl(), gradient] {
             let module = naga::front::wgsl::parse_str(&src).expect("the shader parses");

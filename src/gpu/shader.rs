@@ -83,8 +83,8 @@ impl PipelineKey {
     /// (shared, then the kernel's), the word's definitions, the bindings, the shared prelude,
     /// the mode's index function and the kernel's code.
     pub(crate) fn wgsl(&self) -> String {
-        if let Shader::Backward { split, element } = self.shader {
-            return super::kernels::gradient::wgsl(self.mode, self.shader.workgroup(), split, element);
+        if let Shader::Backward { split, element, levels } = self.shader {
+            return super::kernels::gradient::wgsl(self.mode, self.shader.workgroup(), split, element, levels);
         }
         let mode_src = match self.mode {
             Mode::Constant => include_str!("../../shaders/constant.wgsl"),

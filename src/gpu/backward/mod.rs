@@ -206,6 +206,37 @@ mod tests {
         assert!(Program::backward(&below, &dense(0, 8), &dense(0, 8), &limits).is_ok());
     }
 
+    /// The gradient's per-element state holds the plan's axes of several images, rounded up
+    /// to a power of two: a pipeline a size, not one sized for 16 axes whatever the plan.
+    #[test]
+    fn a_gradients_state_is_sized_by_its_axes_of_several_images() {
+        let levels = |dtype, shape: &[usize], pads: Vec<i64>, mode| {
+            let plan = PadPlan::new(dtype, shape, &PadRequest::new(pads).mode(mode)).unwrap();
+            let (i, o) = plan.byte_sizes().unwrap();
+            let dense = |n: u64| BufferView::dense(0, n.next_multiple_of(4));
+            let p = whole(&plan, &dense(o), &dense(i), &DeviceLimits::WEBGPU_DEFAULT).unwrap();
+            let wgsl = p.wgsl(0);
+            let size = wgsl.split("const MAX_LEVELS: u32 = ").nth(1).and_then(|r| r.split('u').next());
+            let size: u8 = size.unwrap_or_else(|| panic!("no MAX_LEVELS in {wgsl}")).parse().unwrap();
+            assert!(p.label(0).ends_with(&format!("levels {size}")), "{}", p.label(0));
+            size
+        };
+        let f32 = DataType::Float32;
+        // Reflect on H and W of NCHW: two; the last axis alone: one; D, H and W: four.
+        assert_eq!(levels(f32, &[1, 4, 8, 8], vec![0, 0, 2, 2, 0, 0, 2, 2], Mode::Reflect), 2);
+        assert_eq!(levels(DataType::Float16, &[2, 16], vec![0, 0, 0, 8], Mode::Reflect), 1);
+        assert_eq!(levels(f32, &[2, 5, 6, 7], vec![0, 1, 1, 1, 0, 1, 1, 1], Mode::Edge), 4);
+        // A constant pad has one image an index whatever it touches, and so has a crop: a
+        // wrap of the last axis beside a crop of the first, one.
+        assert_eq!(levels(f32, &[5, 6, 7], vec![1, 1, 1, 1, 1, 1], Mode::Constant), 1);
+        assert_eq!(levels(f32, &[5, 6, 7], vec![-1, 0, 1, 0, 0, 0], Mode::Wrap), 1);
+        // Five axes wrapped: eight; nine edged: 16 (2^9 terms a corner: more axes of several
+        // images are past a lane's terms on the GPU).
+        assert_eq!(levels(f32, &[2; 5], vec![1; 10], Mode::Wrap), 8);
+        let begins_only: Vec<i64> = [1; 9].into_iter().chain([0; 9]).collect();
+        assert_eq!(levels(f32, &[1; 9], begins_only, Mode::Edge), 16);
+    }
+
     /// Programs of the gradient: one dispatch covering every element of grad_in, the types
     /// refused by name, views that do not fit one binding a GpuLimit.
     #[test]

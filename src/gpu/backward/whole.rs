@@ -88,7 +88,8 @@ impl Whole {
                 format!("an element's gradient sums up to {lane_terms} terms on one lane; the GPU's gradient takes at most {LANE_TERMS}"),
             ));
         }
-        let key = PipelineKey::new(plan.mode(), elem as u8, false, Shader::Backward { split, element }, false);
+        let levels = state_levels(&counts);
+        let key = PipelineKey::new(plan.mode(), elem as u8, false, Shader::Backward { split, element, levels }, false);
         let mut p = BackParams::zeroed();
         if in_span.is_some() {
             let rank = plan.axes().len();
@@ -234,6 +235,14 @@ impl Whole {
             input.map_or(0, |(start, _)| (grad_out.offset / elem + out_first).wrapping_sub(start / elem) as u32);
         self.dispatch(p, input, output, limits)
     }
+}
+
+/// The levels a pipeline's per-element state holds for axes whose indices have at most
+/// `counts` images: those with several, rounded up to a power of two (at least 1, at most
+/// `MAX_RANK`), so that a few pipelines serve every plan.
+pub(super) fn state_levels(counts: &[u64]) -> u8 {
+    let several = counts.iter().filter(|&&c| c > 1).count();
+    several.max(1).next_power_of_two().min(MAX_RANK) as u8
 }
 
 /// The terms one lane may sum (a bound a software GPU holds shaders to: lavapipe leaves a

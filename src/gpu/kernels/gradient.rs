@@ -11,8 +11,8 @@ use crate::mode::Mode;
 
 /// The gradient pipeline's WGSL for `mode` and `element`: its uniform, constants and
 /// bindings, the element's loads, stores and rounded addition, then the kernel and the mode's
-/// `list` of images.
-pub(crate) fn wgsl(mode: Mode, workgroup: u32, split: bool, element: GradientElement) -> String {
+/// `list` of images; its per-element state sized for `levels` axes of several images.
+pub(crate) fn wgsl(mode: Mode, workgroup: u32, split: bool, element: GradientElement, levels: u8) -> String {
     let mirror = match mode {
         Mode::Reflect => 1,
         Mode::Symmetric => 2,
@@ -20,6 +20,7 @@ pub(crate) fn wgsl(mode: Mode, workgroup: u32, split: bool, element: GradientEle
     };
     let constants = declare(&[
         ("MAX_RANK", WgslValue::U32(MAX_RANK as u32)),
+        ("MAX_LEVELS", WgslValue::U32(levels.into())),
         ("WORKGROUP", WgslValue::U32(workgroup)),
         ("MAGIC_DIVIDE_BY_ONE", WgslValue::U32(crate::gpu::params::MAGIC_DIVIDE_BY_ONE)),
         ("BLOCK", WgslValue::U32(BLOCK as u32)),
@@ -95,16 +96,17 @@ fn float8_constants(dtype: DataType) -> String {
 mod tests {
     use super::*;
 
-    /// The gradient's pipelines are valid WGSL, every mode and element type.
+    /// The gradient's pipelines are valid WGSL, every mode, element type and size of state.
     #[cfg(not(miri))]
     #[test]
     fn every_gradient_shader_is_valid_wgsl() {
         let elements: Vec<GradientElement> = DataType::ALL.iter().filter_map(|&t| GradientElement::of(t)).collect();
         assert_eq!(elements.len(), 7, "float32, float16, bfloat16 and four float8s: {elements:?}");
         for mode in Mode::ALL {
-            for (split, element) in [false, true].into_iter().flat_map(|s| elements.iter().map(move |&e| (s, e))) {
-                let src = wgsl(mode, 64, split, element);
-                let what = format!("{mode} {element:?} split {split}");
+            let splits = [false, true].into_iter().flat_map(|s| elements.iter().map(move |&e| (s, e)));
+            for ((split, element), levels) in splits.flat_map(|k| [1, 2, 4, 8, 16].map(|l| (k, l))) {
+                let src = wgsl(mode, 64, split, element, levels);
+                let what = format!("{mode} {element:?} split {split} levels {levels}");
                 let module =
                     naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| panic!("{what}: {}", e.emit_to_string(&src)));
                 naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())

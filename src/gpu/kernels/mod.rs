@@ -178,8 +178,9 @@ pub(crate) enum Shader {
     /// Dense rows in 16-byte words.
     Rows16,
     /// The pad's gradient (`gpu/backward/`; its WGSL assembled there, by mode): a lane an
-    /// element, or (`split`) 64 elements a workgroup, the long sums of one axis over its lanes.
-    Backward { split: bool, element: GradientElement },
+    /// element, or (`split`) 64 elements a workgroup, the long sums of one axis over its lanes;
+    /// its state sized for `levels` axes of several images (a power of two, at least 1).
+    Backward { split: bool, element: GradientElement, levels: u8 },
     /// Interior padding (`gpu/interior.rs`): an invocation a u32 word, `narrow` for 8- and
     /// 16-bit elements.
     Interior { narrow: bool },
@@ -309,8 +310,8 @@ impl Shader {
             Shader::Flat(grid) => grid.label(),
             Shader::Narrow(n) => n.label(),
             Shader::Rows16 => " rows16".to_string(),
-            Shader::Backward { split, element } => {
-                format!(" gradient {}{}", element.name(), if split { " split" } else { "" })
+            Shader::Backward { split, element, levels } => {
+                format!(" gradient {}{} levels {levels}", element.name(), if split { " split" } else { "" })
             }
             Shader::Interior { .. } => " interior".to_string(),
         }

@@ -8,7 +8,7 @@ mod common;
 
 use common::*;
 
-use wgpu_pad::gpu::{BufferRange, GpuContext, PadKernel};
+use wgpu_pad::gpu::{BufferRange, GpuContext, PadKernel, ProgramKind};
 use wgpu_pad::{cpu, DataType, Mode, PadError, PadPlan, PadRequest, Side, Tensor};
 
 /// Engines share one kernel and one context across threads.
@@ -360,8 +360,8 @@ fn pairs_numeric_constants_and_sized_ranges_as_an_engine_gives_them() {
 }
 
 /// The pipeline set depends on mode, word width and fixed variants only: all 5 modes and 8
-/// types of every width compile every pipeline (`PadKernel::PIPELINES`) ahead of time, and
-/// pads then compile none.
+/// types of every width compile every pad's pipeline (`ProgramKind::Pad.pipelines()`) ahead
+/// of time, and pads then compile none.
 #[test]
 fn precompiled_pipelines_are_bounded_and_enough() {
     let Some(ctx) = common::gpu() else { return };
@@ -381,8 +381,8 @@ fn precompiled_pipelines_are_bounded_and_enough() {
         DataType::String,
         DataType::Int4,
     ];
-    let n = pollster::block_on(kernel.precompile(&Mode::ALL, &types)).unwrap();
-    assert_eq!(n, PadKernel::PIPELINES);
+    let n = pollster::block_on(kernel.precompile(&[ProgramKind::Pad], &Mode::ALL, &types)).unwrap();
+    assert_eq!(n, ProgramKind::Pad.pipelines());
     let before = kernel.compile_count();
     for (i, dtype) in types.iter().filter(|d| d.gpu_capable()).enumerate() {
         for mode in Mode::ALL {
@@ -392,6 +392,54 @@ fn precompiled_pipelines_are_bounded_and_enough() {
                 let (ib, ob) = (storage(ctx, &vec![0; i_b as usize]), storage(ctx, &vec![0; o_b as usize]));
                 kernel.prepare(&p, BufferRange::whole(&ib), BufferRange::whole(&ob)).unwrap();
             }
+        }
+    }
+    assert_eq!(kernel.compile_count(), before, "a precompiled kernel compiled more");
+}
+
+/// An engine that dilates and trains precompiles those kinds too: gradients (reflect and
+/// constant, of one, two and three axes of several images, a long sum split over lanes, a crop
+/// and borders and a whole plan) and interior pads then prepare without compiling; a second
+/// precompile compiles nothing.
+#[test]
+fn precompiled_gradients_and_interior_pads_compile_nothing_more() {
+    let Some(ctx) = common::gpu() else { return };
+    let kernel = PadKernel::new(ctx.device()).unwrap();
+    let (kinds, types) = ([ProgramKind::InteriorPad, ProgramKind::Gradient], [DataType::Float32, DataType::Uint8]);
+    let modes = [Mode::Reflect, Mode::Constant, Mode::Edge];
+    let n = pollster::block_on(kernel.precompile(&kinds, &modes, &types)).unwrap();
+    // uint8 has no gradient; float32's: a constant pad's 6 (4-byte words and wider: its crops)
+    // and its own, constant's 1 and 2 x 5 for reflect and edge each; an interior pad a type.
+    assert_eq!(n, 6 + 21 + 2);
+    assert_eq!(pollster::block_on(kernel.precompile(&kinds, &modes, &types)).unwrap(), 0);
+    let before = kernel.compile_count();
+    let prepare = |p: &PadPlan, backward: bool| {
+        let (i, o) = p.byte_sizes().unwrap();
+        let (a, b) = if backward { (o, i) } else { (i, o) };
+        let (src, dst) = (storage(ctx, &vec![0; a as usize]), storage(ctx, &vec![0; b as usize]));
+        let (src, dst) = (BufferRange::whole(&src), BufferRange::whole(&dst));
+        match backward {
+            true => kernel.prepare_backward(p, src, dst).map(drop),
+            false => kernel.prepare(p, src, dst).map(drop),
+        }
+        .unwrap_or_else(|e| panic!("{p:?}: {e}"));
+    };
+    let f32 = DataType::Float32;
+    for mode in [Mode::Reflect, Mode::Constant] {
+        for (shape, pads) in
+            [(vec![2, 9, 8], vec![0, 2, 1, 0, 3, 2]), (vec![5, 6, 7], vec![1, 1, 1, 2, 2, 2]), (vec![40], vec![30, 0])]
+        {
+            prepare(&plan(f32, &shape, &pads, mode), true);
+        }
+    }
+    // Edge by 300 on one axis: its first index's sum is split over a workgroup's lanes.
+    prepare(&plan(f32, &[3, 4], &[0, 300, 0, 0], Mode::Edge), true);
+    for dtype in types {
+        let dilated = PadRequest::new(vec![0, 1, 1, 0]).interior(vec![0, 1]);
+        let p = PadPlan::new(dtype, &[3, 8], &dilated).unwrap();
+        prepare(&p, false);
+        if dtype == f32 {
+            prepare(&p, true);
         }
     }
     assert_eq!(kernel.compile_count(), before, "a precompiled kernel compiled more");
@@ -507,7 +555,8 @@ fn futures_are_send() {
     let y = std::thread::scope(|s| s.spawn(|| pollster::block_on(spawnable(ctx.pad(&p, &x)))).join().unwrap());
     assert!(y.unwrap().tensor == cpu::pad(&p, &x).unwrap());
     pollster::block_on(spawnable(ctx.kernel().pop_errors())).unwrap();
-    pollster::block_on(spawnable(ctx.kernel().precompile(&[Mode::Edge], &[DataType::Uint8]))).unwrap();
+    pollster::block_on(spawnable(ctx.kernel().precompile(&[ProgramKind::Pad], &[Mode::Edge], &[DataType::Uint8])))
+        .unwrap();
 }
 
 /// A dispatch that reads nothing (an input cropped away) binds a placeholder of

@@ -16,7 +16,7 @@ use std::task::{Context, Poll, Waker};
 
 use super::buffers::{describe, BufferRange};
 use super::params::{params_stride, WORKGROUP};
-use super::program::{BufferView, DeviceLimits, Dispatch, Program};
+use super::program::{BufferView, DeviceLimits, Dispatch, Program, ProgramKind};
 use super::shader::PipelineKey;
 use super::variant::KernelVariant;
 use crate::dtype::DataType;
@@ -212,7 +212,8 @@ fn gpu_error(e: wgpu::Error, doing: &str) -> PadError {
 
 impl PadKernel {
     /// How many pipelines exist in all: what [`precompile`](Self::precompile) of every
-    /// mode and type compiles, and the most a kernel ever holds.
+    /// kind, mode and type compiles, and the most a kernel ever holds (a kind's own count:
+    /// [`ProgramKind::pipelines`]).
     pub const PIPELINES: usize = super::shader::PIPELINES;
 
     /// A kernel for `device`. Compiles nothing yet. Fails with
@@ -400,15 +401,27 @@ impl PadKernel {
         Ok(pipeline)
     }
 
-    /// Compiles, ahead of time, every pipeline that pads of these modes and types can
-    /// need (types without a GPU kernel are skipped), and waits for the driver's verdict
-    /// without blocking. Returns how many pipelines it compiled.
-    pub async fn precompile(&self, modes: &[Mode], dtypes: &[DataType]) -> Result<usize> {
+    /// Compiles, ahead of time, every pipeline that programs of these kinds (pads, interior
+    /// pads, gradients) can need in these modes and types (those a kind does not run on the
+    /// GPU are skipped), and waits for the driver's verdict without blocking: preparing them
+    /// then compiles nothing. Returns how many pipelines it compiled.
+    ///
+    /// ```no_run
+    /// # async fn f(kernel: &wgpu_pad::gpu::PadKernel) -> wgpu_pad::Result<()> {
+    /// use wgpu_pad::{gpu::ProgramKind, DataType, Mode};
+    /// // An engine that trains with reflect and constant pads of float16 tensors.
+    /// let kinds = [ProgramKind::Pad, ProgramKind::Gradient];
+    /// kernel.precompile(&kinds, &[Mode::Reflect, Mode::Constant], &[DataType::Float16]).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn precompile(&self, kinds: &[ProgramKind], modes: &[Mode], dtypes: &[DataType]) -> Result<usize> {
         let before = self.compile_count();
-        for &mode in modes {
-            for bytes in dtypes.iter().filter_map(|d| d.width().bytes()) {
-                for key in PipelineKey::all_for(mode, bytes as u8, self.variant()) {
-                    self.pipeline(key)?;
+        for &kind in kinds {
+            for &mode in modes {
+                for &dtype in dtypes {
+                    for key in PipelineKey::all_of(kind, mode, dtype, self.variant()) {
+                        self.pipeline(key)?;
+                    }
                 }
             }
         }

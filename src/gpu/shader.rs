@@ -6,9 +6,10 @@
 //! words how rows are walked: per word, rows of whole words along one or two axes, or rows
 //! that end mid-word), which `Kernel::choose` decided. Never on shape's values, only on which
 //! of these few it picks. Variants are pipeline constants rather than runtime branches
-//! because llvmpipe executes both sides of a uniform branch. At most
-//! 3 × (2 + 3 × 2) × 2 + 2 × (2 + 3 × 2) × 4 = [`PIPELINES`] pipelines exist (a measured
-//! variant adds its own).
+//! because llvmpipe executes both sides of a uniform branch. A pad's keys number
+//! [`PAD_PIPELINES`], an interior pad's [`INTERIOR_PIPELINES`], a gradient's
+//! [`GRADIENT_PIPELINES`] (its own and the forward crop's), [`PIPELINES`] in all (a measured
+//! variant adds its own); [`PipelineKey::all_of`] lists a kind's.
 //!
 //! One way of assembling the WGSL: pieces one after another ([`PipelineKey::wgsl`]), the
 //! host's constants declared from tables (this file's shared ones, each kernel's own), no
@@ -16,18 +17,38 @@
 
 use crate::mode::Mode;
 
-use super::kernels::Shader;
+use super::kernels::{GradientElement, Shader};
 use super::params::{declare, AxisParams, Params, WgslValue, MAGIC_DIVIDE_BY_ONE, MAX_RANK};
+use super::program::ProgramKind;
 use super::variant::KernelVariant;
+use crate::dtype::DataType;
 
 /// Shared by every pipeline: the walk from output coordinates to input offsets.
 const COMMON: &str = include_str!("../../shaders/common.wgsl");
 
-/// Every pipeline the kernels can need: wide widths (3) × (constant and edge, and the three
+/// Every pipeline a pad can need: wide widths (3) × (constant and edge, and the three
 /// periodic modes in two variants: 2 + 3 × 2) × 2 grids, and narrow widths (2) the same × 4
-/// row walks. The one place this number is written.
+/// row walks.
+pub(crate) const PAD_PIPELINES: usize = 3 * (2 + 3 * 2) * 2 + 2 * (2 + 3 * 2) * 4;
+
+/// An interior pad's: one a width (1, 2, 4, 8, 16 bytes), constant mode only.
+pub(crate) const INTERIOR_PIPELINES: usize = 5;
+
+/// A constant pad's (a crop's): wide widths (3) × 2 grids, narrow widths (2) × 4 row walks.
+const CROP_PIPELINES: usize = 3 * 2 + 2 * 4;
+
+/// A gradient's: its own for 7 element types (float32, float16, bfloat16, four float8s) ×
+/// (constant's one, and 4 modes × split or not × 5 sizes of state), and the forward crop's
+/// of its bulk (every constant pad's: interior pads' gradients of wider types crop too).
+pub(crate) const GRADIENT_PIPELINES: usize = 7 * (1 + 4 * 2 * 5) + CROP_PIPELINES;
+
+/// Every pipeline any program can need, the kinds' together (the gradient's crops are pads'
+/// constant pipelines). The one place these numbers are written.
 #[cfg_attr(not(feature = "wgpu"), allow(dead_code))] // used by the wgpu half
-pub const PIPELINES: usize = 3 * (2 + 3 * 2) * 2 + 2 * (2 + 3 * 2) * 4;
+pub const PIPELINES: usize = PAD_PIPELINES + INTERIOR_PIPELINES + GRADIENT_PIPELINES - CROP_PIPELINES;
+
+/// The sizes of a gradient pipeline's per-element state (`Shader::Backward`'s levels).
+pub(crate) const GRADIENT_LEVELS: [u8; 5] = [1, 2, 4, 8, 16];
 
 /// Bytes a shader moves per element: the type's width, or wider where an unpadded
 /// innermost run splits evenly into 4-, 8- or 16-byte words.
@@ -77,6 +98,52 @@ impl PipelineKey {
             }
         }
         keys
+    }
+
+    /// Every key a program of `kind` can need for a `dtype` tensor in `mode` (none for a type
+    /// or mode the kind never runs on the GPU); a pad's under `variant`.
+    #[cfg_attr(not(feature = "wgpu"), allow(dead_code))] // used by the wgpu half
+    pub(crate) fn all_of(kind: ProgramKind, mode: Mode, dtype: DataType, variant: KernelVariant) -> Vec<PipelineKey> {
+        let Some(bytes) = dtype.width().bytes().map(|b| b as u8) else { return Vec::new() };
+        match kind {
+            ProgramKind::Pad => PipelineKey::all_for(mode, bytes, variant),
+            ProgramKind::InteriorPad => match mode {
+                Mode::Constant => {
+                    vec![PipelineKey::new(mode, bytes, false, Shader::Interior { narrow: bytes < 4 }, false)]
+                }
+                Mode::Reflect | Mode::Edge | Mode::Wrap | Mode::Symmetric => Vec::new(),
+            },
+            ProgramKind::Gradient => {
+                if !crate::cpu::has_gradient(dtype) {
+                    return Vec::new();
+                }
+                // The crop of a gradient's bulk, and an interior pad's gradient (a strided
+                // slice): a constant pad's pipelines of the type's width (complex64's parts,
+                // two float32s a row, are cropped in words of 8 bytes or more).
+                let mut keys = PipelineKey::all_for(Mode::Constant, bytes, KernelVariant::Default);
+                // complex64's parts are summed as float32's.
+                let parts = if dtype == DataType::Complex64 { DataType::Float32 } else { dtype };
+                let Some(element) = GradientElement::of(parts) else { return keys };
+                let elem = element.bytes() as u8;
+                // A constant pad's images are one an index: one level, no long sums.
+                let shapes: Vec<(bool, u8)> = match mode {
+                    Mode::Constant => vec![(false, 1)],
+                    Mode::Reflect | Mode::Edge | Mode::Wrap | Mode::Symmetric => {
+                        [false, true].into_iter().flat_map(|s| GRADIENT_LEVELS.map(|l| (s, l))).collect()
+                    }
+                };
+                for (split, levels) in shapes {
+                    keys.push(PipelineKey::new(mode, elem, false, Shader::Backward { split, element, levels }, false));
+                }
+                let mut unique = Vec::new();
+                for k in keys {
+                    if !unique.contains(&k) {
+                        unique.push(k);
+                    }
+                }
+                unique
+            }
+        }
     }
 
     /// The pipeline's WGSL, its pieces in order: the uniform's structs, the host's constants
@@ -158,12 +225,99 @@ impl PipelineKey {
 mod tests {
     use super::*;
 
+    /// Every pipeline a program of random plans runs (pads, interior pads and their
+    /// gradients, dense and through views that send narrow gradients down their other paths,
+    /// on bindings small enough for windows and parts) is among its kind's keys for the
+    /// plan's mode and type: what `PadKernel::precompile` compiles is enough.
+    #[test]
+    fn programs_run_only_their_kinds_keys() {
+        use crate::gpu::program::{BufferView, DeviceLimits, Program};
+        use crate::plan::{PadPlan, PadRequest};
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        let small = DeviceLimits { max_binding: 256, storage_alignment: 4, ..DeviceLimits::WEBGPU_DEFAULT };
+        let mut seen = std::collections::HashSet::new();
+        let types: Vec<DataType> = DataType::ALL.iter().copied().filter(|t| t.width().bytes().is_some()).collect();
+        for round in 0..3000 {
+            let dtype = types[next(types.len() as u64) as usize];
+            let mode = Mode::ALL[next(5) as usize];
+            let rank = 1 + next(3) as usize;
+            let shape: Vec<usize> = (0..rank).map(|_| 1 + next(6) as usize).collect();
+            let pads: Vec<i64> = (0..2 * rank).map(|_| next(8) as i64 - 2).collect();
+            let mut request = PadRequest::new(pads).mode(mode);
+            if mode == Mode::Constant && round % 3 == 0 {
+                request = request.interior((0..rank).map(|_| next(3) as i64).collect());
+            }
+            let Ok(plan) = PadPlan::new(dtype, &shape, &request) else { continue };
+            let Some((i, o)) = plan.byte_sizes() else { continue };
+            // Dense, and the input's side every other element (a narrow type's elements apart).
+            let apart: Vec<u64> = plan
+                .in_shape()
+                .iter()
+                .rev()
+                .scan(2u64, |s, &n| {
+                    let stride = *s;
+                    *s *= n.max(1) as u64;
+                    Some(stride)
+                })
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            let dense = |n: u64| BufferView::dense(0, n.next_multiple_of(4).max(4));
+            let spread = BufferView {
+                offset: 0,
+                strides: Some(&apart),
+                end: 2 * i + 8,
+                buffer_size: (2 * i + 8).next_multiple_of(4),
+            };
+            let limits = if round % 4 == 1 { small } else { DeviceLimits::WEBGPU_DEFAULT };
+            let kind = if plan.has_interior() { ProgramKind::InteriorPad } else { ProgramKind::Pad };
+            let mut programs = vec![(kind, Program::new(&plan, &dense(i), &dense(o), &limits))];
+            if crate::cpu::has_gradient(dtype) {
+                for grad_in in [dense(i), spread] {
+                    programs.push((ProgramKind::Gradient, Program::backward(&plan, &dense(o), &grad_in, &limits)));
+                }
+            }
+            for (kind, program) in programs {
+                let Ok(program) = program else { continue };
+                let keys = PipelineKey::all_of(kind, mode, dtype, KernelVariant::Default);
+                for p in 0..program.pipeline_count() {
+                    let key = program.pipeline_key(p);
+                    assert!(keys.contains(&key), "{kind:?} {plan:?}: {key:?} is not among its kind's keys");
+                    seen.insert((kind, key));
+                }
+            }
+        }
+        let count = |kind| seen.iter().filter(|(k, _)| *k == kind).count();
+        let counts = ProgramKind::ALL.map(count);
+        assert!(counts[0] > 40 && counts[1] == 5 && counts[2] > 60, "keys seen a kind: {counts:?}");
+    }
+
     #[test]
     fn the_key_space_is_bounded() {
         let all: std::collections::HashSet<PipelineKey> =
             Mode::ALL.iter().flat_map(|&m| PipelineKey::all_for(m, 1, KernelVariant::Default)).collect();
-        assert_eq!(all.len(), PIPELINES);
-        assert_eq!(PIPELINES, 112, "a change to the key space is a decision: say it in the docs");
+        assert_eq!(all.len(), PAD_PIPELINES);
+        assert_eq!(PAD_PIPELINES, 112, "a change to the key space is a decision: say it in the docs");
+        // Each kind's keys over every mode and type, and all kinds' together.
+        let of = |kind| -> std::collections::HashSet<PipelineKey> {
+            let pairs = Mode::ALL.iter().flat_map(|&m| DataType::ALL.iter().map(move |&t| (m, t)));
+            pairs.flat_map(|(m, t)| PipelineKey::all_of(kind, m, t, KernelVariant::Default)).collect()
+        };
+        let mut every = std::collections::HashSet::new();
+        for kind in ProgramKind::ALL {
+            let keys = of(kind);
+            assert_eq!(keys.len(), kind.pipelines(), "{kind:?}");
+            every.extend(keys);
+        }
+        assert_eq!(of(ProgramKind::Pad), all);
+        assert_eq!((every.len(), PIPELINES), (PIPELINES, 112 + 5 + 287));
         // Constant and edge never take the modulo variant.
         let rows = Shader::Rows(super::super::kernels::wide::WideVariant::Default);
         assert_eq!(

@@ -649,7 +649,8 @@ async fn every_pipeline_variant_compiles_and_runs() {
         DataType::String,
         DataType::Int4,
     ];
-    assert_eq!(kernel.precompile(&Mode::ALL, &types).await.unwrap(), wgpu_pad::gpu::PadKernel::PIPELINES);
+    let pad = wgpu_pad::gpu::ProgramKind::Pad;
+    assert_eq!(kernel.precompile(&[pad], &Mode::ALL, &types).await.unwrap(), pad.pipelines());
     let compiled = kernel.compile_count();
     for (i, dtype) in types.iter().filter(|d| d.gpu_capable()).enumerate() {
         for mode in Mode::ALL {

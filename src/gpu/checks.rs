@@ -8,6 +8,10 @@ use crate::plan::PadPlan;
 use super::program::{BufferView, DeviceLimits};
 use super::view::{check_no_self_overlap, invalid, view_strides, Span, View};
 
+/// Windows (dispatches over parts of a view that fit a binding) one program may take before
+/// the GPU path refuses it: a pad's, an interior pad's or a gradient's.
+pub(super) const MAX_WINDOWS: u64 = 1 << 16;
+
 /// A `GpuLimit` error.
 pub(super) fn limit(limit: GpuLimit, what: String) -> PadError {
     PadError::GpuLimit { limit, what }

@@ -9,7 +9,7 @@ use crate::error::{GpuLimit, PadError, Result, Side};
 use crate::mode::Mode;
 use crate::plan::{PadPlan, PadRequest};
 
-use super::checks::{binding, check_views, grid, limit, view};
+use super::checks::{binding, check_views, grid, limit, view, MAX_WINDOWS};
 use super::kernels::{narrow, Shader};
 use super::params::{constant_word, magic_divisor, AxisParams, Params, INDEX_LIMIT, MAX_RANK, WORKGROUP};
 use super::program::{BufferView, DeviceLimits, Dispatch, Program};
@@ -29,9 +29,6 @@ pub(super) fn program(
         result => result,
     }
 }
-
-/// Windows one interior pad may split into before the GPU path refuses it.
-const MAX_WINDOWS: u64 = 1 << 16;
 
 /// Windows of runs of indices of one axis `d` (the first that gives some: the outermost with
 /// more than one output index, then deeper), each of one index of every axis before it: its

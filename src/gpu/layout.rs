@@ -8,7 +8,7 @@ use crate::error::{GpuLimit, PadError, Result, Side};
 use crate::mode::Mode;
 use crate::plan::{AxisMap, PadPlan};
 
-use super::checks::{check_views, limit, view};
+use super::checks::{check_views, limit, view, MAX_WINDOWS};
 use super::kernels::{Kernel, Shader};
 use super::params::{constant_word, magic_divisor, AxisParams, Params, INDEX_LIMIT, MAX_RANK};
 use super::program::{BufferView, DeviceLimits, Dispatch, Program};
@@ -16,9 +16,6 @@ use super::shader::PipelineKey;
 use super::variant::KernelVariant;
 use super::view::{dense_strides, invalid, View};
 use super::window::{Axis, WindowShape};
-
-/// Windows one pad may split into before the GPU path refuses it.
-const MAX_WINDOWS: usize = 1 << 16;
 
 /// The range of input indices that output coordinates `[s, e)` of an axis read, or
 /// `None` if all of them are constant padding.
@@ -306,7 +303,7 @@ impl Splitter<'_> {
     /// Appends a window, refusing a pad of more than [`MAX_WINDOWS`].
     fn push(&self, windows: &mut Vec<(Dispatch, bool)>, window: (Dispatch, bool)) -> Result<()> {
         windows.push(window);
-        if windows.len() > MAX_WINDOWS {
+        if windows.len() as u64 > MAX_WINDOWS {
             return Err(limit(
                 GpuLimit::Windows,
                 format!(

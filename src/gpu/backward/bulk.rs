@@ -16,7 +16,7 @@ use crate::error::{GpuLimit, PadError, Result};
 use crate::plan::{PadPlan, PadRequest};
 
 use super::whole::{Whole, WindowAxis};
-use super::windows::MAX_WINDOWS;
+use crate::gpu::checks::MAX_WINDOWS;
 use crate::gpu::program::{BufferView, DeviceLimits, Program};
 
 /// The gradient as the crop of its bulk and windows of its borders; `None` where it has no

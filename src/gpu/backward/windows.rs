@@ -5,10 +5,8 @@ use crate::error::{GpuLimit, PadError, Result};
 use crate::plan::PadPlan;
 
 use super::whole::{most_images, Part, Whole, WindowAxis};
+use crate::gpu::checks::MAX_WINDOWS;
 use crate::gpu::program::{BufferView, DeviceLimits, Dispatch};
-
-/// Windows of the gradient, at most this many: past it, the CPU path.
-pub(super) const MAX_WINDOWS: u64 = 1 << 16;
 
 /// Windows of the gradient past one binding: along an axis `d`, one index of each axis before
 /// it and a run of near-equal length of `d`'s, every axis after it whole; each window the

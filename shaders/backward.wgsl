@@ -76,22 +76,6 @@ fn part_of(l: List) -> List {
     return List(n, kept_at, l.s1 + laps * l.period, l.s0 + (laps + 1u) * l.period, 2u, l.period);
 }
 
-// The high 32 bits of a * b.
-fn mulhi(a: u32, b: u32) -> u32 {
-    let a_lo = a & 0xffffu;
-    let a_hi = a >> 16u;
-    let b_lo = b & 0xffffu;
-    let b_hi = b >> 16u;
-    let t = a_hi * b_lo + ((a_lo * b_lo) >> 16u);
-    let u = (t & 0xffffu) + a_lo * b_hi;
-    return a_hi * b_hi + (t >> 16u) + (u >> 16u);
-}
-
-// n / d for n < 2^31, given d's magic multiplier and shift (magic 0: d == 1).
-fn divide(n: u32, magic: u32, shift: u32) -> u32 {
-    return select(mulhi(n, magic) >> shift, n, magic == MAGIC_DIVIDE_BY_ONE);
-}
-
 // Terms a block of a sum of n terms holds (src/adjoint.rs's block_len).
 fn block_len(n: u32) -> u32 {
     return max((n + MAX_BLOCKS - 1u) / MAX_BLOCKS, BLOCK);

@@ -23,8 +23,11 @@ use super::program::ProgramKind;
 use super::variant::KernelVariant;
 use crate::dtype::DataType;
 
-/// Shared by every pipeline: the walk from output coordinates to input offsets.
+/// Shared by every pad's pipeline: the walk from output coordinates to input offsets.
 const COMMON: &str = include_str!("../../shaders/common.wgsl");
+
+/// Shared by every pipeline, the gradient's too: division by a runtime value.
+pub(crate) const DIVIDE: &str = include_str!("../../shaders/divide.wgsl");
 
 /// Every pipeline a pad can need: wide widths (3) × (constant and edge, and the three
 /// periodic modes in two variants: 2 + 3 × 2) × 2 grids, and narrow widths (2) the same × 4
@@ -171,7 +174,11 @@ impl PipelineKey {
              @group(0) @binding(2) var<storage, read_write> dst: array<WORD>;\n"
         );
         let (structs, constants, common) = (AxisParams::WGSL, declare(&self.constants()), COMMON);
-        format!("{structs}{}{constants}{defs}{bindings}\n{common}\n{mode_src}\n{}", Params::WGSL, self.shader.wgsl())
+        format!(
+            "{structs}{}{constants}{defs}{bindings}\n{common}\n{DIVIDE}\n{mode_src}\n{}",
+            Params::WGSL,
+            self.shader.wgsl()
+        )
     }
 
     /// Every WGSL constant the host gives this pipeline, in one table (the shaders use them

@@ -61,9 +61,10 @@ pub(crate) fn wgsl(mode: Mode, workgroup: u32, split: bool, element: GradientEle
         "{}{}{constants}\
          @group(0) @binding(0) var<uniform> P: BackParams;\n\
          @group(0) @binding(1) var<storage, read_write> src: {src_words};\n\
-         @group(0) @binding(2) var<storage, read_write> dst: {words};\n\n{element_code}\n{}\n{list}",
+         @group(0) @binding(2) var<storage, read_write> dst: {words};\n\n{element_code}\n{}\n{}\n{list}",
         BackAxis::WGSL,
         BackParams::WGSL,
+        crate::gpu::shader::DIVIDE,
         include_str!("../../../shaders/backward.wgsl")
     )
 }

@@ -295,14 +295,10 @@ mod tests {
     fn layout_matches_the_wgsl_struct() {
         use std::mem::size_of;
         let key = super::super::shader::PipelineKey::all_for(crate::Mode::Wrap, 1, Default::default())[0];
-        let gradient = super::super::kernels::gradient::wgsl(
-            crate::Mode::Wrap,
-            WORKGROUP,
-            true,
-            super::super::kernels::GradientElement::Float16,
-            2,
-        );
-        for src in [key.wgsl(), gradient] {
+        let element = super::super::kernels::GradientElement::Float16;
+        let shader = super::super::kernels::Shader::Backward { split: true, element, levels: 2 };
+        let gradient = super::super::shader::PipelineKey::new(crate::Mode::Wrap, 2, false, shader, false);
+        for src in [key.wgsl(), gradient.wgsl()] {
             let module = naga::front::wgsl::parse_str(&src).expect("the shader parses");
             let members = |name: &str| {
                 let (_, ty) = module.types.iter().find(|(_, t)| t.name.as_deref() == Some(name))?;

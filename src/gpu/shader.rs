@@ -18,13 +18,10 @@
 use crate::mode::Mode;
 
 use super::kernels::{GradientElement, Shader};
-use super::params::{declare, AxisParams, Params, WgslValue, MAGIC_DIVIDE_BY_ONE, MAX_RANK};
+use super::params::{declare, WgslValue, MAGIC_DIVIDE_BY_ONE, MAX_RANK};
 use super::program::ProgramKind;
 use super::variant::KernelVariant;
 use crate::dtype::DataType;
-
-/// Shared by every pad's pipeline: the walk from output coordinates to input offsets.
-const COMMON: &str = include_str!("../../shaders/common.wgsl");
 
 /// Shared by every pipeline, the gradient's too: division by a runtime value.
 pub(crate) const DIVIDE: &str = include_str!("../../shaders/divide.wgsl");
@@ -149,35 +146,25 @@ impl PipelineKey {
         }
     }
 
-    /// The pipeline's WGSL, its pieces in order: the uniform's structs, the host's constants
-    /// (shared, then the kernel's), the word's definitions, the bindings, the shared prelude,
-    /// the mode's index function and the kernel's code.
+    /// The pipeline's WGSL, its pieces in order, every kind's alike: the uniform's structs,
+    /// the host's constants (shared, then the kernel's), the word's definitions, the bindings,
+    /// the kind's prelude (a pad's walk, the gradient's element), the division, the mode's
+    /// index rule and the kernel's code.
     pub(crate) fn wgsl(&self) -> String {
-        if let Shader::Backward { split, element, levels } = self.shader {
-            return super::kernels::gradient::wgsl(self.mode, self.shader.workgroup(), split, element, levels);
-        }
-        let mode_src = match self.mode {
-            Mode::Constant => include_str!("../../shaders/constant.wgsl"),
-            Mode::Reflect => include_str!("../../shaders/reflect.wgsl"),
-            Mode::Edge => include_str!("../../shaders/edge.wgsl"),
-            Mode::Wrap => include_str!("../../shaders/wrap.wgsl"),
-            Mode::Symmetric => include_str!("../../shaders/symmetric.wgsl"),
-        };
-        let defs = self.shader.word_defs(self.word_bytes);
+        let shader = self.shader;
         // The input is bound read_write, though never written, so that input and output may
         // sit in one pooled buffer: wgpu refuses read-only and writable storage of one buffer
         // in one dispatch (the read-only variant declares it read-only).
         let src_access = if self.read_only_input { "read" } else { "read_write" };
-        let bindings = format!(
-            "@group(0) @binding(0) var<uniform> P: Params;\n\
-             @group(0) @binding(1) var<storage, {src_access}> src: array<WORD>;\n\
-             @group(0) @binding(2) var<storage, read_write> dst: array<WORD>;\n"
-        );
-        let (structs, constants, common) = (AxisParams::WGSL, declare(&self.constants()), COMMON);
         format!(
-            "{structs}{}{constants}{defs}{bindings}\n{common}\n{DIVIDE}\n{mode_src}\n{}",
-            Params::WGSL,
-            self.shader.wgsl()
+            "{}{}{}{}\n{}\n{DIVIDE}\n{}\n{}",
+            shader.structs(),
+            declare(&self.constants()),
+            shader.word_defs(self.word_bytes),
+            shader.bindings(src_access),
+            shader.prelude(),
+            shader.mode_wgsl(self.mode),
+            shader.wgsl()
         )
     }
 
@@ -193,7 +180,7 @@ impl PipelineKey {
             ("MAGIC_DIVIDE_BY_ONE", U32(MAGIC_DIVIDE_BY_ONE)),
             ("MULTI_PERIOD", Bool(self.multi_period)),
         ];
-        c.extend(self.shader.constants(self.word_bytes));
+        c.extend(self.shader.constants(self.mode, self.word_bytes));
         c
     }
 

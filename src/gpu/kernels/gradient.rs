@@ -1,78 +1,100 @@
-//! The pad's gradient's pipeline WGSL (`gpu/backward/` builds its programs): the uniform,
-//! constants and bindings, the element type's loads, stores and rounded addition, then
-//! `shaders/backward.wgsl` and the mode's list of images.
+//! The pad's gradient's pipeline pieces (`gpu/backward/` builds its programs; `PipelineKey::wgsl`
+//! assembles them as every kernel's): its uniform and bindings, its constants, the element
+//! type's loads, stores and rounded addition, the mode's list of images, and
+//! `shaders/backward.wgsl`.
 
 use super::GradientElement;
 use crate::adjoint::{BLOCK, MAX_BLOCKS};
 use crate::cpu::float8::Float8;
 use crate::dtype::DataType;
-use crate::gpu::params::{declare, BackAxis, BackParams, WgslValue, MAX_RANK};
+use crate::gpu::params::{BackAxis, BackParams, WgslValue};
 use crate::mode::Mode;
 
-/// The gradient pipeline's WGSL for `mode` and `element`: its uniform, constants and
-/// bindings, the element's loads, stores and rounded addition, then the kernel and the mode's
-/// `list` of images; its per-element state sized for `levels` axes of several images.
-pub(crate) fn wgsl(mode: Mode, workgroup: u32, split: bool, element: GradientElement, levels: u8) -> String {
+/// The uniform's structs.
+pub(super) fn structs() -> String {
+    format!("{}{}", BackAxis::WGSL, BackParams::WGSL)
+}
+
+/// The bindings: f32 elements a word each; 16- and 8-bit ones packed into words, stored by
+/// atomics.
+pub(super) fn bindings(element: GradientElement) -> String {
+    let (src_words, words) = match element {
+        GradientElement::Float32 => ("array<f32>", "array<f32>"),
+        _ => ("array<u32>", "array<atomic<u32>>"),
+    };
+    format!(
+        "@group(0) @binding(0) var<uniform> P: BackParams;\n\
+         @group(0) @binding(1) var<storage, read_write> src: {src_words};\n\
+         @group(0) @binding(2) var<storage, read_write> dst: {words};\n"
+    )
+}
+
+/// The kernel's constants for `mode` and `element`, its state sized for `levels` axes of
+/// several images.
+pub(super) fn constants(
+    mode: Mode,
+    split: bool,
+    element: GradientElement,
+    levels: u8,
+) -> Vec<(&'static str, WgslValue)> {
     let mirror = match mode {
         Mode::Reflect => 1,
         Mode::Symmetric => 2,
         Mode::Constant | Mode::Edge | Mode::Wrap => 0,
     };
-    let constants = declare(&[
-        ("MAX_RANK", WgslValue::U32(MAX_RANK as u32)),
+    let mut c = vec![
         ("MAX_LEVELS", WgslValue::U32(levels.into())),
-        ("WORKGROUP", WgslValue::U32(workgroup)),
-        ("MAGIC_DIVIDE_BY_ONE", WgslValue::U32(crate::gpu::params::MAGIC_DIVIDE_BY_ONE)),
         ("BLOCK", WgslValue::U32(BLOCK as u32)),
         ("MAX_BLOCKS", WgslValue::U32(MAX_BLOCKS as u32)),
         ("MIRROR", WgslValue::U32(mirror)),
         ("SPLIT", WgslValue::Bool(split)),
         ("NO_PART", WgslValue::U32(crate::gpu::params::NO_PART)),
-    ]);
-    let list = match mode {
-        Mode::Constant => include_str!("../../../shaders/backward/constant.wgsl"),
-        Mode::Edge => include_str!("../../../shaders/backward/edge.wgsl"),
-        Mode::Reflect | Mode::Wrap | Mode::Symmetric => include_str!("../../../shaders/backward/periodic.wgsl"),
-    };
-    // f32 elements a word each; 16- and 8-bit ones packed into words, stored by atomics
-    // (packed.wgsl, after the type's conversions).
-    let packed = |bits: u32, conversions: String| {
-        let width = declare(&[("ELEMENT_BITS", WgslValue::U32(bits))]);
-        format!("{width}{conversions}\n{}", include_str!("../../../shaders/backward/packed.wgsl"))
-    };
-    let element_code = match element {
+    ];
+    match element {
+        GradientElement::Float32 => {}
+        GradientElement::Float16 | GradientElement::Bfloat16 => c.push(("ELEMENT_BITS", WgslValue::U32(16))),
+        GradientElement::Float8(dtype) => {
+            c.push(("ELEMENT_BITS", WgslValue::U32(8)));
+            c.extend(float8_constants(dtype));
+        }
+    }
+    c
+}
+
+/// The element's loads, stores, copy and rounded addition (16- and 8-bit ones: the type's
+/// conversions, then `packed.wgsl`).
+pub(super) fn element_code(element: GradientElement) -> String {
+    let packed =
+        |conversions: &str| format!("{conversions}\n{}", include_str!("../../../shaders/backward/packed.wgsl"));
+    match element {
         GradientElement::Float32 => "fn load_src(i: u32) -> f32 {\n    return src[i];\n}\n\n\
              fn store_dst(i: u32, v: f32) {\n    dst[i] = v;\n}\n\n\
              fn load_dst(i: u32) -> f32 {\n    return dst[i];\n}\n\n\
              fn copy_element(i: u32, j: u32) {\n    dst[i] = src[j];\n}\n\n\
              fn add_in_type(a: f32, b: f32) -> f32 {\n    return add_f32(a, b);\n}\n"
             .to_string(),
-        GradientElement::Float16 => packed(16, include_str!("../../../shaders/backward/float16.wgsl").to_string()),
-        GradientElement::Bfloat16 => packed(16, include_str!("../../../shaders/backward/bfloat16.wgsl").to_string()),
-        GradientElement::Float8(dtype) => {
-            packed(8, format!("{}{}", float8_constants(dtype), include_str!("../../../shaders/backward/float8.wgsl")))
-        }
-    };
-    let (src_words, words) = match element {
-        GradientElement::Float32 => ("array<f32>", "array<f32>"),
-        _ => ("array<u32>", "array<atomic<u32>>"),
-    };
-    format!(
-        "{}{}{constants}\
-         @group(0) @binding(0) var<uniform> P: BackParams;\n\
-         @group(0) @binding(1) var<storage, read_write> src: {src_words};\n\
-         @group(0) @binding(2) var<storage, read_write> dst: {words};\n\n{element_code}\n{}\n{}\n{list}",
-        BackAxis::WGSL,
-        BackParams::WGSL,
-        crate::gpu::shader::DIVIDE,
-        include_str!("../../../shaders/backward.wgsl")
-    )
+        GradientElement::Float16 => packed(include_str!("../../../shaders/backward/float16.wgsl")),
+        GradientElement::Bfloat16 => packed(include_str!("../../../shaders/backward/bfloat16.wgsl")),
+        GradientElement::Float8(_) => packed(include_str!("../../../shaders/backward/float8.wgsl")),
+    }
 }
+
+/// The mode's `list` of an index's images.
+pub(super) fn list(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Constant => include_str!("../../../shaders/backward/constant.wgsl"),
+        Mode::Edge => include_str!("../../../shaders/backward/edge.wgsl"),
+        Mode::Reflect | Mode::Wrap | Mode::Symmetric => include_str!("../../../shaders/backward/periodic.wgsl"),
+    }
+}
+
+/// The kernel: its sums and entry point.
+pub(super) const KERNEL: &str = include_str!("../../../shaders/backward.wgsl");
 
 /// A float8 type's constants for `shaders/backward/float8.wgsl`: its mantissa bits and exponent
 /// bias, whether it is an fnuz type (0x80 its NaN, no -0) or has infinities, and its rounding's
 /// overflow boundary and NaN, these two taken from the CPU path's arithmetic (`cpu::float8`).
-fn float8_constants(dtype: DataType) -> String {
+fn float8_constants(dtype: DataType) -> Vec<(&'static str, WgslValue)> {
     let f8 = Float8::new(dtype).expect("a float8 type with a gradient");
     let (mantissa, bias, fnuz) = match dtype {
         DataType::Float8e4m3fn => (3, 7, false),
@@ -82,7 +104,7 @@ fn float8_constants(dtype: DataType) -> String {
         other => unreachable!("{other} is not a float8 type with a gradient"),
     };
     let (boundary, max_keeps_tie) = f8.boundary();
-    declare(&[
+    vec![
         ("F8_MANTISSA", WgslValue::U32(mantissa)),
         ("F8_BIAS", WgslValue::U32(bias)),
         ("F8_FNUZ", WgslValue::Bool(fnuz)),
@@ -90,7 +112,7 @@ fn float8_constants(dtype: DataType) -> String {
         ("F8_NAN", WgslValue::U32(u32::from(f8.nan()))),
         ("F8_BOUNDARY", WgslValue::F32(boundary)),
         ("F8_MAX_KEEPS_TIE", WgslValue::Bool(max_keeps_tie)),
-    ])
+    ]
 }
 
 #[cfg(test)]
@@ -106,7 +128,9 @@ mod tests {
         for mode in Mode::ALL {
             let splits = [false, true].into_iter().flat_map(|s| elements.iter().map(move |&e| (s, e)));
             for ((split, element), levels) in splits.flat_map(|k| [1, 2, 4, 8, 16].map(|l| (k, l))) {
-                let src = wgsl(mode, 64, split, element, levels);
+                let shader = super::super::Shader::Backward { split, element, levels };
+                let key = crate::gpu::shader::PipelineKey::new(mode, element.bytes() as u8, false, shader, false);
+                let src = key.wgsl();
                 let what = format!("{mode} {element:?} split {split} levels {levels}");
                 let module =
                     naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| panic!("{what}: {}", e.emit_to_string(&src)));

@@ -20,7 +20,7 @@ pub(super) mod narrow;
 pub(super) mod rows16;
 pub(super) mod wide;
 
-use super::params::{Params, WgslValue, WORKGROUP};
+use super::params::{AxisParams, Params, WgslValue, WORKGROUP};
 use super::variant::KernelVariant;
 use super::window::{Axis, WindowShape};
 use crate::error::Result;
@@ -31,6 +31,7 @@ pub(in crate::gpu) fn split_grid(groups: u64, max_groups: u64) -> [u32; 3] {
     let x = groups.min(max_groups).max(1);
     [x as u32, groups.div_ceil(x) as u32, 1]
 }
+use crate::mode::Mode;
 use crate::plan::PadPlan;
 
 /// The lanes a grid sized to the device fills (the `device-grid` variants): an NVIDIA H100's
@@ -280,14 +281,62 @@ impl Shader {
     }
 
     /// The kernel's own WGSL constants (`word_bytes`: the moved word's).
-    pub(crate) fn constants(self, word_bytes: u8) -> Vec<(&'static str, WgslValue)> {
+    pub(crate) fn constants(self, mode: Mode, word_bytes: u8) -> Vec<(&'static str, WgslValue)> {
         match self {
             Shader::Rows(v) => v.constants(),
             Shader::Flat(grid) => grid.constants(),
             Shader::Narrow(n) => n.constants(word_bytes),
             Shader::Rows16 => rows16::constants(word_bytes),
-            Shader::Backward { .. } => Vec::new(),
+            Shader::Backward { split, element, levels } => gradient::constants(mode, split, element, levels),
             Shader::Interior { .. } => interior::constants(word_bytes),
+        }
+    }
+
+    /// The uniform's WGSL structs: a pad's `Params`, the gradient's `BackParams`.
+    pub(crate) fn structs(self) -> String {
+        match self {
+            Shader::Backward { .. } => gradient::structs(),
+            Shader::Rows(_) | Shader::Flat(_) | Shader::Narrow(_) | Shader::Rows16 | Shader::Interior { .. } => {
+                format!("{}{}", AxisParams::WGSL, Params::WGSL)
+            }
+        }
+    }
+
+    /// The bindings: the uniform `P`, `src` and `dst` (a pad's of `WORD`s, the input's with
+    /// `src_access`; the gradient's of its element's words).
+    pub(crate) fn bindings(self, src_access: &str) -> String {
+        match self {
+            Shader::Backward { element, .. } => gradient::bindings(element),
+            Shader::Rows(_) | Shader::Flat(_) | Shader::Narrow(_) | Shader::Rows16 | Shader::Interior { .. } => {
+                format!(
+                    "@group(0) @binding(0) var<uniform> P: Params;\n\
+                 @group(0) @binding(1) var<storage, {src_access}> src: array<WORD>;\n\
+                 @group(0) @binding(2) var<storage, read_write> dst: array<WORD>;\n"
+                )
+            }
+        }
+    }
+
+    /// What every kernel of its kind shares: a pad's walk from output coordinates to input
+    /// offsets (`common.wgsl`), the gradient's element loads, stores and addition.
+    pub(crate) fn prelude(self) -> String {
+        match self {
+            Shader::Backward { element, .. } => gradient::element_code(element),
+            Shader::Rows(_) | Shader::Flat(_) | Shader::Narrow(_) | Shader::Rows16 | Shader::Interior { .. } => {
+                include_str!("../../../shaders/common.wgsl").to_string()
+            }
+        }
+    }
+
+    /// The mode's index rule: a pad's `source_coord`, the gradient's `list` of images.
+    pub(crate) fn mode_wgsl(self, mode: Mode) -> &'static str {
+        match (self, mode) {
+            (Shader::Backward { .. }, mode) => gradient::list(mode),
+            (_, Mode::Constant) => include_str!("../../../shaders/constant.wgsl"),
+            (_, Mode::Reflect) => include_str!("../../../shaders/reflect.wgsl"),
+            (_, Mode::Edge) => include_str!("../../../shaders/edge.wgsl"),
+            (_, Mode::Wrap) => include_str!("../../../shaders/wrap.wgsl"),
+            (_, Mode::Symmetric) => include_str!("../../../shaders/symmetric.wgsl"),
         }
     }
 
@@ -298,7 +347,7 @@ impl Shader {
             Shader::Flat(grid) => grid.wgsl(),
             Shader::Narrow(n) => n.wgsl(),
             Shader::Rows16 => rows16::wgsl(),
-            Shader::Backward { .. } => String::new(),
+            Shader::Backward { .. } => gradient::KERNEL.to_string(),
             Shader::Interior { narrow } => interior::wgsl(narrow),
         }
     }

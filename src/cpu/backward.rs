@@ -79,6 +79,9 @@ fn backward_with(plan: &PadPlan, grad_out: &Tensor, arena: Option<&OutputArena>)
         let width = dtype.width().bytes().expect("a float or complex type has a width");
         return Tensor::from_bytes(dtype, plan.in_shape().to_vec(), super::interior::backward(plan, width, bytes));
     }
+    if let Some(crop) = crop_of(plan).filter(|_| has_gradient(dtype)) {
+        return super::pad_with(&crop, grad_out, arena);
+    }
     let out = match dtype {
         DataType::Float32 => {
             run::<f32>(plan, bytes, arena, 1, 0.0, &add_rows_f32, &|s, i, o| gathered(s, i, o, 0.0, add_f32))
@@ -113,6 +116,31 @@ fn backward_with(plan: &PadPlan, grad_out: &Tensor, arena: Option<&OutputArena>)
         },
     }?;
     Tensor::from_bytes(dtype, plan.in_shape().to_vec(), out)
+}
+
+/// Where every kept index has one image (a constant pad, or a plan that only crops), the
+/// gradient is grad_out cropped to the kept elements, zeros where the input was cropped
+/// away: the forward pad of grad_out by that plan (its row copies and threads), the bits
+/// the sums of one term keep. `None` elsewhere.
+fn crop_of(plan: &PadPlan) -> Option<PadPlan> {
+    let mode = plan.mode();
+    let one_image = |a: &crate::plan::AxisMap| mode == crate::Mode::Constant || a.pad_before + a.pad_after == 0;
+    if !plan.axes().iter().all(one_image) {
+        return None;
+    }
+    // Input index k is output position k - crop_start + pad_before; an axis that keeps
+    // nothing, all cropped away (grad_out wholly, the input's length padded).
+    let shift = |a: &crate::plan::AxisMap| match a.kept {
+        0 => (a.in_len as i64, -(a.out_len as i64)),
+        _ => {
+            (a.crop_start as i64 - a.pad_before as i64, (a.in_len - a.crop_start - a.kept) as i64 - a.pad_after as i64)
+        }
+    };
+    let begins = plan.axes().iter().map(|a| shift(a).0);
+    let ends = plan.axes().iter().map(|a| shift(a).1);
+    // The gradient is the input's size, which the forward's cap never bounded.
+    let request = crate::PadRequest::new(begins.chain(ends).collect()).max_output_bytes(u64::MAX);
+    PadPlan::new(plan.dtype(), plan.out_shape(), &request).ok()
 }
 
 /// One addition of a gradient's sum, under the one NaN rule the GPU's shaders keep too (so

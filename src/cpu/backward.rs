@@ -136,10 +136,9 @@ fn crop_of(plan: &PadPlan) -> Option<PadPlan> {
             (a.crop_start as i64 - a.pad_before as i64, (a.in_len - a.crop_start - a.kept) as i64 - a.pad_after as i64)
         }
     };
-    let begins = plan.axes().iter().map(|a| shift(a).0);
-    let ends = plan.axes().iter().map(|a| shift(a).1);
+    let (begins, ends): (Vec<i64>, Vec<i64>) = plan.axes().iter().map(shift).unzip();
     // The gradient is the input's size, which the forward's cap never bounded.
-    let request = crate::PadRequest::new(begins.chain(ends).collect()).max_output_bytes(u64::MAX);
+    let request = crate::PadRequest::new([begins, ends].concat()).max_output_bytes(u64::MAX);
     PadPlan::new(plan.dtype(), plan.out_shape(), &request).ok()
 }
 

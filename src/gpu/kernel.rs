@@ -16,8 +16,8 @@ use std::task::{Context, Poll, Waker};
 
 use super::buffers::{describe, BufferRange};
 use super::params::{params_stride, WORKGROUP};
-use super::program::{BufferView, DeviceLimits, Dispatch, Program, ProgramKind};
-use super::shader::PipelineKey;
+use super::program::{BufferView, DeviceLimits, Dispatch, Program};
+use super::shader::{PipelineKey, ProgramKind};
 use super::variant::KernelVariant;
 use crate::dtype::DataType;
 use crate::error::{PadError, Result, Side};

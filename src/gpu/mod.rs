@@ -51,5 +51,5 @@ pub use context::{ExecPath, GpuContext, Padded, DEFAULT_BUFFER_POOL_BYTES};
 #[cfg(feature = "wgpu")]
 pub use kernel::{Encoded, PadKernel, PreparedPad};
 pub use params::MAX_RANK;
-pub use program::{BufferView, DeviceLimits, Dispatch, Program, ProgramKind};
-pub use shader::PipelineKey;
+pub use program::{BufferView, DeviceLimits, Dispatch, Program};
+pub use shader::{PipelineKey, ProgramKind};

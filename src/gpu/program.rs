@@ -7,35 +7,6 @@ use super::params::{Params, WORKGROUP};
 use super::shader::PipelineKey;
 use super::view::Span;
 
-/// The kinds of program, each with pipelines of its own: what an engine names to
-/// `PadKernel::precompile` so that it compiles everything its pads, dilations and training
-/// steps will run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum ProgramKind {
-    /// A pad ([`Program::new`] of a plan without interior padding).
-    Pad,
-    /// An interior pad ([`Program::new`] of a plan with interior padding: constant mode).
-    InteriorPad,
-    /// A pad's gradient ([`Program::backward`], of a pad or an interior pad): the gradient's
-    /// own pipelines and the forward crop it copies its bulk with.
-    Gradient,
-}
-
-impl ProgramKind {
-    /// Every kind.
-    pub const ALL: [ProgramKind; 3] = [ProgramKind::Pad, ProgramKind::InteriorPad, ProgramKind::Gradient];
-
-    /// How many pipelines programs of this kind can run, over every mode and type.
-    pub const fn pipelines(self) -> usize {
-        match self {
-            ProgramKind::Pad => super::shader::PAD_PIPELINES,
-            ProgramKind::InteriorPad => super::shader::INTERIOR_PIPELINES,
-            ProgramKind::Gradient => super::shader::GRADIENT_PIPELINES,
-        }
-    }
-}
-
 /// What a program needs to know of a device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DeviceLimits {

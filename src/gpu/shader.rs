@@ -19,7 +19,6 @@ use crate::mode::Mode;
 
 use super::kernels::{GradientElement, Shader};
 use super::params::{declare, WgslValue, MAGIC_DIVIDE_BY_ONE, MAX_RANK};
-use super::program::ProgramKind;
 use super::variant::KernelVariant;
 use crate::dtype::DataType;
 
@@ -54,6 +53,35 @@ pub(crate) const GRADIENT_LEVELS: [u8; 5] = [1, 2, 4, 8, 16];
 /// innermost run splits evenly into 4-, 8- or 16-byte words.
 #[cfg_attr(not(feature = "wgpu"), allow(dead_code))] // used by the wgpu half
 pub(crate) const WORD_BYTES: [u8; 5] = [1, 2, 4, 8, 16];
+
+/// The kinds of program, each with pipelines of its own: what an engine names to
+/// `PadKernel::precompile` so that it compiles everything its pads, dilations and training
+/// steps will run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ProgramKind {
+    /// A pad ([`Program::new`](super::Program::new) of a plan without interior padding).
+    Pad,
+    /// An interior pad ([`Program::new`](super::Program::new) of a plan with interior padding: constant mode).
+    InteriorPad,
+    /// A pad's gradient ([`Program::backward`](super::Program::backward), of a pad or an interior pad): the gradient's
+    /// own pipelines and the forward crop it copies its bulk with.
+    Gradient,
+}
+
+impl ProgramKind {
+    /// Every kind.
+    pub const ALL: [ProgramKind; 3] = [ProgramKind::Pad, ProgramKind::InteriorPad, ProgramKind::Gradient];
+
+    /// How many pipelines programs of this kind can run, over every mode and type.
+    pub const fn pipelines(self) -> usize {
+        match self {
+            ProgramKind::Pad => PAD_PIPELINES,
+            ProgramKind::InteriorPad => INTERIOR_PIPELINES,
+            ProgramKind::Gradient => GRADIENT_PIPELINES,
+        }
+    }
+}
 
 /// What one pipeline is specialised for ([`Program::pipeline_key`](super::Program::pipeline_key)):
 /// two programs with equal keys run the same WGSL, so a host caches pipelines by it.

@@ -238,11 +238,12 @@ impl Whole {
 }
 
 /// The levels a pipeline's per-element state holds for axes whose indices have at most
-/// `counts` images: those with several, rounded up to a power of two (at least 1, at most
-/// `MAX_RANK`), so that a few pipelines serve every plan.
+/// `counts` images: those with several, rounded up to the next of `GRADIENT_LEVELS`, so that
+/// a few pipelines serve every plan.
 pub(super) fn state_levels(counts: &[u64]) -> u8 {
     let several = counts.iter().filter(|&&c| c > 1).count();
-    several.max(1).next_power_of_two().min(MAX_RANK) as u8
+    let sizes = crate::gpu::shader::GRADIENT_LEVELS;
+    sizes.into_iter().find(|&l| l as usize >= several).unwrap_or(sizes[sizes.len() - 1])
 }
 
 /// The terms one lane may sum (a bound a software GPU holds shaders to: lavapipe leaves a

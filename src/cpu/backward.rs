@@ -83,34 +83,38 @@ fn backward_with(plan: &PadPlan, grad_out: &Tensor, arena: Option<&OutputArena>)
         return super::pad_with(&crop, grad_out, arena);
     }
     let out = match dtype {
-        DataType::Float32 => {
-            run::<f32>(plan, bytes, arena, 1, 0.0, &add_rows_f32, &|s, i, o| gathered(s, i, o, 0.0, add_f32))
-        }
-        DataType::Float64 => {
-            run::<f64>(plan, bytes, arena, 1, 0.0, &add_rows_f64, &|s, i, o| gathered(s, i, o, 0.0, add_f64))
-        }
+        DataType::Float32 => run::<f32>(plan, bytes, arena, 1, 0.0, Rows::adding(&add_rows_f32), &|s, i, o| {
+            gathered(s, i, o, 0.0, add_f32)
+        }),
+        DataType::Float64 => run::<f64>(plan, bytes, arena, 1, 0.0, Rows::adding(&add_rows_f64), &|s, i, o| {
+            gathered(s, i, o, 0.0, add_f64)
+        }),
         DataType::Float16 => {
             let add = |a: f16, b: f16| f16::from_f32(add_f32(a.to_f32(), b.to_f32()));
-            run::<f16>(plan, bytes, arena, 1, f16::ZERO, &add_rows_16, &|s, i, o| gathered(s, i, o, f16::ZERO, add))
+            let rows =
+                Rows { add: &add_rows_16, start: &|acc, terms| start_rows_16(acc, terms, F16_EXPONENT, F16_QUIET) };
+            run::<f16>(plan, bytes, arena, 1, f16::ZERO, rows, &|s, i, o| gathered(s, i, o, f16::ZERO, add))
         }
         DataType::Bfloat16 => {
             let add = |a: bf16, b: bf16| bf16::from_f32(add_f32(a.to_f32(), b.to_f32()));
-            run::<bf16>(plan, bytes, arena, 1, bf16::ZERO, &add_rows_16, &|s, i, o| gathered(s, i, o, bf16::ZERO, add))
+            let rows =
+                Rows { add: &add_rows_16, start: &|acc, terms| start_rows_16(acc, terms, BF16_EXPONENT, BF16_QUIET) };
+            run::<bf16>(plan, bytes, arena, 1, bf16::ZERO, rows, &|s, i, o| gathered(s, i, o, bf16::ZERO, add))
         }
         // Each part alone: real, imaginary, real, … is a float array of twice the elements.
-        DataType::Complex64 => {
-            run::<f32>(plan, bytes, arena, 2, 0.0, &add_rows_f32, &|s, i, o| gathered(s, i, o, 0.0, add_f32))
-        }
-        DataType::Complex128 => {
-            run::<f64>(plan, bytes, arena, 2, 0.0, &add_rows_f64, &|s, i, o| gathered(s, i, o, 0.0, add_f64))
-        }
+        DataType::Complex64 => run::<f32>(plan, bytes, arena, 2, 0.0, Rows::adding(&add_rows_f32), &|s, i, o| {
+            gathered(s, i, o, 0.0, add_f32)
+        }),
+        DataType::Complex128 => run::<f64>(plan, bytes, arena, 2, 0.0, Rows::adding(&add_rows_f64), &|s, i, o| {
+            gathered(s, i, o, 0.0, add_f64)
+        }),
         _ => match Float8::new(dtype) {
             // +0 is 0x00 in every float8 type.
             Some(f8) => {
                 let add = |a: u8, b: u8| f8.add(a, b);
                 let add_rows =
                     |acc: &mut [u8], terms: &[u8]| acc.iter_mut().zip(terms).for_each(|(a, &t)| *a = add(*a, t));
-                run::<u8>(plan, bytes, arena, 1, 0, &add_rows, &|s, i, o| gathered(s, i, o, 0, add))
+                run::<u8>(plan, bytes, arena, 1, 0, Rows::adding(&add_rows), &|s, i, o| gathered(s, i, o, 0, add))
             }
             None => return Err(unsupported(dtype)),
         },
@@ -206,19 +210,18 @@ fn unsupported(dtype: DataType) -> PadError {
     PadError::Unsupported { dtype: dtype.name(), reason: reason.into() }
 }
 
-/// The gradient in elements of `T`: `add_rows(acc, terms)` adds `terms` into `acc` element by
-/// element, each the type's own rounded addition; `sum_one(src, images)` is one element's sum
-/// of `src` at `images` ([`gathered`]).
+/// The gradient in elements of `T`: `rows` adds rows of terms ([`Rows`]); `sum_one(src,
+/// images)` is one element's sum of `src` at `images` ([`gathered`]).
 fn run<T: bytemuck::Pod + Send + Sync>(
     plan: &PadPlan,
     bytes: &[u8],
     arena: Option<&OutputArena>,
     parts: usize,
     zero: T,
-    add_rows: &(dyn Fn(&mut [T], &[T]) + Sync),
+    rows: Rows<'_, T>,
     sum_one: &SumLanes<'_, T>,
 ) -> Result<Vec<u8>> {
-    let gather = Gather::new(plan, parts, zero, add_rows, sum_one);
+    let gather = Gather::new(plan, parts, zero, rows, sum_one);
     let grad = typed::<T>(bytes);
     let len = plan.in_len() * parts;
     let size = len * std::mem::size_of::<T>();
@@ -323,6 +326,47 @@ fn gathered<T: Copy>(srcs: &[&[T]], images: &[usize], sums: &mut [T], zero: T, a
     sums.copy_from_slice(&total);
 }
 
+/// A type's rows of terms added: `add(acc, terms)` adds `terms` into `acc` element by
+/// element, each the type's own rounded addition; `start(acc, terms)` is `add` into a row of
+/// zeros, `acc`'s values ignored (a sum's first term: a 16-bit float's written without
+/// converting to f32 and back, [`start_rows_16`]).
+#[derive(Clone, Copy)]
+struct Rows<'a, T> {
+    add: &'a RowAdd<'a, T>,
+    start: &'a RowAdd<'a, T>,
+}
+
+impl<'a, T: Copy> Rows<'a, T> {
+    /// `add`, and `start` as `add` into the zeros a sum fills its row with first.
+    fn adding(add: &'a RowAdd<'a, T>) -> Self {
+        Rows { add, start: add }
+    }
+}
+
+/// float16's exponent bits and quiet bit (a NaN's exponent all ones, a non-zero fraction).
+const F16_EXPONENT: u16 = 0x7c00;
+const F16_QUIET: u16 = 0x0200;
+/// bfloat16's.
+const BF16_EXPONENT: u16 = 0x7f80;
+const BF16_QUIET: u16 = 0x0040;
+
+/// `acc` set to `+0.0 + terms` in a 16-bit float type, in bits: each term is exact in f32,
+/// so the sum is the term but that -0.0 becomes +0.0 and a NaN is quieted ([`add_f32`]'s rule;
+/// narrowed back, its payload is the term's), as [`add_rows_16`] into zeros gives it, without
+/// its three conversions.
+fn start_rows_16<H: bytemuck::Pod>(acc: &mut [H], terms: &[H], exponent: u16, quiet: u16) {
+    let acc: &mut [u16] = bytemuck::cast_slice_mut(acc);
+    let terms: &[u16] = bytemuck::cast_slice(terms);
+    for (a, &t) in acc.iter_mut().zip(terms) {
+        let magnitude = t & 0x7fff;
+        *a = match magnitude {
+            0 => 0,
+            m if m > exponent => t | quiet,
+            _ => t,
+        };
+    }
+}
+
 /// [`add_f32`] over rows.
 fn add_rows_f32(acc: &mut [f32], terms: &[f32]) {
     add_rows_checked(acc, terms, f32::is_nan, add_f32);
@@ -391,7 +435,7 @@ where
 struct Gather<'a, T> {
     axes: Vec<GatherAxis>,
     zero: T,
-    add_rows: &'a (dyn Fn(&mut [T], &[T]) + Sync),
+    rows: Rows<'a, T>,
     /// One element's sum ([`gathered`]): a strip of one index (an edge's corner, its pads' length
     /// of terms).
     sum_one: &'a SumLanes<'a, T>,
@@ -495,13 +539,7 @@ struct Scratch<T> {
 }
 
 impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
-    fn new(
-        plan: &PadPlan,
-        parts: usize,
-        zero: T,
-        add_rows: &'a (dyn Fn(&mut [T], &[T]) + Sync),
-        sum_one: &'a SumLanes<'a, T>,
-    ) -> Self {
+    fn new(plan: &PadPlan, parts: usize, zero: T, rows: Rows<'a, T>, sum_one: &'a SumLanes<'a, T>) -> Self {
         let maps = plan.axes();
         let last_touched = maps.iter().rposition(|a| !a.is_identity());
         let chunk = parts * last_touched.map_or(plan.in_len(), |d| maps[d + 1..].iter().map(|a| a.in_len).product());
@@ -533,7 +571,7 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
             true => LANES,
             false => 1,
         };
-        Gather { axes, zero, add_rows, sum_one, lanes }
+        Gather { axes, zero, rows, sum_one, lanes }
     }
 
     /// grad_in (`out`, every value written) from grad_out (`grad`): the outermost axis's
@@ -637,7 +675,7 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
                     // innermost axis their one-index strips' sums side by side), each then
                     // added in the sum's order.
                     let lanes = term.len() / stride;
-                    self.sum(images.len(), here, part, |t, into| {
+                    self.sum(images.len(), here, part, |t, into, add| {
                         let lane = t % lanes;
                         if lane == 0 {
                             let batch = &images[t..(t + lanes).min(images.len())];
@@ -657,7 +695,7 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
                                 }
                             }
                         }
-                        (self.add_rows)(into, &term[lane * stride..][..stride]);
+                        add(into, &term[lane * stride..][..stride]);
                     });
                 }
             }
@@ -698,16 +736,16 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
                 }
                 for (src, dst) in srcs.iter().zip(dsts.iter_mut()) {
                     let reversed = &mut term[..n];
-                    self.sum(strip.first.len(), &mut dst[at..][..n], &mut part[..n], |t, into| {
+                    self.sum(strip.first.len(), &mut dst[at..][..n], &mut part[..n], |t, into, add| {
                         match strip.ascends[t] {
-                            true => (self.add_rows)(into, &src[strip.first[t] + i..][..n]),
+                            true => add(into, &src[strip.first[t] + i..][..n]),
                             false => {
                                 let last = strip.first[t] - i;
                                 reversed
                                     .iter_mut()
                                     .zip(src[last + 1 - n..=last].iter().rev())
                                     .for_each(|(r, &v)| *r = v);
-                                (self.add_rows)(into, reversed);
+                                add(into, reversed);
                             }
                         }
                     });
@@ -735,7 +773,7 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
                     }
                     // One term: the gradient inside its image, bits and all.
                     &[o] => write(here, inside(o)),
-                    _ => self.sum(images.len(), here, part, |t, into| (self.add_rows)(into, inside(images[t]))),
+                    _ => self.sum(images.len(), here, part, |t, into, add| add(into, inside(images[t]))),
                 }
             }
             k += 1;
@@ -744,21 +782,37 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
 
     /// The sum of `terms` terms in the documented order ([`crate::adjoint::ordered_sum`], row
     /// by row): from zero, a long one in blocks (each from zero into `part`, then added into
-    /// `acc`). `add_term(t, into)` adds the t-th term into `into`.
-    fn sum(&self, terms: usize, acc: &mut [MaybeUninit<T>], part: &mut [T], mut add_term: impl FnMut(usize, &mut [T])) {
+    /// `acc`). `add_term(t, into, add)` adds the t-th term into `into` by `add`: the first of a
+    /// block's its row's `start`, the others its `add`.
+    fn sum(
+        &self,
+        terms: usize,
+        acc: &mut [MaybeUninit<T>],
+        part: &mut [T],
+        mut add_term: impl FnMut(usize, &mut [T], &RowAdd<'_, T>),
+    ) {
         let acc = filled(acc, self.zero);
         let block = block_len(terms);
+        let mut block_into = |ts: std::ops::Range<usize>, into: &mut [T]| {
+            for t in ts.clone() {
+                add_term(t, into, if t == ts.start { self.rows.start } else { self.rows.add });
+            }
+        };
         if terms <= block {
-            (0..terms).for_each(|t| add_term(t, acc));
+            block_into(0..terms, acc);
             return;
         }
         for start in (0..terms).step_by(block) {
             part.fill(self.zero);
-            (start..(start + block).min(terms)).for_each(|t| add_term(t, part));
-            (self.add_rows)(acc, part);
+            block_into(start..(start + block).min(terms), part);
+            let add = if start == 0 { self.rows.start } else { self.rows.add };
+            add(acc, part);
         }
     }
 }
+
+/// Adds a row of terms into a row ([`Rows`]).
+type RowAdd<'a, T> = dyn Fn(&mut [T], &[T]) + Sync + 'a;
 
 #[cfg(test)]
 mod tests {
@@ -953,6 +1007,24 @@ mod tests {
         assert_ne!((1.0f32 + tiny) + tiny, 1.0 + 2.0 * tiny, "the order must show");
     }
 
+    /// A 16-bit sum's first term written in bits is the addition into zeros it stands for,
+    /// on every bit pattern of both types (signalling and quiet NaNs, -0.0, subnormals).
+    #[test]
+    fn a_16_bit_sums_first_term_is_its_addition_to_zero() {
+        let all: Vec<u16> = (0..=u16::MAX).collect();
+        let mut got = vec![0xffffu16; all.len()];
+        let halves: &[f16] = bytemuck::cast_slice(&all);
+        start_rows_16(bytemuck::cast_slice_mut::<u16, f16>(&mut got), halves, F16_EXPONENT, F16_QUIET);
+        for (&h, &g) in halves.iter().zip(&got) {
+            assert_eq!(g, f16::from_f32(add_f32(0.0, h.to_f32())).to_bits(), "float16 {:#06x}", h.to_bits());
+        }
+        let brains: &[bf16] = bytemuck::cast_slice(&all);
+        start_rows_16(bytemuck::cast_slice_mut::<u16, bf16>(&mut got), brains, BF16_EXPONENT, BF16_QUIET);
+        for (&h, &g) in brains.iter().zip(&got) {
+            assert_eq!(g, bf16::from_f32(add_f32(0.0, h.to_f32())).to_bits(), "bfloat16 {:#06x}", h.to_bits());
+        }
+    }
+
     /// A sum of one term is that term, bits and all (a slice of the gradient, as JAX's and
     /// PyTorch's gradients are): -0.0 through an axis left as it is, through a constant pad's
     /// kept elements and through a crop; a sum of two -0.0s, from +0.0, is +0.0.
@@ -1031,8 +1103,14 @@ mod tests {
             let rank = shape.len();
             let dtype = if i % 2 == 0 { DataType::Float32 } else { DataType::Float16 };
             let Ok(p) = PadPlan::new(dtype, &shape, &PadRequest::new(pads.clone()).mode(mode)) else { continue };
-            let values: Vec<f32> =
-                (0..p.out_len()).map(|_| (next(2001) as f32 - 1000.0) * 2f32.powi(next(24) as i32 - 12)).collect();
+            // float16's kept finite in sums of hundreds of terms (its largest is 65504), each
+            // well below the sums' units in the last place so that the order shows.
+            let (range, scales) = if dtype == DataType::Float32 { (1000, 24) } else { (100, 8) };
+            let values: Vec<f32> = (0..p.out_len())
+                .map(|_| {
+                    (next(2 * range + 1) as f32 - range as f32) * 2f32.powi(next(scales) as i32 - scales as i32 / 2)
+                })
+                .collect();
             let got = |grad: &Tensor| pad_backward(&p, grad).unwrap();
             let lists: Vec<(usize, Vec<Vec<usize>>)> =
                 p.axes().iter().map(|a| (a.out_len, (0..a.in_len).map(|k| images(a, mode, k)).collect())).collect();

@@ -285,6 +285,10 @@ const LANES: usize = 8;
 /// Bytes of grad_in's rows gathered side by side for one sum at most ([`Gather::scratch`]).
 const LANES_BYTES: usize = 64 << 10;
 
+/// Indices of a strip up to which rows are gathered in lanes, each strip's sums in every lane
+/// taken as one ([`Gather`]'s `lanes`).
+const LANES_MAX_STRIP: usize = 32;
+
 /// Terms of a strip of one index from which rows are gathered in lanes ([`Gather`]'s `lanes`).
 const LANES_MIN_TERMS: usize = 16;
 
@@ -441,7 +445,9 @@ struct Gather<'a, T> {
     sum_one: &'a SumLanes<'a, T>,
     /// Rows of the innermost axis gathered up to [`LANES`] at a time: where it has a strip
     /// of one index with [`LANES_MIN_TERMS`] terms or more, whose chain of additions the
-    /// lanes interleave (elsewhere rows side by side only cost their writes' order).
+    /// lanes interleave, or strips of [`LANES_MAX_STRIP`] indices or fewer, each strip's
+    /// sums in every lane summed as one row (elsewhere rows side by side only cost their
+    /// writes' order).
     lanes: usize,
 }
 
@@ -536,6 +542,8 @@ impl GatherAxis {
 struct Scratch<T> {
     part: Vec<T>,
     term: Vec<T>,
+    /// On the innermost axis, a strip's sums in every lane, side by side.
+    sums: Vec<T>,
 }
 
 impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
@@ -567,7 +575,14 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
         let long_chain = |a: &GatherAxis| {
             a.in_stride == 1 && a.strips.iter().any(|s| s.ks.len() == 1 && s.first.len() >= LANES_MIN_TERMS)
         };
-        let lanes = match axes.last().is_some_and(long_chain) {
+        // Rows side by side where there are several and their strips are short: a strip's
+        // sums in every lane one sum (its calls, a 16-bit type's conversions, made once for
+        // all), worth its terms' copies into one row.
+        let short_strips = |a: &GatherAxis| {
+            a.strips.iter().any(|s| s.ks.len() > 1) && a.strips.iter().all(|s| s.ks.len() <= LANES_MAX_STRIP)
+        };
+        let rows_of_strips = |a: &GatherAxis| axes.len() > 1 && a.in_stride == 1 && short_strips(a);
+        let lanes = match axes.last().is_some_and(|a| long_chain(a) || rows_of_strips(a)) {
             true => LANES,
             false => 1,
         };
@@ -620,7 +635,15 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
                     false => 1,
                 };
                 let row = |len: usize| if sums { vec![self.zero; len] } else { Vec::new() };
-                Scratch { part: row(len), term: row(len * lanes) }
+                match d == last && a.in_stride == 1 {
+                    // Every lane's strip side by side: one sum for them all.
+                    true => Scratch {
+                        part: row(len * self.lanes),
+                        term: row(len * self.lanes),
+                        sums: row(len * self.lanes),
+                    },
+                    false => Scratch { part: row(len), term: row(len * lanes), sums: Vec::new() },
+                }
             })
             .collect()
     }
@@ -639,7 +662,7 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
             return self.innermost(ks, &[src], &mut [dst], scratch);
         }
         let axis = &self.axes[d];
-        let (Scratch { part, term }, inner) = scratch.split_first_mut().expect("a row set per axis");
+        let (Scratch { part, term, .. }, inner) = scratch.split_first_mut().expect("a row set per axis");
         let (stride, inner_len) = (axis.in_stride, self.axes[d + 1].in_len);
         let inside = |o: usize| &src[o * axis.out_stride..][..axis.out_stride];
         let above_innermost = d + 2 == self.axes.len();
@@ -715,7 +738,7 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
         scratch: &mut [Scratch<T>],
     ) {
         let axis = self.axes.last().expect("an innermost axis");
-        let Scratch { part, term } = &mut scratch[0];
+        let Scratch { part, term, sums } = &mut scratch[0];
         let (stride, rows_of_one) = (axis.in_stride, axis.in_stride == 1);
         let mut strips = axis.strips.iter().peekable();
         let mut k = ks.start;
@@ -734,21 +757,33 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
                     }
                     continue;
                 }
-                for (src, dst) in srcs.iter().zip(dsts.iter_mut()) {
-                    let reversed = &mut term[..n];
-                    self.sum(strip.first.len(), &mut dst[at..][..n], &mut part[..n], |t, into, add| {
+                // Every lane's n sums side by side (lane l's at l * n), one sum for them all;
+                // one lane's straight into grad_in, an ascending term read where it is.
+                let (width, one_lane) = (n * srcs.len(), srcs.len() == 1);
+                let acc = match one_lane {
+                    true => &mut dsts[0][at..][..n],
+                    false => as_uninit(&mut sums[..width]),
+                };
+                self.sum(strip.first.len(), acc, &mut part[..width], |t, into, add| {
+                    if let ([src], true) = (srcs, strip.ascends[t]) {
+                        return add(into, &src[strip.first[t] + i..][..n]);
+                    }
+                    let terms = &mut term[..width];
+                    for (src, terms) in srcs.iter().zip(terms.chunks_exact_mut(n)) {
                         match strip.ascends[t] {
-                            true => add(into, &src[strip.first[t] + i..][..n]),
+                            true => terms.copy_from_slice(&src[strip.first[t] + i..][..n]),
                             false => {
                                 let last = strip.first[t] - i;
-                                reversed
-                                    .iter_mut()
-                                    .zip(src[last + 1 - n..=last].iter().rev())
-                                    .for_each(|(r, &v)| *r = v);
-                                add(into, reversed);
+                                terms.iter_mut().zip(src[last + 1 - n..=last].iter().rev()).for_each(|(r, &v)| *r = v);
                             }
                         }
-                    });
+                    }
+                    add(into, terms);
+                });
+                if !one_lane {
+                    for (dst, sums) in dsts.iter_mut().zip(sums.chunks_exact(n)) {
+                        write(&mut dst[at..][..n], sums);
+                    }
                 }
                 continue;
             }
@@ -1047,6 +1082,34 @@ mod tests {
         let p = plan(DataType::Float32, &[2, 3], &[0, -1, 0, -1], Mode::Edge);
         let got = pad_backward(&p, &grad).unwrap();
         assert_eq!(got.as_slice::<u32>().unwrap(), [0, 1f32.to_bits(), 0, 0, 0x8000_0000, 0]);
+    }
+
+    /// Rows are gathered in lanes where their strips are short (each strip's sums in every
+    /// lane one sum) or a corner's chain of additions is long, and one at a time elsewhere: the
+    /// lanes' sums themselves are checked by the tests against the scatter and the nest.
+    #[test]
+    fn short_strips_and_long_corners_are_gathered_in_lanes() {
+        let lanes = |shape: &[usize], pads: &[i64], mode: Mode| {
+            let p = plan(DataType::Float32, shape, pads, mode);
+            let sum_one = |s: &[&[f32]], i: &[usize], o: &mut [f32]| gathered(s, i, o, 0.0, add_f32);
+            Gather::new(&p, 1, 0.0, Rows::adding(&add_rows_f32), &sum_one).lanes
+        };
+        // A last axis padded by a few: strips of up to 8 indices in rows of 256.
+        assert_eq!(lanes(&[64, 256], &[0, 0, 0, 8], Mode::Reflect), LANES);
+        assert_eq!(lanes(&[4, 256, 256], &[0, 2, 2, 0, 2, 2], Mode::Wrap), LANES);
+        assert_eq!(lanes(&[4, 256], &[0, LANES_MAX_STRIP as i64, 0, 0], Mode::Symmetric), LANES);
+        // Strips longer than that: one row at a time, the terms read where they are.
+        assert_eq!(lanes(&[4, 256], &[0, LANES_MAX_STRIP as i64 + 1, 0, 0], Mode::Symmetric), 1);
+        assert_eq!(lanes(&[3, 224, 224], &[0, 100, 100, 0, 100, 100], Mode::Reflect), 1);
+        // One row: nothing beside it.
+        assert_eq!(lanes(&[16000], &[512, 512], Mode::Reflect), 1);
+        assert_eq!(lanes(&[256], &[0, 8], Mode::Reflect), 1);
+        // Strips of one index only (an edge's ends, a few terms each): no row of sums.
+        assert_eq!(lanes(&[64, 256], &[0, 2, 0, 2], Mode::Edge), 1);
+        // No strips on the last axis (a constant pad's sums are none; an axis above padded).
+        assert_eq!(lanes(&[64, 256], &[2, 0, 2, 0], Mode::Reflect), 1);
+        // A corner of many terms (edge): its chain of additions interleaved.
+        assert_eq!(lanes(&[64, 64], &[0, 40, 0, 40], Mode::Edge), LANES);
     }
 
     /// The gather against the documented nest written out element by element (each axis's

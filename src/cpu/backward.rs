@@ -254,6 +254,20 @@ fn write<T: Copy>(dst: &mut [MaybeUninit<T>], src: &[T]) {
     dst.copy_from_slice(src);
 }
 
+/// `src` reversed into `dst` (of its length): eight at a time as whole arrays (one load, a
+/// shuffle and one store each, where element by element each store is its own and the rows'
+/// additions read them back wider).
+fn reverse_into<T: Copy>(dst: &mut [T], src: &[T]) {
+    let mut dst = dst.chunks_exact_mut(8);
+    let mut src = src.rchunks_exact(8);
+    for (d, s) in (&mut dst).zip(&mut src) {
+        let mut values: [T; 8] = s.try_into().expect("eight values");
+        values.reverse();
+        d.copy_from_slice(&values);
+    }
+    dst.into_remainder().iter_mut().zip(src.remainder().iter().rev()).for_each(|(d, &s)| *d = s);
+}
+
 /// `dst` filled with `value`, now initialised.
 fn filled<T: Copy>(dst: &mut [MaybeUninit<T>], value: T) -> &mut [T] {
     dst.fill(MaybeUninit::new(value));
@@ -774,7 +788,7 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
                             true => terms.copy_from_slice(&src[strip.first[t] + i..][..n]),
                             false => {
                                 let last = strip.first[t] - i;
-                                terms.iter_mut().zip(src[last + 1 - n..=last].iter().rev()).for_each(|(r, &v)| *r = v);
+                                reverse_into(terms, &src[last + 1 - n..=last]);
                             }
                         }
                     }

@@ -108,8 +108,11 @@ impl AxisImages {
             debug_assert!(!ones.contains(&k), "{k} has one image");
             starts[slot(k) + 1] += 1;
         }
-        for i in 0..listed {
-            starts[i + 1] += starts[i];
+        // The running total held in a register (`starts[i + 1] += starts[i]` waits on memory).
+        let mut total = 0;
+        for start in &mut starts {
+            total += *start;
+            *start = total;
         }
         let mut list = vec![0usize; starts[listed]];
         let mut next = starts.clone();

@@ -64,15 +64,76 @@ pub fn ordered_sum<T: Copy>(terms: impl IntoIterator<Item = T>, count: usize, ze
     total
 }
 
+/// Consecutive output positions of a pad, `o..o + len`, whose sources are input indices in a
+/// line: position `o + i` reads `k + i` (`slope` 1), `k - i` (-1) or `k` (0: an edge's, or an
+/// axis of one element). A pad's positions are a few such runs: two a period, whatever the
+/// pad's length ([`pad_runs`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Run {
+    pub(crate) o: usize,
+    pub(crate) k: usize,
+    pub(crate) len: usize,
+    pub(crate) slope: isize,
+}
+
+impl Run {
+    /// The input indices the run reads, ascending.
+    pub(crate) fn indices(&self) -> std::ops::Range<usize> {
+        match self.slope {
+            -1 => self.k + 1 - self.len..self.k + 1,
+            0 => self.k..self.k + 1,
+            _ => self.k..self.k + self.len,
+        }
+    }
+}
+
+/// The pads' positions of `axis` (before, then after, ascending) as [`Run`]s, each as long as
+/// its line goes, found from the mode's index rule ([`AxisMap::source`]): a run's length by
+/// bisection, since a line of slope 1 or -1 leaves the pad's sources only where it leaves
+/// the kept indices (a reflection turns, a wrap jumps, at the axis's ends), so no later
+/// position returns to it. None for a constant pad; one run a pad for an edge's.
+pub(crate) fn pad_runs(axis: &AxisMap, mode: Mode) -> Vec<Run> {
+    let mut runs = Vec::new();
+    for pad in [0..axis.pad_before, axis.pad_before + axis.kept..axis.out_len] {
+        let mut o = pad.start;
+        while o < pad.end {
+            let Some(k) = axis.source(mode, o) else { break };
+            let on_line = |i: usize, slope: isize| {
+                k.checked_add_signed(slope * i as isize).is_some_and(|at| axis.source(mode, o + i) == Some(at))
+            };
+            // An edge's pad, or any pad of one kept element, reads one index throughout.
+            if mode == Mode::Edge || axis.kept == 1 {
+                runs.push(Run { o, k, len: pad.end - o, slope: 0 });
+                break;
+            }
+            let slope = [1, -1].into_iter().find(|&s| o + 1 < pad.end && on_line(1, s)).unwrap_or(1);
+            // The longest run on the line: on_line(len - 1) holds, on_line(len) does not.
+            let (mut len, mut past) = (1, pad.end - o + 1);
+            while past - len > 1 {
+                let mid = len + (past - len) / 2;
+                match on_line(mid - 1, slope) {
+                    true => len = mid,
+                    false => past = mid,
+                }
+            }
+            runs.push(Run { o, k, len, slope });
+            o += len;
+        }
+    }
+    runs
+}
+
 /// Every input index's images along one axis, found once per axis from the plan's arithmetic
-/// (each output position's source, inverted), in the order of the sums ([`images`]): the
-/// longest run of indices of one image each ([`one_image_run`]: most of a long axis) as a
-/// range, `ones`, whose images are consecutive from `ones_from`; the other indices' in a
-/// list, `of(k)`. Its cost is the pads' and the indices' outside the run, not the axis's.
+/// (the pads' [`Run`]s, inverted), in the order of the sums ([`images`]): the longest run of
+/// indices of one image each ([`one_image_run`]: most of a long axis) as a range, `ones`,
+/// whose images are consecutive from `ones_from`; the other indices' in a list, `of(k)`. Its
+/// cost is the pads' and the indices' outside the run, not the axis's.
 pub(crate) struct AxisImages {
     /// Indices of one image each, the first's at `ones_from`, the others' following.
     pub(crate) ones: std::ops::Range<usize>,
     pub(crate) ones_from: usize,
+    /// The pads' positions as runs, ascending.
+    pub(crate) runs: Vec<Run>,
     /// Where each listed index's images start in `list` (the indices outside `ones`, in
     /// order), and one past the last one's end.
     starts: Vec<usize>,
@@ -86,42 +147,52 @@ impl AxisImages {
         let run = one_image_run(axis, mode);
         let ones = axis.crop_start + run.start..axis.crop_start + run.end;
         let ones_from = axis.pad_before + run.start;
-        let kept_end = axis.pad_before + axis.kept;
         let slot = |k: usize| match k < ones.start {
             true => k,
             false => k - ones.len(),
         };
-        // The pads' positions ascending (before, then after): each index's pad images in
-        // order, none of them in the run.
-        let pads: Vec<(usize, usize)> = (0..axis.pad_before)
-            .chain(kept_end..axis.out_len)
-            .filter_map(|o| Some((o, axis.source(mode, o)?)))
-            .collect();
-        // The kept positions of the listed indices.
-        let kept = || {
-            let listed = (axis.crop_start..ones.start).chain(ones.end..axis.crop_start + axis.kept);
-            listed.map(|k| (axis.pad_before + k - axis.crop_start, k))
-        };
+        let runs = pad_runs(axis, mode);
+        // The kept positions of the listed indices: those before the run and after it.
+        let kept = [axis.crop_start..ones.start, ones.end..axis.crop_start + axis.kept];
+        // Each listed index's image count, as a difference array over the slots: a run's
+        // indices lie on one side of `ones` (its indices have one image, their kept one).
         let listed = axis.in_len - ones.len();
         let mut starts = vec![0usize; listed + 1];
-        for (_, k) in pads.iter().copied().chain(kept()) {
-            debug_assert!(!ones.contains(&k), "{k} has one image");
-            starts[slot(k) + 1] += 1;
+        let mut add = |ks: std::ops::Range<usize>, count: usize| {
+            if !ks.is_empty() {
+                debug_assert!(ks.end <= ones.start || ks.start >= ones.end, "{ks:?} has one image each");
+                let (first, past) = (slot(ks.start), slot(ks.end - 1) + 1);
+                starts[first] = starts[first].wrapping_add(count);
+                starts[past] = starts[past].wrapping_sub(count);
+            }
+        };
+        for r in &runs {
+            add(r.indices(), if r.slope == 0 { r.len } else { 1 });
         }
-        // The running total held in a register (`starts[i + 1] += starts[i]` waits on memory).
-        let mut total = 0;
+        for ks in kept.clone() {
+            add(ks, 1);
+        }
+        // Counts, then where each slot's images start (running totals held in registers).
+        let (mut count, mut total) = (0usize, 0usize);
         for start in &mut starts {
-            total += *start;
+            count = count.wrapping_add(*start);
             *start = total;
+            total += count;
         }
-        let mut list = vec![0usize; starts[listed]];
+        let mut list = vec![0usize; total];
         let mut next = starts.clone();
-        // The kept position last: the pads' gradients are added first.
-        for (o, k) in pads.iter().copied().chain(kept()) {
-            list[next[slot(k)]] = o;
-            next[slot(k)] += 1;
+        // The pads' images in ascending order, the kept position last.
+        for r in &runs {
+            for i in 0..r.len {
+                let k = r.k.wrapping_add_signed(r.slope * i as isize);
+                list[next[slot(k)]] = r.o + i;
+                next[slot(k)] += 1;
+            }
         }
-        AxisImages { ones, ones_from, starts, list }
+        for k in kept.into_iter().flatten() {
+            list[next[slot(k)]] = axis.pad_before + k - axis.crop_start;
+        }
+        AxisImages { ones, ones_from, runs, starts, list }
     }
 
     /// Index `k`'s images (`k` outside `ones`), in the order of the sums; empty where `k` is
@@ -302,6 +373,34 @@ mod tests {
                 assert_eq!(count, want, "{mode} n={n} pads ({b},{e}): output {o}");
             }
         });
+    }
+
+    /// The pads' runs are their positions with a source, each once and in order, every
+    /// position on its run's line; and few: two a period and the ends (a pad of 512 on an axis
+    /// of 16000, one a side), whatever the pad's length. Every mode, crops, pads of many
+    /// periods, axes of one element.
+    #[test]
+    fn pad_runs_are_the_pads_sources_in_a_few_lines() {
+        each_small_axis(|mode, n, (b, e), axis| {
+            let what = format!("{mode} n={n} pads ({b},{e})");
+            let runs = pad_runs(&axis, mode);
+            let pads = (0..axis.pad_before).chain(axis.pad_before + axis.kept..axis.out_len);
+            let with_source: Vec<usize> = pads.filter(|&o| axis.source(mode, o).is_some()).collect();
+            let covered: Vec<usize> = runs.iter().flat_map(|r| r.o..r.o + r.len).collect();
+            assert_eq!(covered, with_source, "{what}: {runs:?}");
+            for r in &runs {
+                for i in 0..r.len {
+                    let on_line = r.k as isize + r.slope * i as isize;
+                    assert_eq!(axis.source(mode, r.o + i), Some(on_line as usize), "{what}: {r:?} at {i}");
+                }
+            }
+            let period = mode.period(axis.kept as u64) as usize;
+            let most = 2 * (axis.pad_before.div_ceil(period) + axis.pad_after.div_ceil(period)) + 2;
+            assert!(runs.len() <= most, "{what}: {} runs, more than {most}: {runs:?}", runs.len());
+        });
+        let audio = PadPlan::new(DataType::Float32, &[16000], &PadRequest::new(vec![512, 512]).mode(Mode::Reflect));
+        let runs = pad_runs(&audio.unwrap().axes()[0], Mode::Reflect);
+        assert_eq!(runs, [Run { o: 0, k: 512, len: 512, slope: -1 }, Run { o: 16512, k: 15998, len: 512, slope: -1 }]);
     }
 
     /// The run of one-image indices is the longest run of indices with one image each, every

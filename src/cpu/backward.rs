@@ -490,35 +490,37 @@ struct Strip {
 }
 
 impl Strip {
-    /// The strips of the indices with several images, in order (found outside the run of
-    /// one image each).
-    fn all(images: &AxisImages, in_len: usize) -> Vec<Strip> {
-        let mut strips: Vec<Strip> = Vec::new();
-        for k in (0..images.ones.start).chain(images.ones.end..in_len) {
-            let here = images.of(k);
-            if here.len() < 2 {
-                continue;
-            }
-            if let Some(strip) = strips.last_mut().filter(|s| s.ks.end == k && s.first.len() == here.len()) {
-                let i = k - strip.ks.start;
-                let fits = |t: usize, o: usize| match strip.ascends[t] {
-                    true => o == strip.first[t] + i,
-                    false => strip.first[t].checked_sub(i) == Some(o),
-                };
-                if i == 1 {
-                    // The second index sets each image's direction.
-                    let ascends: Vec<bool> = here.iter().zip(&strip.first).map(|(&o, &f)| o == f + 1).collect();
-                    if here.iter().zip(&strip.first).zip(&ascends).all(|((&o, &f), &up)| up || o + 1 == f) {
-                        strip.ascends = ascends;
-                        strip.ks.end += 1;
-                        continue;
-                    }
-                } else if here.iter().enumerate().all(|(t, &o)| fits(t, o)) {
-                    strip.ks.end += 1;
-                    continue;
+    /// The strips of the indices with several images, in order: the pads' runs cut where
+    /// one starts or ends (within each piece the same runs read every index, and the kept
+    /// positions follow the index), those of several images. Their cost is the runs', not
+    /// the indices'.
+    fn all(images: &AxisImages, map: &AxisMap) -> Vec<Strip> {
+        let kept = map.crop_start..map.crop_start + map.kept;
+        let mut cuts: Vec<usize> = images.runs.iter().flat_map(|r| [r.indices().start, r.indices().end]).collect();
+        cuts.extend([kept.start, kept.end]);
+        cuts.sort_unstable();
+        cuts.dedup();
+        let mut strips = Vec::new();
+        for piece in cuts.windows(2).map(|w| w[0]..w[1]) {
+            let k = piece.start;
+            let (mut first, mut ascends) = (Vec::new(), Vec::new());
+            // Each run's images of the piece's first index, in the runs' (ascending) order;
+            // an edge's run is one index's every image.
+            for r in images.runs.iter().filter(|r| r.indices().contains(&k)) {
+                match r.slope {
+                    0 => first.extend(r.o..r.o + r.len),
+                    1 => first.push(r.o + (k - r.k)),
+                    _ => first.push(r.o + (r.k - k)),
                 }
+                ascends.extend(std::iter::repeat_n(r.slope >= 0, first.len() - ascends.len()));
             }
-            strips.push(Strip { ks: k..k + 1, first: here.to_vec(), ascends: vec![true; here.len()] });
+            if kept.contains(&k) {
+                first.push(map.pad_before + k - map.crop_start);
+                ascends.push(true);
+            }
+            if first.len() > 1 {
+                strips.push(Strip { ks: piece, first, ascends });
+            }
         }
         strips
     }
@@ -546,7 +548,7 @@ impl GatherAxis {
         // One image each: kept indices, whose images are their kept positions, consecutive.
         let images = AxisImages::new(map, mode);
         let (copy, copy_from) = (images.ones.clone(), images.ones_from);
-        let strips = Strip::all(&images, in_len);
+        let strips = Strip::all(&images, map);
         GatherAxis { in_len, in_stride, out_stride, images: Some(images), copy, copy_from, strips }
     }
 }

@@ -220,7 +220,7 @@ fn scatter_blocks<const W: usize, const G: usize>(
 /// Blocks a piece is a power-of-two fraction of, written 32 bytes at a time where the CPU has
 /// AVX2: the pieces zero-extended into their blocks (x86 is little-endian: a piece is its
 /// block's first bytes) and or'd with the constant's bytes. How many of `body`'s blocks it
-/// wrote (none elsewhere): f16 [8,4096,256] dilated by 3 on its last axis 9.6-12.0 to 5.5-5.6 ms
+/// wrote (none elsewhere): f16 \[8,4096,256\] dilated by 3 on its last axis 9.6-12.0 to 5.5-5.6 ms
 /// (one core).
 #[cfg_attr(not(target_arch = "x86_64"), allow(unused_variables))] // no widening elsewhere
 fn widened<const W: usize, const G: usize>(

@@ -1,16 +1,13 @@
 //! The checks of a pad against the device's limits before any layout, shared by the layouts
 //! (`layout`, `backward`, `interior`): the device's own limits, a view's bounds, both views'
-//! checks in one order, a view's one binding, and a grid of workgroups.
+//! checks in one order, a view's one binding, and a grid of workgroups. (How many windows a
+//! program may take is `window.rs`'s.)
 
 use crate::error::{GpuLimit, PadError, Result, Side};
 use crate::plan::PadPlan;
 
 use super::program::{BufferView, DeviceLimits};
 use super::view::{check_no_self_overlap, invalid, view_strides, Span, View};
-
-/// Windows (dispatches over parts of a view that fit a binding) one program may take before
-/// the GPU path refuses it: a pad's, an interior pad's or a gradient's.
-pub(super) const MAX_WINDOWS: u64 = 1 << 16;
 
 /// A `GpuLimit` error.
 pub(super) fn limit(limit: GpuLimit, what: String) -> PadError {

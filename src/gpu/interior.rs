@@ -1,7 +1,6 @@
 //! Interior padding on the GPU (JAX's `lax.pad`, StableHLO's `pad`). The pad is its own
 //! kernel's one dispatch ([`program`]: `kernels/interior.rs`, an invocation per output word;
-//! one a window of an axis past a binding),
-//! so the default kernels carry no branch for it. Its gradient is a strided slice of the
+//! one a window past a binding), so the default kernels carry no branch for it. Its gradient is a strided slice of the
 //! output's gradient ([`backward`]): a constant pad by the default kernels, reading the output
 //! gradient through a view of every `interior + 1`-th element, windows and all.
 
@@ -9,15 +8,16 @@ use crate::error::{GpuLimit, PadError, Result, Side};
 use crate::mode::Mode;
 use crate::plan::{PadPlan, PadRequest};
 
-use super::checks::{binding, check_views, grid, limit, view, MAX_WINDOWS};
+use super::checks::{binding, check_views, grid, limit, view};
 use super::kernels::{narrow, Shader};
 use super::params::{constant_word, magic_divisor, AxisParams, Params, INDEX_LIMIT, MAX_RANK, WORKGROUP};
 use super::program::{BufferView, DeviceLimits, Dispatch, Program};
 use super::shader::PipelineKey;
 use super::view::{dense_strides, view_strides};
+use super::window::{every_index, split, Extent};
 
 /// The program of an interior pad: one dispatch where each side fits a binding, else one a
-/// window of the first axis the output has more than one index of ([`windows`]).
+/// window ([`windows`]).
 pub(super) fn program(
     plan: &PadPlan,
     input: &BufferView,
@@ -30,136 +30,79 @@ pub(super) fn program(
     }
 }
 
-/// Windows of runs of indices of one axis `d` (the first that gives some: the outermost with
-/// more than one output index, then deeper), each of one index of every axis before it: its
-/// own interior pad of the input indices that land in it (a begin pad up to the first of
-/// them, the rest of the run after the last; all constant where an outer index or the whole
-/// run is), at its offsets in both views; as long runs as fit, of near-equal length. `None`
-/// where no axis gives any: one index's slab past a binding, more than `MAX_WINDOWS`, or 8-
-/// and 16-bit windows that would share a word.
+/// Windows of the output cut as every program's are ([`split`]), each its own interior pad of
+/// the input indices that land in it (on each axis a begin pad up to the first of them, the
+/// rest of its run after the last; all constant where none lands on some axis), at its
+/// offsets in both views. Windows of 8- and 16-bit elements start on a word, so that no two
+/// write one: pieces of an axis a whole number of words apart. `None` where none fit (one
+/// index's slab past a binding, more than `MAX_WINDOWS`, 8- and 16-bit windows that would share
+/// a word).
 fn windows(plan: &PadPlan, input: &BufferView, output: &BufferView, limits: &DeviceLimits) -> Result<Option<Program>> {
-    for d in (0..plan.out_shape().len()).filter(|&d| plan.out_shape()[d] > 1) {
-        if let Some(program) = windows_on(plan, d, input, output, limits)? {
-            return Ok(Some(program));
-        }
-    }
-    Ok(None)
-}
-
-fn windows_on(
-    plan: &PadPlan,
-    d: usize,
-    input: &BufferView,
-    output: &BufferView,
-    limits: &DeviceLimits,
-) -> Result<Option<Program>> {
     let (in_shape, out_shape) = (plan.in_shape(), plan.out_shape());
     let elem = plan.dtype().width().bytes().unwrap_or(1) as u64;
     let strides_of = |v: &BufferView, shape: &[usize]| v.strides.map_or_else(|| dense_strides(shape), <[u64]>::to_vec);
     let (in_strides, out_strides) = (strides_of(input, in_shape), strides_of(output, out_shape));
-    // Bytes an output index of axis d moves a window's start. Windows of 8- and 16-bit elements
-    // start on a word (runs a multiple of `granule` indices, outer slabs whole words), so that
-    // no two write one.
-    let row = out_strides[d].saturating_mul(elem);
-    let granule = if elem < 4 { 4 / gcd(row % 4, 4) } else { 1 };
-    let words = |bytes: u64| elem >= 4 || bytes.is_multiple_of(4);
-    if !words(output.offset) || !(0..d).all(|a| words(out_strides[a].saturating_mul(elem))) {
+    // The indices of each axis a piece of it takes at a time: whole 4-byte words for 8- and 16-bit elements.
+    let granules: Vec<usize> = out_strides
+        .iter()
+        .map(|&s| if elem < 4 { 4 / gcd(s.saturating_mul(elem) % 4, 4) as usize } else { 1 })
+        .collect();
+    if elem < 4 && !output.offset.is_multiple_of(4) {
         return Ok(None);
     }
     let constant = match plan.constant() {
         crate::Constant::Bytes(b) => crate::Tensor::from_bytes(plan.dtype(), vec![], b.clone())?,
         crate::Constant::String(_) => return Ok(None),
     };
-    let outer: u64 = out_shape[..d].iter().map(|&n| n as u64).product();
     let interior: Vec<i64> = plan.interior().iter().map(|&k| k as i64).collect();
-    let lattices: Vec<_> = (0..=d).map(|a| plan.lattice(a)).collect();
-    let (m, l) = (out_shape[d] as u64, lattices[d]);
-    let step = l.step as u64;
-    // The input indices of axis d that land before output index o.
-    let landed = |o: u64| o.saturating_sub(l.out_first as u64).div_ceil(step).min(l.count as u64);
-    let mut rows = m.div_ceil(2).next_multiple_of(granule);
-    loop {
-        let runs = m.div_ceil(rows);
-        if rows >= m || outer.saturating_mul(runs) > MAX_WINDOWS {
-            return Ok(None);
-        }
-        let mut program: Option<Program> = None;
-        'windows: for o in 0..outer {
-            // One index of each axis before d: where it reads (or that it is the constant).
-            let (mut shape, mut begins, mut ends) = (in_shape.to_vec(), plan.begins().to_vec(), plan.ends().to_vec());
-            let (mut in_at, mut out_at, mut rest) = (Some(0u64), 0u64, o);
-            for a in (0..d).rev() {
-                let oa = rest % out_shape[a] as u64;
-                rest /= out_shape[a] as u64;
-                out_at += oa * out_strides[a];
-                let la = lattices[a];
-                let k =
-                    oa.checked_sub(la.out_first as u64).filter(|k| k % la.step as u64 == 0).map(|k| k / la.step as u64);
-                match k.filter(|&k| k < la.count as u64) {
-                    Some(k) => {
-                        (shape[a], begins[a], ends[a]) = (1, 0, 0);
-                        in_at =
-                            in_at.and_then(|at| (la.in_first as u64 + k).checked_mul(in_strides[a])?.checked_add(at));
-                    }
-                    None => (shape[a], begins[a], ends[a]) = (0, 1, 0),
-                }
-            }
-            for r in 0..runs {
-                let (r0, r1) = (r * rows, ((r + 1) * rows).min(m));
-                let (lo, hi) = (landed(r0), landed(r1));
-                let (mut shape, mut begins, mut ends) = (shape.clone(), begins.clone(), ends.clone());
-                let at = if lo < hi {
-                    let first = l.out_first as u64 + lo * step - r0;
-                    (shape[d], begins[d]) = ((hi - lo) as usize, first as i64);
-                    ends[d] = ((r1 - r0) - (first + (hi - lo - 1) * step + 1)) as i64;
-                    in_at.and_then(|at| (l.in_first as u64 + lo).checked_mul(in_strides[d])?.checked_add(at))
-                } else {
-                    // No input index lands in the run: all of it the constant.
-                    (shape[d], begins[d], ends[d]) = (0, (r1 - r0) as i64, 0);
-                    Some(0)
-                };
-                let byte = |v: &BufferView, elements: Option<u64>| v.offset.checked_add(elements?.checked_mul(elem)?);
-                let (in_offset, out_offset) = match shape.contains(&0) {
-                    true => (Some(input.offset), byte(output, Some(out_at + r0 * out_strides[d]))),
-                    false => (byte(input, at), byte(output, Some(out_at + r0 * out_strides[d]))),
-                };
-                let (Some(in_offset), Some(out_offset)) = (in_offset, out_offset) else { return Ok(None) };
-                let request = PadRequest::new(begins.into_iter().chain(ends).collect())
-                    .interior(interior.clone())
-                    .constant(constant.clone())
-                    .max_output_bytes(plan.max_output_bytes());
-                let window = PadPlan::new(plan.dtype(), &shape, &request)?;
-                let window_in = BufferView { offset: in_offset, strides: Some(&in_strides), ..*input };
-                let window_out = BufferView { offset: out_offset, strides: Some(&out_strides), ..*output };
-                match one_dispatch(&window, &window_in, &window_out, limits) {
-                    Ok(p) => {
-                        program = Some(match program.take() {
-                            Some(all) => all.then(p),
-                            None => p,
-                        })
-                    }
-                    Err(PadError::GpuLimit { limit: GpuLimit::Windows, .. }) => {
-                        program = None;
-                        break 'windows;
-                    }
-                    Err(e) => return Err(e),
-                }
+    let lattices: Vec<_> = (0..in_shape.len()).map(|a| plan.lattice(a)).collect();
+    let mut window = |b: &Extent| -> Result<Option<Program>> {
+        let (mut shape, mut begins, mut ends) = (vec![0; b.len()], vec![0; b.len()], vec![0; b.len()]);
+        let (mut in_at, mut out_at) = (Some(0u64), 0u64);
+        for (a, (&(r0, len), l)) in b.iter().zip(&lattices).enumerate() {
+            let (r0, r1, step) = (r0 as u64, (r0 + len) as u64, l.step as u64);
+            // The input indices that land before output index o.
+            let landed = |o: u64| o.saturating_sub(l.out_first as u64).div_ceil(step).min(l.count as u64);
+            let (lo, hi) = (landed(r0), landed(r1));
+            out_at += r0 * out_strides[a];
+            if lo < hi {
+                let first = l.out_first as u64 + lo * step - r0;
+                (shape[a], begins[a]) = ((hi - lo) as usize, first as i64);
+                ends[a] = ((r1 - r0) - (first + (hi - lo - 1) * step + 1)) as i64;
+                in_at = in_at.and_then(|at| (l.in_first as u64 + lo).checked_mul(in_strides[a])?.checked_add(at));
+            } else {
+                // No input index lands in the run: all of it the constant.
+                begins[a] = (r1 - r0) as i64;
             }
         }
-        if let Some(mut program) = program {
-            // The whole views' spans, as a program of one dispatch has them.
-            let (read, write) = (view(Side::Input, input), view(Side::Output, output));
-            program.in_span = view_strides(&read, in_shape, elem)?.1;
-            program.out_span = view_strides(&write, out_shape, elem)?.1;
-            return Ok(Some(program));
+        let byte = |v: &BufferView, elements: Option<u64>| v.offset.checked_add(elements?.checked_mul(elem)?);
+        // A window reading nothing binds the view's own offset.
+        let in_offset = if shape.contains(&0) { Some(input.offset) } else { byte(input, in_at) };
+        let (Some(in_offset), Some(out_offset)) = (in_offset, byte(output, Some(out_at))) else {
+            return Err(limit(GpuLimit::Windows, "a window's offset past 2^64 bytes".into()));
+        };
+        let request = PadRequest::new(begins.into_iter().chain(ends).collect())
+            .interior(interior.clone())
+            .constant(constant.clone())
+            .max_output_bytes(plan.max_output_bytes());
+        let window = PadPlan::new(plan.dtype(), &shape, &request)?;
+        let window_in = BufferView { offset: in_offset, strides: Some(&in_strides), ..*input };
+        let window_out = BufferView { offset: out_offset, strides: Some(&out_strides), ..*output };
+        match one_dispatch(&window, &window_in, &window_out, limits) {
+            Err(PadError::GpuLimit { limit: GpuLimit::Windows, .. }) => Ok(None),
+            result => result.map(Some),
         }
-        if rows == granule {
-            return Ok(None);
-        }
-        // Shorter runs, of near-equal length: at most about half as long, on the granule.
-        let half = (rows / 2).max(granule);
-        rows = m.div_ceil(m.div_ceil(half)).next_multiple_of(granule);
-    }
+    };
+    let programs = match split(&every_index(out_shape), &granules, limits.max_binding, &mut window) {
+        Err(PadError::GpuLimit { limit: GpuLimit::Windows, .. }) => return Ok(None),
+        programs => programs?,
+    };
+    let Some(mut program) = programs.into_iter().reduce(Program::then) else { return Ok(None) };
+    // The whole views' spans, as a program of one dispatch has them.
+    let (read, write) = (view(Side::Input, input), view(Side::Output, output));
+    program.in_span = view_strides(&read, in_shape, elem)?.1;
+    program.out_span = view_strides(&write, out_shape, elem)?.1;
+    Ok(Some(program))
 }
 
 fn gcd(a: u64, b: u64) -> u64 {

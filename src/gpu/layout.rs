@@ -8,14 +8,14 @@ use crate::error::{GpuLimit, PadError, Result, Side};
 use crate::mode::Mode;
 use crate::plan::{AxisMap, PadPlan};
 
-use super::checks::{check_views, limit, view, MAX_WINDOWS};
+use super::checks::{check_views, limit, view};
 use super::kernels::{Kernel, Shader};
 use super::params::{constant_word, magic_divisor, AxisParams, Params, INDEX_LIMIT, MAX_RANK};
 use super::program::{BufferView, DeviceLimits, Dispatch, Program};
 use super::shader::PipelineKey;
 use super::variant::KernelVariant;
 use super::view::{dense_strides, invalid, View};
-use super::window::{Axis, WindowShape};
+use super::window::{split, Axis, WindowShape};
 
 /// The range of input indices that output coordinates `[s, e)` of an axis read, or
 /// `None` if all of them are constant padding.
@@ -236,83 +236,11 @@ struct Splitter<'a> {
 }
 
 impl Splitter<'_> {
-    /// Every window, in output order. A box (per axis, outermost first: start and length) that
-    /// does not fit is cut along its outermost axis longer than one into as few pieces as fit
-    /// (each the longest prefix that fits, by bisection: a longer piece reads and writes no
-    /// less), and those evened out: as many equal pieces where they all fit, else each
-    /// neighbouring pair's boundary moved to their middle where both still fit (wrap's pad
-    /// rows, which read the input's far end, keep windows of their own). A slice that does
-    /// not fit alone is cut along its next axis the same way. Boxes stay contiguous runs of
-    /// the output.
+    /// Every window, in output order ([`split`]: wrap's pad rows, which read the input's far
+    /// end, keep windows of their own), each with whether its narrow rows end mid-word.
     fn windows(&self) -> Result<Vec<(Dispatch, bool)>> {
-        let mut windows = Vec::new();
-        self.split(self.axes.iter().map(|a| (0usize, a.map.out_len)).collect(), &mut windows)?;
-        Ok(windows)
-    }
-
-    /// Cuts box `b` into windows (see [`windows`](Self::windows)), appending them.
-    fn split(&self, b: Vec<(usize, usize)>, windows: &mut Vec<(Dispatch, bool)>) -> Result<()> {
-        if let Some(w) = self.window(&b)? {
-            return self.push(windows, w);
-        }
-        let Some(d) = b.iter().position(|&(_, len)| len > 1) else {
-            return Err(limit(GpuLimit::Windows, "one element does not fit a binding".into()));
-        };
-        let (start, end) = (b[d].0, b[d].0 + b[d].1);
-        let piece = |s: usize, e: usize| {
-            let mut p = b.clone();
-            p[d] = (s, e - s);
-            p
-        };
-        let fits = |s: usize, e: usize| -> Result<bool> { Ok(self.window(&piece(s, e))?.is_some()) };
-        // As few pieces as fit: from each start the longest that fits (at least one slice,
-        // which the recursion below cuts further where it does not fit alone).
-        let mut cuts = vec![start];
-        while let Some(&s) = cuts.last().filter(|&&s| s < end) {
-            let (mut fit, mut past) = (s, end + 1);
-            while past - fit > 1 {
-                let m = fit + (past - fit) / 2;
-                if fits(s, m)? {
-                    fit = m;
-                } else {
-                    past = m;
-                }
-            }
-            cuts.push(fit.max(s + 1));
-        }
-        // Evened out: that many equal pieces where all fit; else neighbours met in the middle.
-        let n = cuts.len() - 1;
-        let equal: Vec<usize> = (0..=n).map(|i| start + (end - start) * i / n).collect();
-        if n > 1 && equal.windows(2).try_fold(true, |all, w| Ok::<_, PadError>(all && fits(w[0], w[1])?))? {
-            cuts = equal;
-        } else {
-            for i in 1..n {
-                let (a, c) = (cuts[i - 1], cuts[i + 1]);
-                let mid = a + (c - a) / 2;
-                if mid != cuts[i] && mid > a && fits(a, mid)? && fits(mid, c)? {
-                    cuts[i] = mid;
-                }
-            }
-        }
-        for w in cuts.windows(2) {
-            self.split(piece(w[0], w[1]), windows)?;
-        }
-        Ok(())
-    }
-
-    /// Appends a window, refusing a pad of more than [`MAX_WINDOWS`].
-    fn push(&self, windows: &mut Vec<(Dispatch, bool)>, window: (Dispatch, bool)) -> Result<()> {
-        windows.push(window);
-        if windows.len() as u64 > MAX_WINDOWS {
-            return Err(limit(
-                GpuLimit::Windows,
-                format!(
-                    "more than {MAX_WINDOWS} binding windows (views too scattered for bindings of {} bytes)",
-                    self.limits.max_binding
-                ),
-            ));
-        }
-        Ok(())
+        let whole: Vec<_> = self.axes.iter().map(|a| (0, a.map.out_len)).collect();
+        split(&whole, &vec![1; whole.len()], self.limits.max_binding, &mut |b| self.window(b))
     }
 
     /// A binding of the words `lo..=hi`: (offset, size) in bytes, both multiples of 4 (WebGPU

@@ -3,7 +3,7 @@
 //! `adjoint::one_image_run`) is that image's value, bits and all, and those elements make one
 //! box, a crop of `grad_out`. It runs as the forward pad's crop (`Program::new` of a plan that
 //! crops `grad_out` to the box: the forward's kernels, at its speed). The rest, the borders,
-//! are boxes around it, each a window of the gradient's own pipeline: for the `i`-th touched
+//! are boxes around it, each in windows of the gradient's own pipeline: for the `i`-th touched
 //! axis the indices before its run and those after it, with the touched axes before it
 //! within their runs and every other axis whole. Each element of `grad_in` is in exactly one
 //! box, and a border box holds only elements with a sum, so the gradient's walk (the cost of
@@ -11,13 +11,14 @@
 
 use std::ops::Range;
 
-use crate::adjoint::{image_hull, one_image_run};
-use crate::error::{GpuLimit, PadError, Result};
+use crate::adjoint::one_image_run;
+use crate::error::{PadError, Result};
 use crate::plan::{PadPlan, PadRequest};
 
-use super::whole::{Whole, WindowAxis};
-use crate::gpu::checks::MAX_WINDOWS;
+use super::whole::Whole;
+use super::windows::windows;
 use crate::gpu::program::{BufferView, DeviceLimits, Program};
+use crate::gpu::window::MAX_WINDOWS;
 
 /// The gradient as the crop of its bulk and windows of its borders; `None` where it has no
 /// bulk (an axis with no index of one image), or where the crop or a border's window does not
@@ -38,37 +39,13 @@ pub(super) fn crop_and_borders(
     }
     let Some(crop) = crop(plan, whole, &runs, grad_out, grad_in, limits)? else { return Ok(None) };
     let mut borders = Program::of(whole.key, Vec::new(), whole.out_span, whole.in_span);
-    // Each box a window, or halved along its outermost axis of several indices until its
-    // halves fit a binding (a stack: the boxes in order, a box's halves in order).
-    let mut boxes: Vec<_> = border_boxes(plan, &runs).into_iter().rev().collect();
-    while let Some(b) = boxes.pop() {
-        let spans: Vec<WindowAxis> = b
-            .iter()
-            .zip(plan.axes())
-            .map(|(range, axis)| WindowAxis {
-                first: range.start,
-                len: range.len(),
-                reads: match axis.is_identity() {
-                    true => Some((range.start, range.end)),
-                    false => image_hull(axis, plan.mode(), range.clone()),
-                },
-            })
-            .collect();
-        match whole.window(&spans, grad_out, grad_in, limits) {
-            Ok(dispatch) => borders.dispatches.push(dispatch),
-            Err(PadError::GpuLimit { limit: GpuLimit::Windows, .. }) => {
-                let Some(a) = b.iter().position(|r| r.len() > 1) else { return Ok(None) };
-                if (borders.dispatches.len() + boxes.len()) as u64 >= MAX_WINDOWS {
-                    return Ok(None);
-                }
-                let mid = b[a].start + b[a].len() / 2;
-                for half in [mid..b[a].end, b[a].start..mid] {
-                    let mut h = b.clone();
-                    h[a] = half;
-                    boxes.push(h);
-                }
-            }
-            Err(e) => return Err(e),
+    // Each box in windows, as few as fit.
+    for b in border_boxes(plan, &runs) {
+        let b: Vec<_> = b.iter().map(|r| (r.start, r.len())).collect();
+        let Some(windows) = windows(plan, whole, &b, grad_out, grad_in, limits)? else { return Ok(None) };
+        borders.dispatches.extend(windows);
+        if borders.dispatches.len() as u64 > MAX_WINDOWS {
+            return Ok(None);
         }
     }
     Ok(Some(crop.then(borders)))

@@ -30,6 +30,7 @@ use super::checks::limit;
 use super::params::MAX_RANK;
 use super::program::{BufferView, DeviceLimits, Program};
 use super::variant::KernelVariant;
+use super::window::every_index;
 use whole::Whole;
 use windows::{parts, windows};
 
@@ -108,7 +109,7 @@ fn whole_program(
 ) -> Result<Program> {
     match whole.one_dispatch(grad_out, grad_in, limits) {
         Err(e @ PadError::GpuLimit { limit: GpuLimit::Windows, .. }) => {
-            match windows(plan, whole, grad_out, grad_in, limits)? {
+            match windows(plan, whole, &every_index(plan.in_shape()), grad_out, grad_in, limits)? {
                 Some(dispatches) => Ok(whole.program(dispatches)),
                 None => match parts(plan, whole, grad_out, grad_in, limits)? {
                     Ok(dispatches) => Ok(whole.program(dispatches)),
@@ -301,22 +302,25 @@ mod tests {
         let ints = PadPlan::new(DataType::Int32, &[5], &PadRequest::new(vec![1, 1])).unwrap();
         let e = whole(&ints, &BufferView::dense(0, 28), &BufferView::dense(0, 20), &limits).unwrap_err();
         assert!(e.to_string().contains("no gradient"), "{e}");
-        // Past one binding, windows of the outer axes the pad leaves alone: 6 rows of 468 bytes
-        // of grad_out on bindings of 1 KiB at 256-byte alignment, a row a window.
+        // Past one binding, windows of the outer axis the pad leaves alone: 6 slabs of 468 bytes
+        // of grad_out on bindings of 1 KiB at 256-byte alignment, as few windows as fit: two
+        // slabs where their reads start on a boundary (slabs 0-1 and 4-5), else one.
         let batch =
             PadPlan::new(DataType::Float32, &[6, 5, 7], &PadRequest::new(vec![0, 1, 2, 0, 3, 4]).mode(Mode::Wrap))
                 .unwrap();
         let (bi, bo) = batch.byte_sizes().unwrap();
         let kib = DeviceLimits { max_binding: 1024, storage_alignment: 256, ..limits };
         let p = whole(&batch, &BufferView::dense(0, bo), &BufferView::dense(0, bi), &kib).unwrap();
-        assert_eq!(p.dispatches().len(), 6);
-        for (w, d) in p.dispatches().iter().enumerate() {
+        let slabs: Vec<u64> =
+            p.dispatches().iter().map(|d| bytemuck::cast::<_, BackParams>(d.params).axes[0].in_len as u64).collect();
+        assert_eq!(slabs, [2, 1, 1, 2]);
+        let mut first = 0;
+        for (d, n) in p.dispatches().iter().zip(slabs) {
             let (start, size) = d.output();
-            assert!(
-                size <= 1024 && start % 256 == 0 && start <= w as u64 * 140 && start + size >= (w as u64 + 1) * 140
-            );
+            assert!(size <= 1024 && start % 256 == 0 && start <= first * 140 && start + size >= (first + n) * 140);
             let (start, size) = d.input().unwrap();
-            assert!(size <= 1024 && start <= w as u64 * 468 && start + size >= (w as u64 + 1) * 468);
+            assert!(size <= 1024 && start <= first * 468 && start + size >= (first + n) * 468);
+            first += n;
         }
         // A wrap of [5, 7] on both axes: its first and last rows are read from both ends of
         // the axis, and no window of them fits 64 bytes.

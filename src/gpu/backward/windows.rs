@@ -4,23 +4,26 @@ use crate::adjoint::{image_hull, BLOCK};
 use crate::error::{GpuLimit, PadError, Result};
 use crate::plan::PadPlan;
 
-use super::whole::{most_images, Part, Whole, WindowAxis};
-use crate::gpu::checks::MAX_WINDOWS;
-use crate::gpu::program::{BufferView, DeviceLimits, Dispatch};
+use std::ops::Range;
 
-/// Windows of the gradient past one binding: along an axis `d`, one index of each axis before
-/// it and a run of near-equal length of `d`'s, every axis after it whole; each window the
-/// whole gradient's pipeline and uniform with its own lengths and bases. An axis the pad
-/// touches keeps its images in the whole axis's coordinates: a window's first index moves the
-/// axis's crop start (the shader's `k - crop_start` is then the whole axis's kept index, in
-/// wrapping arithmetic), and the window binds the hull of its images in `grad_out`
-/// ([`crate::adjoint`]'s `image_hull`), its base counted from there (wrapping where the hull
-/// starts past the window's first position: only the sums of the offsets are bound). Of the
-/// axes, the one that makes the fewest windows; `None` where none fits (a wrap whose images
-/// span the axis, say: [`parts`]). With a part, the images in it only.
+use super::whole::{most_images, Part, Whole, WindowAxis};
+use crate::gpu::program::{BufferView, DeviceLimits, Dispatch};
+use crate::gpu::window::{every_index, split, Extent, MAX_WINDOWS};
+
+/// Windows of the gradient past one binding, cut from grad_in's axes as every program's are
+/// ([`split`]); each window the whole gradient's pipeline and uniform with its own lengths
+/// and bases. An axis the pad touches keeps its images in the whole axis's coordinates: a
+/// window's first index moves the axis's crop start (the shader's `k - crop_start` is then the
+/// whole axis's kept index, in wrapping arithmetic), and the window binds the hull of its
+/// images in `grad_out` ([`crate::adjoint`]'s `image_hull`), its base counted from there
+/// (wrapping where the hull starts past the window's first position: only the sums of the
+/// offsets are bound). Of `b`, a box of grad_in (per axis: first index and length); `None`
+/// where no windows fit (a wrap whose images span the axis, say: [`parts`]). With a part, the
+/// images in it only.
 pub(super) fn windows(
     plan: &PadPlan,
     whole: &Whole,
+    b: &Extent,
     grad_out: &BufferView,
     grad_in: &BufferView,
     limits: &DeviceLimits,
@@ -28,21 +31,28 @@ pub(super) fn windows(
     if whole.in_span.is_none() {
         return Ok(None);
     }
-    let shape = plan.in_shape();
-    let (mut best, mut outer): (Option<Vec<Dispatch>>, u64) = (None, 1);
-    for (d, &len) in shape.iter().enumerate() {
-        // Every axis from here makes at least `outer` windows.
-        if best.as_ref().is_some_and(|b| outer >= b.len() as u64) {
-            break;
-        }
-        if let Some(dispatches) = windows_on(plan, whole, d, grad_out, grad_in, limits)? {
-            if best.as_ref().is_none_or(|b| dispatches.len() < b.len()) {
-                best = Some(dispatches);
-            }
-        }
-        outer = outer.saturating_mul(len as u64);
+    let (axes, mode) = (plan.axes(), plan.mode());
+    // The output coordinates a run of an axis's input indices reads.
+    let hull = |a: usize, range: Range<usize>| match (axes[a].is_identity(), whole.part) {
+        (true, _) => Some((range.start, range.end)),
+        (false, Some(part)) if part.axis == a => part.clip(image_hull(&axes[a], mode, range.clone()), &axes[a], range),
+        (false, _) => image_hull(&axes[a], mode, range),
+    };
+    let mut window = |b: &Extent| {
+        let spans: Vec<_> = (b.iter().enumerate())
+            .map(|(a, &(first, len))| WindowAxis { first, len, reads: hull(a, first..first + len) })
+            .collect();
+        fits(whole.window(&spans, grad_out, grad_in, limits))
+    };
+    fits(split(b, &vec![1; b.len()], limits.max_binding, &mut window))
+}
+
+/// `None` for a `GpuLimit::Windows` (what did not fit a binding).
+fn fits<T>(result: Result<T>) -> Result<Option<T>> {
+    match result {
+        Err(PadError::GpuLimit { limit: GpuLimit::Windows, .. }) => Ok(None),
+        result => result.map(Some),
     }
-    Ok(best)
 }
 
 /// The gradient past one binding where no window's reads fit (a wrap's first and last
@@ -85,7 +95,7 @@ pub(super) fn parts(
             w.part = Some(part);
             (w.params.part_axis, w.params.part_lo, w.params.part_hi) = (c as u32, part.lo as u32, part.hi as u32);
             w.params.part_continues = u32::from(continues);
-            let Some(mut windows) = windows(plan, &w, grad_out, grad_in, limits)? else {
+            let Some(mut windows) = windows(plan, &w, &every_index(plan.in_shape()), grad_out, grad_in, limits)? else {
                 return Ok(Err(format!(
                     "nor in parts: no window of the part at output positions {}..{} of axis {c} fits",
                     part.lo, part.hi
@@ -111,7 +121,7 @@ impl Part {
         &self,
         hull: Option<(usize, usize)>,
         axis: &crate::plan::AxisMap,
-        range: std::ops::Range<usize>,
+        range: Range<usize>,
     ) -> Option<(usize, usize)> {
         let p = axis.pad_before;
         let (lo, hi) = if self.lo >= p && self.hi <= p + axis.kept {
@@ -126,71 +136,6 @@ impl Part {
     }
 }
 
-/// The windows along axis `d` ([`windows`]): as few runs of its indices as fit, from as many
-/// as the rows of a binding call for, more where a window's reads do not fit (pads at an
-/// axis's ends, a reflection's mirror images).
-fn windows_on(
-    plan: &PadPlan,
-    whole: &Whole,
-    d: usize,
-    grad_out: &BufferView,
-    grad_in: &BufferView,
-    limits: &DeviceLimits,
-) -> Result<Option<Vec<Dispatch>>> {
-    let (shape, axes, mode) = (plan.in_shape(), plan.axes(), plan.mode());
-    // The output coordinates a run of an axis's input indices reads.
-    let hull = |a: usize, range: std::ops::Range<usize>| match (axes[a].is_identity(), whole.part) {
-        (true, _) => Some((range.start, range.end)),
-        (false, Some(part)) if part.axis == a => part.clip(image_hull(&axes[a], mode, range.clone()), &axes[a], range),
-        (false, _) => image_hull(&axes[a], mode, range),
-    };
-    let inner: Vec<Option<(usize, usize)>> = (d + 1..shape.len()).map(|a| hull(a, 0..shape[a])).collect();
-    let outer: u64 = shape[..d].iter().map(|&n| n as u64).product();
-    let n = shape[d] as u64;
-    let unit = (whole.out_strides[d].max(whole.in_strides[d]) * whole.elem).max(1);
-    let rows = (limits.max_binding.saturating_sub(limits.storage_alignment) / unit).max(1);
-    // Runs of `even` indices (the last shorter), as near equal as their count allows.
-    let mut even = n.div_ceil(n.div_ceil(rows));
-    loop {
-        let runs = n.div_ceil(even);
-        if outer.saturating_mul(runs) > MAX_WINDOWS {
-            return Ok(None);
-        }
-        let run_hulls: Vec<_> =
-            (0..runs).map(|r| hull(d, (r * even) as usize..(n.min((r + 1) * even)) as usize)).collect();
-        let mut dispatches = Vec::with_capacity((outer * runs) as usize);
-        'windows: for o in 0..outer {
-            let mut spans = vec![WindowAxis { first: 0, len: 0, reads: None }; shape.len()];
-            let mut rest = o;
-            for a in (0..d).rev() {
-                let k = (rest % shape[a] as u64) as usize;
-                rest /= shape[a] as u64;
-                spans[a] = WindowAxis { first: k, len: 1, reads: hull(a, k..k + 1) };
-            }
-            for (a, &reads) in inner.iter().enumerate() {
-                spans[d + 1 + a] = WindowAxis { first: 0, len: shape[d + 1 + a], reads };
-            }
-            for (r, &reads) in run_hulls.iter().enumerate() {
-                let first = r as u64 * even;
-                spans[d] = WindowAxis { first: first as usize, len: even.min(n - first) as usize, reads };
-                match whole.window(&spans, grad_out, grad_in, limits) {
-                    Ok(dispatch) => dispatches.push(dispatch),
-                    Err(PadError::GpuLimit { limit: GpuLimit::Windows, .. }) => break 'windows,
-                    Err(e) => return Err(e),
-                }
-            }
-        }
-        if dispatches.len() as u64 == outer * runs {
-            return Ok(Some(dispatches));
-        }
-        if even == 1 {
-            return Ok(None);
-        }
-        // Shorter runs, an eighth more of them or at least one more; `even` falls every time.
-        even = n.div_ceil((runs + 1).max(runs + runs / 8)).min(even - 1);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -200,9 +145,9 @@ mod tests {
 
     /// Past one binding, windows along an axis the pad touches: runs of [20, 20]'s rows
     /// padded by one on each axis, 88-byte rows on 1 KiB bindings at 256-byte alignment, three
-    /// windows of 7, 7 and 6 rows, each binding the output rows its elements read (rows 1-7,
-    /// 8-14, 15-20 of 22) and its own rows of the input's gradient; the window's first row
-    /// moves the axis's crop start, wrapping below zero.
+    /// windows of 6, 7 and 7 rows (as many equal ones as fit), each binding the output rows its
+    /// elements read (rows 1-6, 7-13, 14-20 of 22) and its own rows of the input's gradient; the
+    /// window's first row moves the axis's crop start, wrapping below zero.
     #[test]
     fn windows_run_along_padded_axes() {
         let kib = DeviceLimits { max_binding: 1024, storage_alignment: 256, ..DeviceLimits::WEBGPU_DEFAULT };
@@ -210,16 +155,16 @@ mod tests {
         let (i, o) = plan.byte_sizes().unwrap();
         let p = super::super::whole(&plan, &BufferView::dense(0, o), &BufferView::dense(0, i), &kib).unwrap();
         let bindings: Vec<_> = p.dispatches().iter().map(|d| (d.input().unwrap(), d.output())).collect();
-        // Reads: bytes [92, 700), [708, 1316), [1324, 1844) (columns 1-20 of those rows) from
-        // 256-byte boundaries; writes [0, 560), [560, 1120), [1120, 1600).
-        assert_eq!(bindings, [((0, 700), (0, 560)), ((512, 804), (512, 608)), ((1280, 564), (1024, 576))]);
+        // Reads: bytes [92, 612), [620, 1228), [1236, 1844) (columns 1-20 of those rows) from
+        // 256-byte boundaries; writes [0, 480), [480, 1040), [1040, 1600).
+        assert_eq!(bindings, [((0, 612), (0, 480)), ((512, 716), (256, 784)), ((1024, 820), (1024, 576))]);
         let params: Vec<BackParams> = p.dispatches().iter().map(|d| bytemuck::cast(d.params)).collect();
         let firsts = params.iter().map(|p| (p.count, p.axes[0].in_len, p.axes[0].crop_start, p.out_base, p.in_base));
-        // out_base: grad_out's element 0 from the binding's start (0, 128 and 320 elements on).
+        // out_base: grad_out's element 0 from the binding's start (0, 128 and 256 elements on).
         let want = [
-            (140, 7, 0, 0, 0),
-            (140, 7, 0u32.wrapping_sub(7), 0u32.wrapping_sub(128), 12),
-            (120, 6, 0u32.wrapping_sub(14), 0u32.wrapping_sub(320), 24),
+            (120, 6, 0, 0, 0),
+            (140, 7, 0u32.wrapping_sub(6), 0u32.wrapping_sub(128), 56),
+            (140, 7, 0u32.wrapping_sub(13), 0u32.wrapping_sub(256), 4),
         ];
         assert_eq!(firsts.collect::<Vec<_>>(), want);
         assert!(
@@ -231,10 +176,10 @@ mod tests {
 
     /// Where no window's reads fit, parts: a wrap of [20, 20] by one (its first and last rows
     /// read from both ends of the axis; 88-byte rows on 1 KiB bindings), in three parts along
-    /// axis 0, in the sums' order: output row 0 (the pad before: every window, the one
-    /// reading row 0 the last), row 21 (the pad after: only the window of rows 0-6 reads it),
-    /// rows 1-20 (the kept ones: each window its own rows). Each window's bindings as the
-    /// windows' above; the parts after the first continue the sums.
+    /// axis 0, in the sums' order: output row 0 (the pad before: every window, two of ten rows
+    /// as their reads are one row, the one reading row 0 the last), row 21 (the pad after:
+    /// only the window of rows 0-9 reads it), rows 1-20 (the kept ones: each window its own
+    /// rows, in windows as the windows' above); the parts after the first continue the sums.
     #[test]
     fn windows_that_read_the_whole_axis_run_in_parts() {
         let kib = DeviceLimits { max_binding: 1024, storage_alignment: 256, ..DeviceLimits::WEBGPU_DEFAULT };
@@ -250,17 +195,16 @@ mod tests {
             })
             .collect();
         let want = [
-            (None, (0, 560), (0, 0, 1, 0), 7),
-            (None, (512, 608), (0, 0, 1, 0), 7),
-            (Some((0, 88)), (1024, 576), (0, 0, 1, 0), 6),
-            (Some((1792, 144)), (0, 560), (0, 21, 22, 1), 7),
-            (Some((0, 704)), (0, 560), (0, 1, 21, 1), 7),
-            (Some((512, 808)), (512, 608), (0, 1, 21, 1), 7),
-            (Some((1280, 568)), (1024, 576), (0, 1, 21, 1), 6),
+            (None, (0, 800), (0, 0, 1, 0), 10),
+            (Some((0, 88)), (768, 832), (0, 0, 1, 0), 10),
+            (Some((1792, 144)), (0, 800), (0, 21, 22, 1), 10),
+            (Some((0, 616)), (0, 480), (0, 1, 21, 1), 6),
+            (Some((512, 720)), (256, 784), (0, 1, 21, 1), 7),
+            (Some((1024, 824)), (1024, 576), (0, 1, 21, 1), 7),
         ];
         assert_eq!(got, want);
         // Output row 21 from its binding at byte 1792: element 0 is 448 elements below it.
-        let after: BackParams = bytemuck::cast(p.dispatches()[3].params);
+        let after: BackParams = bytemuck::cast(p.dispatches()[2].params);
         assert_eq!(after.out_base, 0u32.wrapping_sub(448));
         // Parts of axis 1 where the first is left alone and its rows pass a binding.
         let rows =

@@ -1,29 +1,13 @@
-// Shared by every pad shader: the walk from output coordinates to input offsets. The host
-// prepends the uniform's structs, every constant the shaders share with it (declared from
-// tables: PipelineKey::constants in src/gpu/shader.rs for MAX_RANK, WORKGROUP and the rest
-// every kernel reads, each kernel's own in its module under src/gpu/kernels/), the width's
-// WORD alias and the bindings (P, src, dst); the mode file supplies `source_coord`.
-
-const NONE: u32 = 0xffffffffu;
+// Shared by every pad shader (after access.wgsl): the walk from output coordinates to input
+// offsets. The host prepends the uniform's structs, every constant the shaders share with it
+// (declared from tables: PipelineKey::constants in src/gpu/shader.rs for MAX_RANK, WORKGROUP
+// and the rest every kernel reads, each kernel's own in its module under src/gpu/kernels/),
+// the width's WORD alias and the bindings (P, src, dst); the mode file supplies
+// `source_coord`.
 
 // The uniform's structs, AxisParams (one axis; coordinates are global, over the whole
 // output, and this dispatch covers [start, start + len) of each) and Params, are declared
 // once in src/gpu/params.rs (`uniform!`) and prepended with the constants.
-
-// Every access to the input and output goes through these (a test counts each word's
-// stores by rewriting store_dst: tests/store_once.rs).
-fn load_src(i: u32) -> WORD {
-    return src[i];
-}
-
-fn store_dst(i: u32, v: WORD) {
-    dst[i] = v;
-}
-
-// A read of the output (the bytes of a word outside the window, kept).
-fn load_dst(i: u32) -> WORD {
-    return dst[i];
-}
 
 // (o - pad before) mod period on axis d, for the periodic modes.
 fn position_in_period(o: u32, d: u32) -> u32 {

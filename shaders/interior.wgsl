@@ -1,8 +1,8 @@
 // Interior padding (JAX's lax.pad), constant mode, its own kernel (src/gpu/kernels/interior.rs,
 // laid out by src/gpu/interior.rs): one invocation per output word, as the design card has it.
-// Each axis of P.axes (innermost first) keeps input elements crop_start, crop_start + 1, ...,
-// landing from output pad_before on every `period` places (the interior count plus one) over
-// `kept` places; every other output element is the constant.
+// Each axis of P.axes (innermost first: InteriorAxis, src/gpu/params.rs) keeps input elements
+// in_first, in_first + 1, ..., landing from output place `first` on every `step` places (the
+// interior count plus one) within `span` places; every other output element is the constant.
 
 // The rank as the loop reads it: P.rank plus a zero no compiler can see through (the grid's
 // z, set by `main`: every grid is one deep). Lavapipe (Mesa 22) would otherwise compile the
@@ -24,11 +24,11 @@ fn interior_source(e_in: u32) -> vec2<u32> {
             e = divide(c, a.len_magic, a.len_shift);
             c -= e * a.len;
         }
-        // j wraps below the first kept place, so `j < kept` holds only inside.
-        let j = c - a.pad_before;
-        let k = divide(j, a.period_magic, a.period_shift);
-        inside = inside && j < a.kept && k * a.period == j;
-        src_at += (a.crop_start + k) * a.in_stride;
+        // j wraps below the first landed place, so `j < span` holds only inside.
+        let j = c - a.first;
+        let k = divide(j, a.step_magic, a.step_shift);
+        inside = inside && j < a.span && k * a.step == j;
+        src_at += (a.in_first + k) * a.in_stride;
         dst_at += c * a.out_stride;
     }
     return vec2<u32>(select(NONE, src_at, inside), dst_at);

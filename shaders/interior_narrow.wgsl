@@ -1,6 +1,6 @@
 // 8- and 16-bit elements: an invocation a u32 word of the output, ELEMS_PER_WORD elements each
 // found alone. A dense output's words run from the one holding element 0 (the bytes of a first
-// or last word outside the tensor are kept as they are); where P.row_first is 1 the output is
+// or last word outside the tensor are kept as they are); where P.word_rows is 1 the output is
 // rows of whole words starting on words (src/gpu/interior.rs), each word's place found through
 // the view. P.first (element 0's place in the output binding) and P.in_base are in elements.
 @compute @workgroup_size(WORKGROUP)
@@ -14,7 +14,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     // output's first word, where element 0 starts mid-word: `e >= P.elems` holds there).
     let first = t * ELEMS_PER_WORD - P.first % ELEMS_PER_WORD;
     var word = P.first / ELEMS_PER_WORD + t;
-    if (P.row_first == 1u) {
+    if (P.word_rows == 1u) {
         word = (P.first + interior_source(first).y) / ELEMS_PER_WORD;
     }
     var v = 0u;

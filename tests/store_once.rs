@@ -14,7 +14,7 @@ use wgpu_pad::{DataType, Mode, PadPlan, PadRequest};
 /// `counts[1 + i]` the stores of output word `i` (both within the dispatch's bindings).
 fn counted(wgsl: &str) -> String {
     let (load, store) = ("fn load_src(i: u32) -> WORD {\n", "fn store_dst(i: u32, v: WORD) {\n");
-    assert!(wgsl.contains(load) && wgsl.contains(store), "common.wgsl's accessors changed: update this test");
+    assert!(wgsl.contains(load) && wgsl.contains(store), "access.wgsl's accessors changed: update this test");
     let body = wgsl
         .replace(load, &format!("{load}    atomicMax(&counts[0], i + 1u);\n"))
         .replace(store, &format!("{store}    atomicAdd(&counts[1u + i], 1u);\n"));

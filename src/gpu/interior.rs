@@ -10,7 +10,9 @@ use crate::plan::{PadPlan, PadRequest};
 
 use super::checks::{binding, check_views, grid, limit, view};
 use super::kernels::{narrow, Shader};
-use super::params::{constant_word, magic_divisor, AxisParams, Params, INDEX_LIMIT, MAX_RANK, WORKGROUP};
+use super::params::{
+    constant_word, magic_divisor, InteriorAxis, InteriorParams, Uniform, INDEX_LIMIT, MAX_RANK, WORKGROUP,
+};
 use super::program::{BufferView, DeviceLimits, Dispatch, Program};
 use super::shader::PipelineKey;
 use super::view::{dense_strides, view_strides};
@@ -161,41 +163,47 @@ fn one_dispatch(plan: &PadPlan, input: &BufferView, output: &BufferView, limits:
             format!("an interior pad indexing {n} elements; the GPU path needs under 2^31"),
         ));
     }
-    let mut p = Params::zeroed();
-    p.rank = rank as u32;
-    p.count = count as u32;
-    p.first = out_base as u32;
-    p.elems = elems as u32;
-    p.in_base = in_base as u32;
-    p.out_base = out_base as u32;
-    p.constant = constant_word(plan, elem.max(4));
-    // The narrow kernel's rows of whole words, each word's place found through the view.
-    p.row_first = u32::from(word_rows);
+    let mut p = InteriorParams {
+        rank: rank as u32,
+        count: count as u32,
+        first: out_base as u32,
+        elems: elems as u32,
+        in_base: in_base as u32,
+        out_base: out_base as u32,
+        word_rows: u32::from(word_rows),
+        constant: constant_word(plan, elem.max(4)),
+        ..InteriorParams::default()
+    };
     for axis in 0..rank {
         let l = plan.lattice(axis);
         // One kept element or none: no step to take (and none to divide by).
         let step = if l.count > 1 { l.step as u32 } else { 1 };
-        let span = if l.count == 0 { 0 } else { (l.count as u32 - 1) * step + 1 };
-        let out_len = plan.out_shape()[axis] as u32;
-        let ((len_magic, len_shift), (period_magic, period_shift)) = (magic_divisor(out_len), magic_divisor(step));
-        p.axes[rank - 1 - axis] = AxisParams {
-            pad_before: l.out_first as u32,
-            kept: span,
-            crop_start: l.in_first as u32,
-            len: out_len,
+        let len = plan.out_shape()[axis] as u32;
+        let ((len_magic, len_shift), (step_magic, step_shift)) = (magic_divisor(len), magic_divisor(step));
+        p.axes[rank - 1 - axis] = InteriorAxis {
+            len,
             len_magic,
             len_shift,
+            first: l.out_first as u32,
+            span: if l.count == 0 { 0 } else { (l.count as u32 - 1) * step + 1 },
+            in_first: l.in_first as u32,
             in_stride: in_strides[axis] as u32,
             out_stride: out_strides[axis] as u32,
-            period: step,
-            period_magic,
-            period_shift,
-            ..AxisParams::default()
+            step,
+            step_magic,
+            step_shift,
+            ..InteriorAxis::default()
         };
     }
     let groups = count.div_ceil(WORKGROUP as u64);
     let workgroups = grid(groups, limits, count, "words")?;
-    program.dispatches.push(Dispatch { pipeline: 0, params: p, workgroups, input: bound_in, output: bound_out });
+    program.dispatches.push(Dispatch {
+        pipeline: 0,
+        params: Uniform::Interior(p),
+        workgroups,
+        input: bound_in,
+        output: bound_out,
+    });
     Ok(program)
 }
 

@@ -10,11 +10,11 @@ use crate::plan::{AxisMap, PadPlan};
 
 use super::checks::{check_views, limit, view};
 use super::kernels::{Kernel, Shader};
-use super::params::{constant_word, magic_divisor, AxisParams, Params, INDEX_LIMIT, MAX_RANK};
+use super::params::{constant_word, magic_divisor, AxisParams, Params, Uniform, INDEX_LIMIT, MAX_RANK};
 use super::program::{BufferView, DeviceLimits, Dispatch, Program};
 use super::shader::PipelineKey;
 use super::variant::KernelVariant;
-use super::view::{dense_strides, invalid, View};
+use super::view::{dense_strides, invalid, Span, View};
 use super::window::{split, Axis, WindowShape};
 
 /// The range of input indices that output coordinates `[s, e)` of an axis read, or
@@ -96,12 +96,13 @@ fn lay_out(
     let lay = |kernel: Kernel| {
         let constant = constant_word(plan, kernel.constant_bytes(word));
         let splitter = Splitter { mode, axes: &axes, word, in_off, out_off, limits, kernel, constant };
-        // Each window with whether its narrow rows end mid-word (the row walk's business only).
-        let (mut dispatches, mid_words): (Vec<Dispatch>, Vec<bool>) = splitter.windows()?.into_iter().unzip();
-        check_bindings_inside(&dispatches, input, output)?;
-        let mut windows: Vec<_> = dispatches.iter_mut().map(|d| (&mut d.params, &mut d.workgroups)).collect();
-        let shader = kernel.shader(&mut windows, &mid_words, word, limits.max_groups as u64);
+        let mut windows = splitter.windows()?;
+        check_bindings_inside(&windows, input, output)?;
+        let mid_words: Vec<bool> = windows.iter().map(|w| w.mid_word).collect();
+        let mut grids: Vec<_> = windows.iter_mut().map(|w| (&mut w.params, &mut w.workgroups)).collect();
+        let shader = kernel.shader(&mut grids, &mid_words, word, limits.max_groups as u64);
         let key = PipelineKey::new(mode, word as u8, multi_period, shader, kernel.read_only_input());
+        let dispatches = windows.into_iter().map(Window::dispatch).collect();
         Ok(Program::of(key, dispatches, in_span, Some(out_span)))
     };
     match lay(kernel) {
@@ -116,8 +117,8 @@ fn lay_out(
 
 /// Every binding, whole words from an aligned offset, lies inside its buffer (PadKernel and
 /// every host bind exactly these ranges).
-fn check_bindings_inside(dispatches: &[Dispatch], input: &View, output: &View) -> Result<()> {
-    for d in dispatches {
+fn check_bindings_inside(windows: &[Window], input: &View, output: &View) -> Result<()> {
+    for d in windows {
         for (v, bind) in [(input, d.input), (output, Some(d.output))] {
             if let Some((offset, size)) = bind {
                 if offset.checked_add(size).is_none_or(|end| end > v.buffer_size) {
@@ -222,6 +223,24 @@ fn check_index_range(mode: Mode, axes: &[Axis]) -> Result<bool> {
     Ok(multi_period)
 }
 
+/// A pad's window before its kernel's shader is settled (which may change its uniform and
+/// grid): its uniform, grid and bindings, and whether its narrow rows end mid-word (the row
+/// walk's business only).
+struct Window {
+    params: Params,
+    workgroups: [u32; 3],
+    input: Option<Span>,
+    output: Span,
+    mid_word: bool,
+}
+
+impl Window {
+    fn dispatch(self) -> Dispatch {
+        let Window { params, workgroups, input, output, .. } = self;
+        Dispatch { pipeline: 0, params: Uniform::Pad(params), workgroups, input, output }
+    }
+}
+
 /// Splits the output into windows whose bindings fit the device, each with its parameters
 /// and its kernel's grid.
 struct Splitter<'a> {
@@ -238,7 +257,7 @@ struct Splitter<'a> {
 impl Splitter<'_> {
     /// Every window, in output order ([`split`]: wrap's pad rows, which read the input's far
     /// end, keep windows of their own), each with whether its narrow rows end mid-word.
-    fn windows(&self) -> Result<Vec<(Dispatch, bool)>> {
+    fn windows(&self) -> Result<Vec<Window>> {
         let whole: Vec<_> = self.axes.iter().map(|a| (0, a.map.out_len)).collect();
         split(&whole, &vec![1; whole.len()], self.limits.max_binding, &mut |b| self.window(b))
     }
@@ -269,7 +288,7 @@ impl Splitter<'_> {
 
     /// The window for a box (per axis, outermost first: start and length) and whether its
     /// narrow rows end mid-word, or `None` if it must be split.
-    fn window(&self, b: &[(usize, usize)]) -> Result<Option<(Dispatch, bool)>> {
+    fn window(&self, b: &[(usize, usize)]) -> Result<Option<Window>> {
         let shape = WindowShape { b, axes: self.axes, max_groups: self.limits.max_groups as u64 };
         if !self.kernel.fits(&shape, self.word) {
             return Ok(None);
@@ -322,7 +341,7 @@ impl Splitter<'_> {
         }
         let first = out_lo - output.0 / self.word;
         let (workgroups, mid_word) = self.kernel.grid(&shape, &mut params, self.word, first);
-        Ok(Some((Dispatch { pipeline: 0, params, workgroups, input, output }, mid_word)))
+        Ok(Some(Window { params, workgroups, input, output, mid_word }))
     }
 }
 
@@ -355,11 +374,11 @@ pub(super) mod tests {
     fn unpadded_inner_axes_move_as_wide_words() {
         // RGBA u8: one u32 per pixel.
         let l = lay(&plan(DataType::Uint8, &[1, 64, 64, 4], &[0, 2, 2, 0, 0, 2, 2, 0], Mode::Edge), &LIMITS);
-        assert_eq!((l.key().word_bytes, l.dispatches[0].params.rank), (4, 2));
+        assert_eq!((l.key().word_bytes, l.dispatches[0].params.pad().rank), (4, 2));
         // 256 f16 per row: 32 vec4 words.
         let l = lay(&plan(DataType::Float16, &[8, 4096, 256], &[0, 3, 0, 0, 5, 0], Mode::Reflect), &LIMITS);
-        assert_eq!((l.key().word_bytes, l.dispatches[0].params.rank), (16, 3));
-        assert_eq!(l.dispatches[0].params.axes[0].len, 32);
+        assert_eq!((l.key().word_bytes, l.dispatches[0].params.pad().rank), (16, 3));
+        assert_eq!(l.dispatches[0].params.pad().axes[0].len, 32);
         // 3 bytes per pixel split into no word: u8 stays per byte.
         let l = lay(&plan(DataType::Uint8, &[9, 10, 3], &[1, 1, 0, 1, 1, 0], Mode::Wrap), &LIMITS);
         assert!(l.key().word_bytes < 4);
@@ -367,7 +386,7 @@ pub(super) mod tests {
         let v = crate::Tensor::from_slice(DataType::Uint16, vec![], &[0xabcdu16]).unwrap();
         let p = PadPlan::new(DataType::Uint16, &[4, 2], &PadRequest::new(vec![1, 0, 0, 0]).constant(v)).unwrap();
         let l = lay(&p, &LIMITS);
-        assert_eq!((l.key().word_bytes, l.dispatches[0].params.constant[0]), (4, 0xabcd_abcd));
+        assert_eq!((l.key().word_bytes, l.dispatches[0].params.pad().constant[0]), (4, 0xabcd_abcd));
     }
 
     #[test]
@@ -378,7 +397,7 @@ pub(super) mod tests {
         let l = lay(&p, &small);
         assert!(l.dispatches.len() >= 4, "{}", l.dispatches.len());
         let mut rows: Vec<(u32, u32)> =
-            l.dispatches.iter().map(|w| (w.params.axes[1].start, w.params.axes[1].len)).collect();
+            l.dispatches.iter().map(|w| (w.params.pad().axes[1].start, w.params.pad().axes[1].len)).collect();
         rows.sort();
         let mut next = 0;
         for (s, n) in rows {
@@ -419,7 +438,7 @@ pub(super) mod tests {
             let Some((i, o)) = p.byte_sizes().filter(|&(_, o)| o > 0) else { continue };
             let l = Program::new(&p, &dense(i), &dense(o), &limits).unwrap();
             let bytes = [l.input_span(), l.output_span()].iter().flatten().map(|(a, b)| b - a).max().unwrap();
-            let outer = |d: &Dispatch| d.params.axes[d.params.rank as usize - 1];
+            let outer = |d: &Dispatch| d.params.pad().axes[d.params.pad().rank as usize - 1];
             let slices: Vec<u64> = l.dispatches.iter().map(|d| outer(d).len as u64).collect();
             let (count, most, least) =
                 (slices.len() as u64, *slices.iter().max().unwrap(), *slices.iter().min().unwrap());
@@ -435,7 +454,8 @@ pub(super) mod tests {
         // between in two even halves.
         let p = plan(DataType::Int32, &[1048581, 40], &[3, -17, 2, -22], Mode::Wrap);
         let l = lay(&p, &LIMITS);
-        let rows: Vec<u32> = l.dispatches.iter().map(|d| d.params.axes[d.params.rank as usize - 1].len).collect();
+        let rows: Vec<u32> =
+            l.dispatches.iter().map(|d| d.params.pad().axes[d.params.pad().rank as usize - 1].len).collect();
         assert_eq!(rows.len(), 4, "{rows:?}");
         assert_eq!((rows[0], rows[3]), (3, 2), "{rows:?}");
         assert!(rows[1].abs_diff(rows[2]) <= 1, "{rows:?}");
@@ -508,11 +528,11 @@ pub(super) mod tests {
                 DeviceGrid => 128,
                 _ => 25,
             };
-            assert_eq!(d.params.row_lanes, want_lanes, "{v:?}");
+            assert_eq!(d.params.pad().row_lanes, want_lanes, "{v:?}");
             assert_eq!(l.key().row_walk() == RowWalk::PerWord, matches!(v, Reference | Rows16), "{v:?}");
             if v == Rows16 {
                 // 1028 x 1028 x 3 bytes in 16-byte words, 256 a workgroup; rows of pixels.
-                assert_eq!((d.workgroups, d.params.row_first, d.params.row_words), ([775, 1, 1], 2, 3084));
+                assert_eq!((d.workgroups, d.params.pad().row_first, d.params.pad().row_words), ([775, 1, 1], 2, 3084));
             }
             if v == Reference {
                 // One word an invocation: a workgroup a 64 words.

@@ -1,5 +1,6 @@
-//! The uniform parameters of one dispatch, laid out exactly as `shaders/common.wgsl`
-//! declares them, and the constants both sides share (written into the WGSL prelude as
+//! The uniform parameters of one dispatch, each kind's (a pad's `Params`, an interior pad's
+//! `InteriorParams`, a gradient's `BackParams`: [`Uniform`]) declared once for Rust and WGSL
+//! (`uniform!`), and the constants both sides share (written into the WGSL prelude as
 //! declarations, [`declare`], by shader.rs and each kernel's constants table, never repeated
 //! as literals in the shaders).
 
@@ -96,8 +97,7 @@ uniform! {
         out_base: u32 => "u32",
         /// Narrow kernel: rows along axes below `row_first` (1 or 2), each owning at most
         /// `row_words` words (the words that start in it); `row_words` [`ROW_WORDS_NONE`]
-        /// for the per-word path. The narrow interior kernel: 1 where the output is rows of
-        /// whole words along axis 0 found through the view, 0 where it is dense.
+        /// for the per-word path.
         row_first: u32 => "u32",
         row_words: u32 => "u32",
         /// Rows one workgroup takes (1 where a row needs more than half a workgroup).
@@ -169,6 +169,102 @@ uniform! {
     }
 }
 
+uniform! {
+    /// One axis of an interior pad (`shaders/interior.wgsl`), innermost first in
+    /// [`InteriorParams::axes`]: input elements `in_first`, `in_first + 1`, … land on output
+    /// places `first`, `first + step`, … within `span` places; every other place is the constant.
+    InteriorAxis {
+        /// The output's length on the axis, and its magic divisor.
+        len: u32 => "u32",
+        len_magic: u32 => "u32",
+        len_shift: u32 => "u32",
+        /// The output place the first landed element takes, and the places from it to the last one's end.
+        first: u32 => "u32",
+        span: u32 => "u32",
+        /// The first input element that lands.
+        in_first: u32 => "u32",
+        /// Element strides of the input and output views.
+        in_stride: u32 => "u32",
+        out_stride: u32 => "u32",
+        /// Places from one landed element to the next (the interior count plus one), and its magic divisor.
+        step: u32 => "u32",
+        step_magic: u32 => "u32",
+        step_shift: u32 => "u32",
+        _pad0: u32 => "u32",
+        _pad1: u32 => "u32",
+        _pad2: u32 => "u32",
+        _pad3: u32 => "u32",
+        _pad4: u32 => "u32",
+    }
+}
+
+uniform! {
+    /// The interior pad's uniform: the same size as [`Params`], so that a host binds either alike.
+    InteriorParams {
+        rank: u32 => "u32",
+        /// Words the dispatch writes: an invocation each.
+        count: u32 => "u32",
+        /// 8- and 16-bit elements: element 0's place in the output binding, and the output's elements.
+        first: u32 => "u32",
+        elems: u32 => "u32",
+        /// Offsets of element 0 in the input and output bindings (8- and 16-bit elements: in
+        /// elements; wider: in u32 words).
+        in_base: u32 => "u32",
+        out_base: u32 => "u32",
+        /// 8- and 16-bit elements: 1 where the output is rows of whole words along axis 0,
+        /// each word's place found through the view; 0 where it is dense.
+        word_rows: u32 => "u32",
+        _pad0: u32 => "u32",
+        _pad1: u32 => "u32",
+        _pad2: u32 => "u32",
+        _pad3: u32 => "u32",
+        _pad4: u32 => "u32",
+        /// The constant's bits, repeated to fill a word.
+        constant: [u32; 4] => "vec4<u32>",
+        /// Innermost first.
+        axes: [InteriorAxis; MAX_RANK] => "array<InteriorAxis, MAX_RANK>",
+    }
+}
+
+/// A dispatch's uniform, as its kind of program declares it: every kind's the same size
+/// ([`Program::PARAMS_BYTES`](super::program::Program::PARAMS_BYTES)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Uniform {
+    Pad(Params),
+    Interior(InteriorParams),
+    Gradient(BackParams),
+}
+
+impl Uniform {
+    /// Its bytes, as binding 0 holds them.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        match self {
+            Uniform::Pad(p) => bytemuck::bytes_of(p),
+            Uniform::Interior(p) => bytemuck::bytes_of(p),
+            Uniform::Gradient(p) => bytemuck::bytes_of(p),
+        }
+    }
+}
+
+#[cfg(test)]
+impl Uniform {
+    /// A pad's uniform (a test's look inside; any other kind fails it).
+    pub(crate) fn pad(&self) -> &Params {
+        match self {
+            Uniform::Pad(p) => p,
+            u => panic!("a pad's uniform, not {u:?}"),
+        }
+    }
+
+    /// A gradient's uniform (a test's look inside; any other kind fails it).
+    pub(crate) fn gradient(&self) -> &BackParams {
+        match self {
+            Uniform::Gradient(p) => p,
+            u => panic!("a gradient's uniform, not {u:?}"),
+        }
+    }
+}
+
 impl BackParams {
     /// All zeros but `part_axis`: the whole sums.
     pub fn zeroed() -> BackParams {
@@ -180,6 +276,7 @@ impl BackParams {
 pub(crate) const NO_PART: u32 = u32::MAX;
 
 const _: () = assert!(std::mem::size_of::<BackParams>() == std::mem::size_of::<Params>());
+const _: () = assert!(std::mem::size_of::<InteriorParams>() == std::mem::size_of::<Params>());
 
 impl Params {
     pub fn zeroed() -> Params {
@@ -286,7 +383,7 @@ mod tests {
         }
     }
 
-    /// Every member of `Params` and `AxisParams` in the generated WGSL has the offset and
+    /// Every member of each uniform struct (a pad's, a gradient's, an interior pad's) in the generated WGSL has the offset and
     /// size of the Rust field of its name: the declarations are one (`uniform!`), and this
     /// checks that WGSL's layout rules (uniform alignment) place them where `repr(C)` does.
     // naga is not a dev-dependency under Miri (Cargo.toml), which has no use for this test.
@@ -298,7 +395,9 @@ mod tests {
         let element = super::super::kernels::GradientElement::Float16;
         let shader = super::super::kernels::Shader::Backward { split: true, element, levels: 2 };
         let gradient = super::super::shader::PipelineKey::new(crate::Mode::Wrap, 2, false, shader, false);
-        for src in [key.wgsl(), gradient.wgsl()] {
+        let interior = super::super::kernels::Shader::Interior { narrow: true };
+        let interior = super::super::shader::PipelineKey::new(crate::Mode::Constant, 1, false, interior, false);
+        for src in [key.wgsl(), gradient.wgsl(), interior.wgsl()] {
             let module = naga::front::wgsl::parse_str(&src).expect("the shader parses");
             let members = |name: &str| {
                 let (_, ty) = module.types.iter().find(|(_, t)| t.name.as_deref() == Some(name))?;
@@ -314,6 +413,8 @@ mod tests {
                 ("Params", Params::fields(), size_of::<Params>()),
                 ("BackAxis", BackAxis::fields(), size_of::<BackAxis>()),
                 ("BackParams", BackParams::fields(), size_of::<BackParams>()),
+                ("InteriorAxis", InteriorAxis::fields(), size_of::<InteriorAxis>()),
+                ("InteriorParams", InteriorParams::fields(), size_of::<InteriorParams>()),
             ];
             let mut found = 0;
             for (name, fields, size) in structs {

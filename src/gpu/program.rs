@@ -3,7 +3,7 @@
 //! turns them into wgpu calls, and any other WebGPU host (another wgpu major, Dawn, a
 //! JavaScript engine) can run them the same way (`examples/program.rs` does, in plain wgpu).
 
-use super::params::{Params, WORKGROUP};
+use super::params::{Params, Uniform, WORKGROUP};
 use super::shader::PipelineKey;
 use super::view::Span;
 
@@ -85,7 +85,7 @@ pub struct Program {
 pub struct Dispatch {
     /// Its pipeline: an index into its program's.
     pub(crate) pipeline: usize,
-    pub(crate) params: Params,
+    pub(crate) params: Uniform,
     pub(crate) workgroups: [u32; 3],
     /// Input binding (offset, size in bytes); `None` when the window reads nothing.
     pub(crate) input: Option<Span>,
@@ -190,7 +190,7 @@ impl Dispatch {
 
     /// The uniform parameters, [`Program::PARAMS_BYTES`] long.
     pub fn params(&self) -> &[u8] {
-        bytemuck::bytes_of(&self.params)
+        self.params.bytes()
     }
 
     /// Workgroup counts (x, y, z).
@@ -408,7 +408,7 @@ mod tests {
                     // coordinates times strides, wrapping, in moved words from the binding).
                     let (offset, _) = d.output();
                     let word = u32::from(p.pipelines[0].word_bytes);
-                    let q = &d.params;
+                    let q = d.params.pad();
                     let mut positions = vec![q.out_base];
                     for a in &q.axes[..q.rank as usize] {
                         positions = positions

@@ -132,7 +132,6 @@ mod tests {
     use super::*;
     use crate::adjoint::images;
     use crate::dtype::DataType;
-    use crate::gpu::params::BackParams;
     use crate::mode::Mode;
 
     /// Every element of `grad_in` lies in the bulk or in exactly one border box, and every
@@ -216,7 +215,7 @@ mod tests {
         let runs = bulk_box(&plan, 4);
         assert_eq!(runs, [0..6, 2..61, 2..60]);
         assert_eq!(borders.len(), 4);
-        let counts: Vec<u32> = borders.iter().map(|d| bytemuck::cast::<_, BackParams>(d.params).count).collect();
+        let counts: Vec<u32> = borders.iter().map(|d| d.params.gradient().count).collect();
         assert_eq!(counts, [6 * 2 * 64, 6 * 3 * 64, 6 * 59 * 2, 6 * 59 * 4]);
         assert_eq!(counts.iter().sum::<u32>() as usize, plan.in_len() - 6 * 59 * 58);
         // The crop writes the bulk's rows: from element (0, 2, 2) of grad_in.
@@ -240,7 +239,7 @@ mod tests {
         let p = Program::backward(&tall, &BufferView::dense(0, o), &BufferView::dense(0, i), &kib).unwrap();
         assert_eq!(p.pipeline_count(), 2);
         let borders: Vec<_> = p.dispatches().iter().filter(|d| d.pipeline() == 1).collect();
-        let count: u32 = borders.iter().map(|d| bytemuck::cast::<_, BackParams>(d.params).count).sum();
+        let count: u32 = borders.iter().map(|d| d.params.gradient().count).sum();
         assert_eq!((bulk_box(&tall, 2), count as usize), (vec![3..37, 4..12], tall.in_len() - 34 * 8));
         assert!(borders.len() > 4 && borders.iter().all(|d| d.output().1 <= 1024 && d.input().unwrap().1 <= 1024));
         // A wrap of [2] by 3: every index has two images or more, no bulk.

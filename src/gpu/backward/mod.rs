@@ -167,7 +167,6 @@ fn complex_as_parts(
 mod tests {
     use super::whole::split_lane_terms;
     use super::*;
-    use crate::gpu::params::BackParams;
     use crate::mode::Mode;
 
     /// complex64's gradient is its parts' as float32: one more axis of 2 the pad leaves
@@ -274,7 +273,7 @@ mod tests {
         let p = whole(&corners, &BufferView::dense(0, co), &BufferView::dense(0, ci), &limits).unwrap();
         assert!(p.wgsl(0).contains("const SPLIT: bool = true;"));
         assert_eq!(p.dispatches()[0].workgroups(), [1, 1, 1]);
-        let split_axis = bytemuck::cast::<_, BackParams>(p.dispatches()[0].params).split_axis;
+        let split_axis = p.dispatches()[0].params.gradient().split_axis;
         assert_eq!(split_axis, 0);
         assert_eq!((split_lane_terms(&[101, 101], 0), split_lane_terms(&[101, 101], 1)), (303, 10403));
         assert_eq!(split_lane_terms(&[30001], 0), 469 + 64);
@@ -311,8 +310,7 @@ mod tests {
         let (bi, bo) = batch.byte_sizes().unwrap();
         let kib = DeviceLimits { max_binding: 1024, storage_alignment: 256, ..limits };
         let p = whole(&batch, &BufferView::dense(0, bo), &BufferView::dense(0, bi), &kib).unwrap();
-        let slabs: Vec<u64> =
-            p.dispatches().iter().map(|d| bytemuck::cast::<_, BackParams>(d.params).axes[0].in_len as u64).collect();
+        let slabs: Vec<u64> = p.dispatches().iter().map(|d| d.params.gradient().axes[0].in_len as u64).collect();
         assert_eq!(slabs, [2, 1, 1, 2]);
         let mut first = 0;
         for (d, n) in p.dispatches().iter().zip(slabs) {

@@ -8,7 +8,7 @@ use crate::plan::PadPlan;
 use crate::adjoint::{block_len, BLOCK};
 use crate::gpu::checks::{binding, check_views, grid, limit, view};
 use crate::gpu::kernels::{GradientElement, Shader};
-use crate::gpu::params::{magic_divisor, BackAxis, BackParams, INDEX_LIMIT, MAX_RANK};
+use crate::gpu::params::{magic_divisor, BackAxis, BackParams, Uniform, INDEX_LIMIT, MAX_RANK};
 use crate::gpu::program::{BufferView, DeviceLimits, Dispatch, Program};
 use crate::gpu::shader::PipelineKey;
 use crate::gpu::view::Span;
@@ -177,7 +177,7 @@ impl Whole {
         let count = p.count as u64;
         let groups = count.div_ceil(crate::gpu::params::WORKGROUP as u64);
         let workgroups = grid(groups, limits, count, "elements")?;
-        Ok(Dispatch { pipeline: 0, params: bytemuck::cast(p), workgroups, input, output })
+        Ok(Dispatch { pipeline: 0, params: Uniform::Gradient(p), workgroups, input, output })
     }
 
     /// The dispatch of one window ([`windows`](super::windows::windows)), its extent on each axis; a GpuLimit where a

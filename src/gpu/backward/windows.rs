@@ -158,7 +158,7 @@ mod tests {
         // Reads: bytes [92, 612), [620, 1228), [1236, 1844) (columns 1-20 of those rows) from
         // 256-byte boundaries; writes [0, 480), [480, 1040), [1040, 1600).
         assert_eq!(bindings, [((0, 612), (0, 480)), ((512, 716), (256, 784)), ((1024, 820), (1024, 576))]);
-        let params: Vec<BackParams> = p.dispatches().iter().map(|d| bytemuck::cast(d.params)).collect();
+        let params: Vec<BackParams> = p.dispatches().iter().map(|d| *d.params.gradient()).collect();
         let firsts = params.iter().map(|p| (p.count, p.axes[0].in_len, p.axes[0].crop_start, p.out_base, p.in_base));
         // out_base: grad_out's element 0 from the binding's start (0, 128 and 256 elements on).
         let want = [
@@ -190,7 +190,7 @@ mod tests {
             .dispatches()
             .iter()
             .map(|d| {
-                let q: BackParams = bytemuck::cast(d.params);
+                let q: BackParams = *d.params.gradient();
                 (d.input(), d.output(), (q.part_axis, q.part_lo, q.part_hi, q.part_continues), q.axes[0].in_len)
             })
             .collect();
@@ -204,14 +204,14 @@ mod tests {
         ];
         assert_eq!(got, want);
         // Output row 21 from its binding at byte 1792: element 0 is 448 elements below it.
-        let after: BackParams = bytemuck::cast(p.dispatches()[2].params);
+        let after: BackParams = *p.dispatches()[2].params.gradient();
         assert_eq!(after.out_base, 0u32.wrapping_sub(448));
         // Parts of axis 1 where the first is left alone and its rows pass a binding.
         let rows =
             PadPlan::new(DataType::Float32, &[3, 400], &PadRequest::new(vec![0, 5, 0, 5]).mode(Mode::Wrap)).unwrap();
         let (ri, ro) = rows.byte_sizes().unwrap();
         let p = super::super::whole(&rows, &BufferView::dense(0, ro), &BufferView::dense(0, ri), &kib).unwrap();
-        let q: BackParams = bytemuck::cast(p.dispatches()[0].params);
+        let q: BackParams = *p.dispatches()[0].params.gradient();
         assert_eq!((q.part_axis, q.part_lo, q.part_hi, q.part_continues), (1, 0, 5, 0));
         // More than a block's images an index: parts would cut its sums' blocks.
         let wide = PadPlan::new(DataType::Float32, &[4], &PadRequest::new(vec![600, 600]).mode(Mode::Wrap)).unwrap();
@@ -226,12 +226,8 @@ mod tests {
         let (ci, co) = corners.byte_sizes().unwrap();
         let p = super::super::whole(&corners, &BufferView::dense(0, co), &BufferView::dense(0, ci), &kib).unwrap();
         assert!(p.wgsl(0).contains("const SPLIT: bool = true;"));
-        let parts: Vec<(u32, u32)> = p
-            .dispatches()
-            .iter()
-            .map(|d| bytemuck::cast::<_, BackParams>(d.params))
-            .map(|q| (q.part_lo, q.part_hi))
-            .collect();
+        let parts: Vec<(u32, u32)> =
+            p.dispatches().iter().map(|d| *d.params.gradient()).map(|q| (q.part_lo, q.part_hi)).collect();
         let distinct: std::collections::BTreeSet<_> = parts.iter().collect();
         // Rows 0-99 (the pad before), 102-201 (after), then 100-101 (kept) in one part.
         assert_eq!((distinct.len(), parts[0], parts[parts.len() - 1]), (201, (0, 1), (100, 102)));

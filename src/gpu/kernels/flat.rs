@@ -225,7 +225,7 @@ mod tests {
                 assert_eq!(l.key().flat_grid(), Some(g), "{shape:?}");
                 let (words, wg) = (g.words as u64, g.workgroup as u64);
                 for w in &l.dispatches {
-                    let (len, rows) = (w.params.axes[0].len as u64, w.params.count as u64);
+                    let (len, rows) = (w.params.pad().axes[0].len as u64, w.params.pad().count as u64);
                     let total = rows * len;
                     let [gx, gy, gz] = w.workgroups.map(u64::from);
                     assert!(gx.max(gy).max(gz) <= limits.max_groups as u64, "{shape:?}: {:?}", w.workgroups);

@@ -20,7 +20,7 @@ pub(super) mod narrow;
 pub(super) mod rows16;
 pub(super) mod wide;
 
-use super::params::{AxisParams, Params, WgslValue, WORKGROUP};
+use super::params::{AxisParams, InteriorAxis, InteriorParams, Params, WgslValue, WORKGROUP};
 use super::variant::KernelVariant;
 use super::window::{Axis, WindowShape};
 use crate::error::Result;
@@ -292,11 +292,13 @@ impl Shader {
         }
     }
 
-    /// The uniform's WGSL structs: a pad's `Params`, the gradient's `BackParams`.
+    /// The uniform's WGSL structs: a pad's `Params`, the gradient's `BackParams`, the
+    /// interior pad's `InteriorParams`.
     pub(crate) fn structs(self) -> String {
         match self {
             Shader::Backward { .. } => gradient::structs(),
-            Shader::Rows(_) | Shader::Flat(_) | Shader::Narrow(_) | Shader::Rows16 | Shader::Interior { .. } => {
+            Shader::Interior { .. } => format!("{}{}", InteriorAxis::WGSL, InteriorParams::WGSL),
+            Shader::Rows(_) | Shader::Flat(_) | Shader::Narrow(_) | Shader::Rows16 => {
                 format!("{}{}", AxisParams::WGSL, Params::WGSL)
             }
         }
@@ -308,8 +310,9 @@ impl Shader {
         match self {
             Shader::Backward { element, .. } => gradient::bindings(element),
             Shader::Rows(_) | Shader::Flat(_) | Shader::Narrow(_) | Shader::Rows16 | Shader::Interior { .. } => {
+                let uniform = if let Shader::Interior { .. } = self { "InteriorParams" } else { "Params" };
                 format!(
-                    "@group(0) @binding(0) var<uniform> P: Params;\n\
+                    "@group(0) @binding(0) var<uniform> P: {uniform};\n\
                  @group(0) @binding(1) var<storage, {src_access}> src: array<WORD>;\n\
                  @group(0) @binding(2) var<storage, read_write> dst: array<WORD>;\n"
                 )
@@ -317,21 +320,26 @@ impl Shader {
         }
     }
 
-    /// What every kernel of its kind shares: a pad's walk from output coordinates to input
-    /// offsets (`common.wgsl`), the gradient's element loads, stores and addition.
+    /// What every kernel of its kind shares: a pad's accesses (`access.wgsl`) and walk from
+    /// output coordinates to input offsets (`common.wgsl`), an interior pad's accesses, the
+    /// gradient's element loads, stores and addition.
     pub(crate) fn prelude(self) -> String {
+        const ACCESS: &str = include_str!("../../../shaders/access.wgsl");
         match self {
             Shader::Backward { element, .. } => gradient::element_code(element),
-            Shader::Rows(_) | Shader::Flat(_) | Shader::Narrow(_) | Shader::Rows16 | Shader::Interior { .. } => {
-                include_str!("../../../shaders/common.wgsl").to_string()
+            Shader::Interior { .. } => ACCESS.to_string(),
+            Shader::Rows(_) | Shader::Flat(_) | Shader::Narrow(_) | Shader::Rows16 => {
+                format!("{ACCESS}\n{}", include_str!("../../../shaders/common.wgsl"))
             }
         }
     }
 
-    /// The mode's index rule: a pad's `source_coord`, the gradient's `list` of images.
+    /// The mode's index rule: a pad's `source_coord`, the gradient's `list` of images; none
+    /// for the interior pad (constant only: its element's source is its kernel's).
     pub(crate) fn mode_wgsl(self, mode: Mode) -> &'static str {
         match (self, mode) {
             (Shader::Backward { .. }, mode) => gradient::list(mode),
+            (Shader::Interior { .. }, _) => "",
             (_, Mode::Constant) => include_str!("../../../shaders/constant.wgsl"),
             (_, Mode::Reflect) => include_str!("../../../shaders/reflect.wgsl"),
             (_, Mode::Edge) => include_str!("../../../shaders/edge.wgsl"),

@@ -500,10 +500,10 @@ mod tests {
                 let pairs = variant != KernelVariant::NarrowSpread;
                 let l = lay_variant(&plan(dtype, shape, pads, Mode::Reflect), limits, variant);
                 let row_windows =
-                    l.dispatches.iter().filter(|w| w.params.row_words != ROW_WORDS_NONE).collect::<Vec<_>>();
+                    l.dispatches.iter().filter(|w| w.params.pad().row_words != ROW_WORDS_NONE).collect::<Vec<_>>();
                 assert!(limits.max_groups < 100 || !row_windows.is_empty(), "{shape:?}: no row windows");
                 for w in row_windows {
-                    let p = &w.params;
+                    let p = w.params.pad();
                     let epw = 4 / dtype.width().bytes().unwrap() as u64;
                     let (rows, pack, lanes) = (p.count as u64, p.pack as u64, p.row_lanes as u64);
                     let first = p.row_first as usize;

@@ -119,7 +119,7 @@ mod tests {
                 let (wg, lane_words) = (WORKGROUP as u64, WORDS_A_LANE as u64);
                 for w in &l.dispatches {
                     windows += 1;
-                    let p = &w.params;
+                    let p = w.params.pad();
                     let (first, elems, len) = (p.first as u64, p.elems as u64, p.row_words as u64);
                     assert_eq!(w.output.0 % WORD, 0, "a binding starts on a word");
                     assert_eq!(w.output.1 % WORD, 0, "a binding ends on a word");

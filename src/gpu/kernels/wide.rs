@@ -120,8 +120,8 @@ mod tests {
                 }
                 let elems = WideVariant::of(variant).elems();
                 for w in &l.dispatches {
-                    let (len, rows) = (w.params.axes[0].len as u64, w.params.count as u64);
-                    let pack = w.params.pack as u64;
+                    let (len, rows) = (w.params.pad().axes[0].len as u64, w.params.pad().count as u64);
+                    let pack = w.params.pad().pack as u64;
                     assert_eq!(pack, super::pack(len));
                     let [gx, gy, gz] = w.workgroups.map(u64::from);
                     assert!(gx.max(gy).max(gz) <= limits.max_groups as u64, "{shape:?}: {:?}", w.workgroups);

@@ -10,7 +10,8 @@
 #
 # Here, once per build (a commit checked out, or the working tree), NAME sorting first for
 # the baseline:
-#   WGPU_PAD_BUILD_COMMIT=$(git rev-parse HEAD) cargo build --release --features literal --example gpu_vs_cpu
+#   WGPU_PAD_BUILD_COMMIT=$(git rev-parse HEAD) cargo build --release --features literal,variants --example gpu_vs_cpu
+# (a commit from before the variants feature: --features literal)
 #   mkdir -p .devbin && cp target/release/examples/gpu_vs_cpu .devbin/NAME && strip .devbin/NAME
 # (the commit the reports name: the device's checkout may be at another)
 # and, to measure the fused pad too (issue 54; its output is fused.txt):

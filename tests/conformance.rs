@@ -66,6 +66,7 @@ common::variant_shard_tests!(corpus_on_gpu_kernel_variants, corpus_on_variants);
 
 /// The shards are every variant's context, each once: a context left out of them all would
 /// pass untested.
+#[cfg(feature = "variants")]
 #[test]
 fn the_variant_shards_hold_every_context_once() {
     let all = common::gpu_variants();
@@ -103,10 +104,8 @@ fn corpus_on(gpu: &wgpu_pad::gpu::GpuContext) {
         },
     );
     assert!(failures.is_empty(), "{} of {total} cases failed:\n{}", failures.len(), failures.join("\n"));
-    match wgpu_pad::gpu::measurement::selected(gpu.kernel()) {
-        wgpu_pad::gpu::measurement::KernelVariant::Default if total > 0 => {
-            common::check_count("corpus cases on the GPU", on_gpu, 251, 0)
-        }
+    match common::selected(gpu) {
+        common::KernelVariant::Default if total > 0 => common::check_count("corpus cases on the GPU", on_gpu, 251, 0),
         v => eprintln!("{on_gpu} corpus cases on the GPU in another program than the default's ({})", v.name()),
     }
 }

@@ -448,6 +448,7 @@ fn precompiled_gradients_and_interior_pads_compile_nothing_more() {
 /// A kernel variant selected for measurement is what the kernel prepares with: its pipeline
 /// is another than the default's (a variant silently run as the default would pass every
 /// correctness test), and selecting the default again reuses the default's.
+#[cfg(feature = "variants")]
 #[test]
 fn a_selected_kernel_variant_is_the_one_prepared() {
     use wgpu_pad::gpu::measurement::KernelVariant;
@@ -493,6 +494,7 @@ fn a_selected_kernel_variant_is_the_one_prepared() {
 
 /// The variants' tests skip a case only where the variant's program is the default's: a
 /// variant is not skipped where it changes the pipeline or the grid, the default never.
+#[cfg(feature = "variants")]
 #[test]
 fn a_variant_runs_the_default_only_where_its_program_is_the_defaults() {
     use wgpu_pad::gpu::measurement::KernelVariant::*;

@@ -6,8 +6,9 @@
 
 mod common;
 
+use common::KernelVariant;
 use common::{gpu, read, storage};
-use wgpu_pad::gpu::{measurement::KernelVariant, BufferView, DeviceLimits, Program};
+use wgpu_pad::gpu::{BufferView, DeviceLimits, Program};
 use wgpu_pad::{DataType, Mode, PadPlan, PadRequest};
 
 /// `wgsl` with its accesses counted: `counts[0]` the highest input word loaded + 1,
@@ -31,7 +32,7 @@ fn count_accesses(plan: &PadPlan, variant: KernelVariant) -> (Vec<u32>, u64, u64
     let (in_size, out_size) = (in_bytes.next_multiple_of(4).max(16), out_bytes.next_multiple_of(4).max(4));
     let limits = DeviceLimits::from(&device.limits());
     let (iv, ov) = (BufferView::dense(0, in_size), BufferView::dense(0, out_size));
-    let program = wgpu_pad::gpu::measurement::program(plan, &iv, &ov, &limits, variant).unwrap();
+    let program = common::program_in(plan, &iv, &ov, &limits, variant).unwrap();
     let wgsl = program.wgsl(0);
     // The bytes a stored word has: the pipeline's WORD.
     let word = match wgsl.lines().find_map(|l| l.strip_prefix("alias WORD = ")) {

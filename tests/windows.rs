@@ -8,7 +8,7 @@ mod common;
 
 use common::*;
 
-use wgpu_pad::gpu::{measurement::KernelVariant, BufferRange, ExecPath};
+use wgpu_pad::gpu::{BufferRange, ExecPath};
 use wgpu_pad::{cpu, DataType, Mode, PadError, PadPlan, PadRequest, Side, Tensor};
 
 #[test]
@@ -133,8 +133,11 @@ fn rows_bit_exact_on(ctx: &wgpu_pad::gpu::GpuContext, cases: &[(DataType, [usize
             ran += 1;
         }
     }
-    let variant = wgpu_pad::gpu::measurement::selected(ctx.kernel());
-    assert!(variant != KernelVariant::Default || ran == cases.len() * Mode::ALL.len(), "the default skipped a case");
+    let variant = common::selected(ctx);
+    assert!(
+        variant != common::KernelVariant::Default || ran == cases.len() * Mode::ALL.len(),
+        "the default skipped a case"
+    );
     eprintln!("{ran} of {} cases ({})", cases.len() * Mode::ALL.len(), variant.name());
 }
 

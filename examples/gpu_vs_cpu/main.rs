@@ -2,13 +2,13 @@
 //! limits of each (a host memcpy; on the GPU a roofline copy shader and a buffer copy).
 //!
 //! ```text
-//! cargo run --release --features literal --example gpu_vs_cpu -- [--json FILE] [--svg FILE] [--csv FILE] [--markdown FILE]
-//! cargo run --release --features literal --example gpu_vs_cpu -- --dtype float32 --shape 1,64,512,512 --pads 0,0,1,1,0,0,1,1 --mode reflect
-//! cargo run --release --features literal --example gpu_vs_cpu -- --sweep --mode wrap --svg sweep.svg
-//! cargo run --release --features literal --example gpu_vs_cpu -- --save-baseline main    (then, on a change)
-//! cargo run --release --features literal --example gpu_vs_cpu -- --baseline main --fail-on-regression 10
-//! cargo run --release --features literal --example gpu_vs_cpu -- --compare old.json new.json
-//! cargo run --release --features literal --example gpu_vs_cpu -- --smoke
+//! cargo run --release --features literal,variants --example gpu_vs_cpu -- [--json FILE] [--svg FILE] [--csv FILE] [--markdown FILE]
+//! cargo run --release --features literal,variants --example gpu_vs_cpu -- --dtype float32 --shape 1,64,512,512 --pads 0,0,1,1,0,0,1,1 --mode reflect
+//! cargo run --release --features literal,variants --example gpu_vs_cpu -- --sweep --mode wrap --svg sweep.svg
+//! cargo run --release --features literal,variants --example gpu_vs_cpu -- --save-baseline main    (then, on a change)
+//! cargo run --release --features literal,variants --example gpu_vs_cpu -- --baseline main --fail-on-regression 10
+//! cargo run --release --features literal,variants --example gpu_vs_cpu -- --compare old.json new.json
+//! cargo run --release --features literal,variants --example gpu_vs_cpu -- --smoke
 //! ```
 //!
 //! Every figure is a median with a 95 % interval (order statistics) and its MAD, all measured

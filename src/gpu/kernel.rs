@@ -10,7 +10,9 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+#[cfg(feature = "variants")]
+use std::sync::atomic::AtomicU8;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::task::{Context, Poll, Waker};
 
@@ -71,15 +73,10 @@ pub struct PadKernel {
     device: wgpu::Device,
     bind_layout: wgpu::BindGroupLayout,
     pipeline_layout: wgpu::PipelineLayout,
-    /// The same with the input read-only, for the variants that declare it so
-    /// (`KernelVariant::read_only_input`; measurement only).
-    read_only_bind_layout: wgpu::BindGroupLayout,
-    read_only_pipeline_layout: wgpu::PipelineLayout,
     pipelines: Mutex<HashMap<PipelineKey, wgpu::ComputePipeline>>,
     compiles: AtomicUsize,
-    /// The kernel variant pads are prepared with (a `KernelVariant` as u8): the default
-    /// outside measurement.
-    variant: AtomicU8,
+    #[cfg(feature = "variants")]
+    measurement: Measurement,
     cache: Option<wgpu::PipelineCache>,
     /// Bound in place of an input a window does not read.
     empty_input: wgpu::Buffer,
@@ -89,6 +86,16 @@ pub struct PadKernel {
     pending: Mutex<Vec<ErrorFuture>>,
     /// Uniform buffers of recent pads, keyed by their contents (see `uniform_buffer`).
     uniforms: Mutex<HashMap<Vec<u8>, wgpu::Buffer>>,
+}
+
+/// What only measurement uses (the `variants` feature): the kernel variant pads are prepared
+/// with (a `KernelVariant` as u8), and the layouts of a pipeline whose input is read-only
+/// (`KernelVariant::read_only_input`).
+#[cfg(feature = "variants")]
+struct Measurement {
+    variant: AtomicU8,
+    read_only_bind_layout: wgpu::BindGroupLayout,
+    read_only_pipeline_layout: wgpu::PipelineLayout,
 }
 
 impl From<&wgpu::Limits> for DeviceLimits {
@@ -254,7 +261,12 @@ impl PadKernel {
             (bind_layout, pipeline_layout)
         };
         let (bind_layout, pipeline_layout) = layouts(false);
-        let (read_only_bind_layout, read_only_pipeline_layout) = layouts(true);
+        #[cfg(feature = "variants")]
+        let measurement = {
+            let (read_only_bind_layout, read_only_pipeline_layout) = layouts(true);
+            let variant = AtomicU8::new(KernelVariant::Default as u8);
+            Measurement { variant, read_only_bind_layout, read_only_pipeline_layout }
+        };
         let empty_input = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("wgpu-pad empty input"),
             size: Program::EMPTY_INPUT_BYTES,
@@ -265,11 +277,10 @@ impl PadKernel {
             device: device.clone(),
             bind_layout,
             pipeline_layout,
-            read_only_bind_layout,
-            read_only_pipeline_layout,
             pipelines: Mutex::new(HashMap::new()),
             compiles: AtomicUsize::new(0),
-            variant: AtomicU8::new(KernelVariant::Default as u8),
+            #[cfg(feature = "variants")]
+            measurement,
             cache,
             empty_input,
             limits: DeviceLimits::from(&limits),
@@ -316,16 +327,33 @@ impl PadKernel {
     }
 
     /// Pads prepared from now on use kernel `variant` (`measurement::select`).
+    #[cfg(feature = "variants")]
     pub(super) fn select_variant(&self, variant: KernelVariant) {
-        self.variant.store(variant as u8, Ordering::Relaxed);
+        self.measurement.variant.store(variant as u8, Ordering::Relaxed);
     }
 
-    /// The kernel variant pads are prepared with now.
+    /// The kernel variant pads are prepared with now: the default, but where measurement
+    /// selected another (the `variants` feature).
     pub(super) fn variant(&self) -> KernelVariant {
-        KernelVariant::from_u8(self.variant.load(Ordering::Relaxed))
+        #[cfg(feature = "variants")]
+        return KernelVariant::from_u8(self.measurement.variant.load(Ordering::Relaxed));
+        #[cfg(not(feature = "variants"))]
+        KernelVariant::Default
+    }
+
+    /// The layouts of a pipeline whose shader declares its input read-only or not (only
+    /// measurement's `read-only-input` variant does).
+    fn layouts(&self, read_only_input: bool) -> (&wgpu::BindGroupLayout, &wgpu::PipelineLayout) {
+        #[cfg(feature = "variants")]
+        if read_only_input {
+            return (&self.measurement.read_only_bind_layout, &self.measurement.read_only_pipeline_layout);
+        }
+        debug_assert!(!read_only_input, "a read-only input without the variants feature");
+        (&self.bind_layout, &self.pipeline_layout)
     }
 
     /// What a program needs of this kernel's device.
+    #[cfg(feature = "variants")]
     pub(super) fn limits(&self) -> DeviceLimits {
         self.limits
     }
@@ -388,7 +416,7 @@ impl PadKernel {
         });
         let pipeline = self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
             label: Some(&label),
-            layout: Some(if key.read_only_input { &self.read_only_pipeline_layout } else { &self.pipeline_layout }),
+            layout: Some(self.layouts(key.read_only_input).1),
             module: &module,
             entry_point: Some("main"),
             compilation_options: Default::default(),
@@ -571,11 +599,7 @@ impl PadKernel {
                 };
                 let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
                     label: Some("wgpu-pad bind group"),
-                    layout: if l.pipeline_key(w.pipeline()).read_only_input {
-                        &self.read_only_bind_layout
-                    } else {
-                        &self.bind_layout
-                    },
+                    layout: self.layouts(l.pipeline_key(w.pipeline()).read_only_input).0,
                     entries: &[
                         wgpu::BindGroupEntry {
                             binding: 0,

@@ -36,6 +36,7 @@ mod kernel;
 mod kernels;
 mod layout;
 #[doc(hidden)]
+#[cfg(feature = "variants")]
 pub mod measurement;
 mod params;
 mod program;

@@ -2,16 +2,21 @@
 //! issue's rule: lavapipe never picks a default). One build runs any of them, so a single
 //! harness binary measures them all in one lease (`gpu_vs_cpu --kernel-variant`,
 //! `benchmarks/device-ab.sh`'s `VARIANTS`), through the hidden
-//! [`measurement`](super::measurement) entry.
+//! `measurement` entry.
 //!
 //! A variant is only a name here: what it changes lives in the kernel it changes, which maps
 //! the name to its own shape (`kernels/wide.rs`'s `WideVariant::of`, `flat.rs`'s
 //! `FlatGrid::of`, `narrow.rs`'s `NarrowVariant::of`); `Kernel::choose` (kernels/mod.rs) is
 //! the one place that decides. A variant that loses on the GPU is deleted, not kept as
 //! an option.
+//!
+//! Only the `variants` feature lets measurement select one; without it every pad takes the
+//! default and the other names are never made, though the kernels keep their shapes' code
+//! (one source for both builds).
+#![cfg_attr(not(feature = "variants"), allow(dead_code))]
 
 /// Which kernel shape a [`PadKernel`](super::PadKernel) records. Unstable: for measurement
-/// only ([`measurement`](super::measurement)).
+/// only (`measurement`).
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[repr(u8)]

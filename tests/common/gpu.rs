@@ -101,23 +101,89 @@ pub fn gpu_small_bindings() -> Option<&'static wgpu_pad::gpu::GpuContext> {
     .as_ref()
 }
 
+/// The kernel variants kept until a real GPU decides (`measurement`, the `variants`
+/// feature); without that feature the default alone, so that the tests read the same in both
+/// builds.
+#[cfg(feature = "variants")]
+pub use wgpu_pad::gpu::measurement::KernelVariant;
+
+/// The default kernels: the only ones a build without the `variants` feature runs.
+#[cfg(not(feature = "variants"))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KernelVariant {
+    Default,
+}
+
+#[cfg(not(feature = "variants"))]
+impl KernelVariant {
+    pub const ALL: [KernelVariant; 1] = [KernelVariant::Default];
+
+    pub fn name(self) -> &'static str {
+        "default"
+    }
+}
+
+/// The variant `ctx`'s kernel prepares pads with.
+pub fn selected(ctx: &wgpu_pad::gpu::GpuContext) -> KernelVariant {
+    #[cfg(feature = "variants")]
+    return wgpu_pad::gpu::measurement::selected(ctx.kernel());
+    #[cfg(not(feature = "variants"))]
+    {
+        let _ = ctx;
+        KernelVariant::Default
+    }
+}
+
+/// `Program::new` in `variant`.
+pub fn program_in(
+    plan: &wgpu_pad::PadPlan,
+    input: &wgpu_pad::gpu::BufferView,
+    output: &wgpu_pad::gpu::BufferView,
+    limits: &wgpu_pad::gpu::DeviceLimits,
+    variant: KernelVariant,
+) -> wgpu_pad::Result<wgpu_pad::gpu::Program> {
+    #[cfg(feature = "variants")]
+    return wgpu_pad::gpu::measurement::program(plan, input, output, limits, variant);
+    #[cfg(not(feature = "variants"))]
+    match variant {
+        KernelVariant::Default => wgpu_pad::gpu::Program::new(plan, input, output, limits),
+    }
+}
+
+/// `Program::backward` in `variant`.
+pub fn backward_program_in(
+    plan: &wgpu_pad::PadPlan,
+    grad_out: &wgpu_pad::gpu::BufferView,
+    grad_in: &wgpu_pad::gpu::BufferView,
+    limits: &wgpu_pad::gpu::DeviceLimits,
+    variant: KernelVariant,
+) -> wgpu_pad::Result<wgpu_pad::gpu::Program> {
+    #[cfg(feature = "variants")]
+    return wgpu_pad::gpu::measurement::backward_program(plan, grad_out, grad_in, limits, variant);
+    #[cfg(not(feature = "variants"))]
+    match variant {
+        KernelVariant::Default => wgpu_pad::gpu::Program::backward(plan, grad_out, grad_in, limits),
+    }
+}
+
 /// A context per kernel variant other than the default (`KernelVariant`: kept side by side
 /// until a real GPU decides), on the shared device and on the small-bindings one, each
 /// with its variant selected: every variant passes what the default passes. Empty without
-/// an adapter (or fails, like [`gpu`]).
-pub fn gpu_variants() -> &'static [(wgpu_pad::gpu::measurement::KernelVariant, wgpu_pad::gpu::GpuContext)] {
+/// an adapter (or fails, like [`gpu`]), and without the `variants` feature.
+pub fn gpu_variants() -> &'static [(KernelVariant, wgpu_pad::gpu::GpuContext)] {
     use std::sync::OnceLock;
-    use wgpu_pad::gpu::measurement::KernelVariant;
     static CONTEXTS: OnceLock<Vec<(KernelVariant, wgpu_pad::gpu::GpuContext)>> = OnceLock::new();
     CONTEXTS.get_or_init(|| {
+        #[allow(unused_mut)] // nothing to push without the variants feature
         let mut contexts = Vec::new();
+        #[cfg(feature = "variants")]
         for base in [gpu(), gpu_small_bindings()].into_iter().flatten() {
             for variant in KernelVariant::ALL.into_iter().filter(|&v| v != KernelVariant::Default) {
                 let ctx =
                     wgpu_pad::gpu::GpuContext::from_device(base.device(), base.queue(), base.adapter_info().clone())
                         .unwrap();
                 wgpu_pad::gpu::measurement::select(ctx.kernel(), variant);
-                assert_eq!(wgpu_pad::gpu::measurement::selected(ctx.kernel()), variant);
+                assert_eq!(selected(&ctx), variant);
                 contexts.push((variant, ctx));
             }
         }
@@ -130,15 +196,22 @@ pub const VARIANT_SHARDS: usize = 4;
 
 /// Every [`VARIANT_SHARDS`]th of [`gpu_variants`]' contexts, from the `shard`th: the shards
 /// together are all of them, each once.
-pub fn gpu_variant_shard(
-    shard: usize,
-) -> impl Iterator<Item = &'static (wgpu_pad::gpu::measurement::KernelVariant, wgpu_pad::gpu::GpuContext)> {
+pub fn gpu_variant_shard(shard: usize) -> impl Iterator<Item = &'static (KernelVariant, wgpu_pad::gpu::GpuContext)> {
     gpu_variants().iter().skip(shard).step_by(VARIANT_SHARDS)
 }
 
 /// One test for each shard of the kernel variants' contexts, `shard_0` to `shard_3`, each
 /// calling `$run(shard)`: a variant's run is one thread's work (lavapipe's included), so
 /// libtest runs the shards side by side where one test for them all kept a core idle.
+/// Without the `variants` feature there are no variants' contexts: no tests (`$run` named
+/// only, so that it is not dead code).
+#[cfg(not(feature = "variants"))]
+macro_rules! variant_shard_tests {
+    ($name:ident, $run:ident) => {
+        const _: fn(usize) = $run;
+    };
+}
+#[cfg(feature = "variants")]
 macro_rules! variant_shard_tests {
     ($name:ident, $run:ident) => {
         mod $name {
@@ -167,7 +240,13 @@ pub(crate) use variant_shard_tests;
 /// program: `measurement::runs_the_default`), so that its tests skip it: the default's
 /// own run covers it. Never for the default's contexts.
 pub fn runs_the_default(ctx: &wgpu_pad::gpu::GpuContext, plan: &wgpu_pad::PadPlan) -> bool {
-    wgpu_pad::gpu::measurement::runs_the_default(ctx.kernel(), plan)
+    #[cfg(feature = "variants")]
+    return wgpu_pad::gpu::measurement::runs_the_default(ctx.kernel(), plan);
+    #[cfg(not(feature = "variants"))]
+    {
+        let _ = (ctx, plan);
+        false
+    }
 }
 
 /// The adapter a context's device came from, found again by its info (to make other

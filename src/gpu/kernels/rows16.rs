@@ -90,8 +90,8 @@ pub(super) fn wgsl() -> String {
 mod tests {
     use super::*;
     use crate::gpu::layout::tests::{lay_variant, plan, LIMITS};
-    use crate::gpu::measurement::KernelVariant;
     use crate::gpu::program::DeviceLimits;
+    use crate::gpu::variant::KernelVariant;
     use crate::{DataType, Mode};
 
     /// rows16.wgsl's grid and cursor, run on the host: each 16-byte word a window touches has
@@ -205,7 +205,7 @@ mod tests {
         let p = plan(DataType::Uint8, &[3, 100], &[0, 1, 0, 2], Mode::Wrap); // 309 bytes out
         let shader = |in_size: u64, out_size: u64| {
             let (i, o) = (BufferView::dense(0, in_size), BufferView::dense(0, out_size));
-            crate::gpu::measurement::program(&p, &i, &o, &LIMITS, KernelVariant::Rows16).unwrap().key().shader
+            crate::gpu::layout::program(&p, &i, &o, &LIMITS, KernelVariant::Rows16).unwrap().key().shader
         };
         // 300 bytes in need 304 bound, 309 out 320.
         assert!(matches!(shader(304, 320), super::super::Shader::Rows16));

@@ -90,29 +90,24 @@ fn lay_out(
     let (word, in_off, out_off) = widen_inner_axis(mode, &mut axes, elem, input.offset / elem, output.offset / elem);
     let dense = dense_strides(plan.out_shape());
     let dense_output = (0..dense.len()).all(|i| plan.out_shape()[i] <= 1 || out_strides[i] == dense[i]);
-    let kernel = Kernel::choose(word, &axes, dense_output, variant);
+    // Whether both views' spans end inside their buffers rounded to whole 16-byte words, as
+    // rows16 binds them (every window's bindings lie within the spans).
+    let whole_16 = [(input, in_span), (output, Some(out_span))].iter().all(|(v, span)| {
+        span.is_none_or(|(_, end)| end.checked_next_multiple_of(16).is_some_and(|e| e <= v.buffer_size))
+    });
+    let kernel = Kernel::choose(word, &axes, dense_output, whole_16, variant);
     kernel.check_output(plan, &out_strides, elem)?;
     let multi_period = check_index_range(mode, &axes)?;
-    let lay = |kernel: Kernel| {
-        let constant = constant_word(plan, kernel.constant_bytes(word));
-        let splitter = Splitter { mode, axes: &axes, word, in_off, out_off, limits, kernel, constant };
-        let mut windows = splitter.windows()?;
-        check_bindings_inside(&windows, input, output)?;
-        let mid_words: Vec<bool> = windows.iter().map(|w| w.mid_word).collect();
-        let mut grids: Vec<_> = windows.iter_mut().map(|w| (&mut w.params, &mut w.workgroups)).collect();
-        let shader = kernel.shader(&mut grids, &mid_words, word, limits.max_groups as u64);
-        let key = PipelineKey::new(mode, word as u8, multi_period, shader, kernel.read_only_input());
-        let dispatches = windows.into_iter().map(Window::dispatch).collect();
-        Ok(Program::of(key, dispatches, in_span, Some(out_span)))
-    };
-    match lay(kernel) {
-        // rows16's bindings, rounded to whole 16-byte words, pass a buffer's end: the
-        // default's kernels run the pad.
-        Err(PadError::BufferTooSmall { .. }) if kernel.is_rows16() => {
-            lay(Kernel::choose(word, &axes, dense_output, KernelVariant::Default))
-        }
-        program => program,
-    }
+    let constant = constant_word(plan, kernel.constant_bytes(word));
+    let splitter = Splitter { mode, axes: &axes, word, in_off, out_off, limits, kernel, constant };
+    let mut windows = splitter.windows()?;
+    check_bindings_inside(&windows, input, output)?;
+    let mid_words: Vec<bool> = windows.iter().map(|w| w.mid_word).collect();
+    let mut grids: Vec<_> = windows.iter_mut().map(|w| (&mut w.params, &mut w.workgroups)).collect();
+    let shader = kernel.shader(&mut grids, &mid_words, word, limits.max_groups as u64);
+    let key = PipelineKey::new(mode, word as u8, multi_period, shader, kernel.read_only_input());
+    let dispatches = windows.into_iter().map(Window::dispatch).collect();
+    Ok(Program::of(key, dispatches, in_span, Some(out_span)))
 }
 
 /// Every binding, whole words from an aligned offset, lies inside its buffer (PadKernel and

@@ -61,12 +61,19 @@ enum Kind {
 
 impl Kernel {
     /// The kernel for a pad moving `word`-byte words into `axes` (merged, innermost last), on
-    /// a dense output or not, under `variant`: where the `rows16` variant takes it, that;
-    /// else narrow below 4 bytes; else the flat grid where `flat::default_words` takes it (or
-    /// the variant forces it), the row grid otherwise.
-    pub(super) fn choose(word: u64, axes: &[Axis], dense_output: bool, variant: KernelVariant) -> Kernel {
+    /// a dense output or not, its views' buffers holding them rounded to whole 16-byte words
+    /// or not (`whole_16`), under `variant`: where the `rows16` variant takes it, that (its
+    /// bindings are such words); else narrow below 4 bytes; else the flat grid where
+    /// `flat::default_words` takes it (or the variant forces it), the row grid otherwise.
+    pub(super) fn choose(
+        word: u64,
+        axes: &[Axis],
+        dense_output: bool,
+        whole_16: bool,
+        variant: KernelVariant,
+    ) -> Kernel {
         let out_lens: Vec<usize> = axes.iter().map(|a| a.map.out_len).collect();
-        let rows16 = variant == KernelVariant::Rows16 && rows16::applies(word, axes, dense_output);
+        let rows16 = variant == KernelVariant::Rows16 && whole_16 && rows16::applies(word, axes, dense_output);
         let kind = match word {
             _ if rows16 => Kind::Rows16,
             ..4 => Kind::Narrow(narrow::NarrowVariant::of(variant)),
@@ -81,12 +88,6 @@ impl Kernel {
     /// Whether the shader declares its input read-only.
     pub(super) fn read_only_input(self) -> bool {
         self.read_only_input
-    }
-
-    /// Whether this is the `rows16` kernel, whose bindings must lie inside their buffers
-    /// rounded to whole 16-byte words (where they do not, the layout runs the default's).
-    pub(super) fn is_rows16(self) -> bool {
-        self.kind == Kind::Rows16
     }
 
     /// Bytes a binding's start and end are multiples of (its start also of the device's

@@ -98,8 +98,8 @@ pub(crate) fn whole(
     program(plan, grad_out, grad_in, limits, KernelVariant::GradientWhole)
 }
 
-/// The gradient's own pipeline on every element of `grad_in`: one dispatch, else windows,
-/// else its sums in parts.
+/// The gradient's own pipeline on every element of `grad_in`: in windows (one where both
+/// views fit a binding), else its sums in parts.
 fn whole_program(
     plan: &PadPlan,
     whole: &Whole,
@@ -107,22 +107,18 @@ fn whole_program(
     grad_in: &BufferView,
     limits: &DeviceLimits,
 ) -> Result<Program> {
-    match whole.one_dispatch(grad_out, grad_in, limits) {
-        Err(e @ PadError::GpuLimit { limit: GpuLimit::Windows, .. }) => {
-            match windows(plan, whole, &every_index(plan.in_shape()), grad_out, grad_in, limits)? {
-                Some(dispatches) => Ok(whole.program(dispatches)),
-                None => match parts(plan, whole, grad_out, grad_in, limits)? {
-                    Ok(dispatches) => Ok(whole.program(dispatches)),
-                    Err(why) => Err(match e {
-                        PadError::GpuLimit { limit, what } => {
-                            PadError::GpuLimit { limit, what: format!("{what}; {why}") }
-                        }
-                        e => e,
-                    }),
-                },
-            }
+    if whole.in_span.is_none() {
+        return Ok(whole.program(Vec::new()));
+    }
+    if let Some(dispatches) = windows(plan, whole, &every_index(plan.in_shape()), grad_out, grad_in, limits)? {
+        return Ok(whole.program(dispatches));
+    }
+    match parts(plan, whole, grad_out, grad_in, limits)? {
+        Ok(dispatches) => Ok(whole.program(dispatches)),
+        Err(why) => {
+            let what = format!("the gradient: no window of it fits a binding of {} bytes; {why}", limits.max_binding);
+            Err(limit(GpuLimit::Windows, what))
         }
-        result => result,
     }
 }
 

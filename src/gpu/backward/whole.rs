@@ -145,25 +145,6 @@ impl Whole {
         Program::of(self.key, dispatches, self.out_span, self.in_span)
     }
 
-    /// The program in one dispatch, each view in one binding ([`Program::backward`]).
-    pub(super) fn one_dispatch(
-        &self,
-        grad_out: &BufferView,
-        grad_in: &BufferView,
-        limits: &DeviceLimits,
-    ) -> Result<Program> {
-        let mut program = Program::of(self.key, Vec::new(), self.out_span, self.in_span);
-        let Some(in_span) = self.in_span else { return Ok(program) };
-        let (read, write) = (view(Side::Input, grad_out), view(Side::Output, grad_in));
-        let output = binding(&write, in_span, limits, WHAT)?;
-        let input = self.out_span.map(|span| binding(&read, span, limits, WHAT)).transpose()?;
-        let mut p = self.params;
-        p.out_base = input.map_or(0, |(start, _)| ((grad_out.offset - start) / self.elem) as u32);
-        p.in_base = ((grad_in.offset - output.0) / self.elem) as u32;
-        program.dispatches.push(self.dispatch(p, input, output, limits)?);
-        Ok(program)
-    }
-
     /// The dispatch of uniform `p` (its elements, `p.count`): a workgroup takes
     /// `WORKGROUP` elements, a lane each (where its sums are split, those with a long sum
     /// one after another on all its lanes).

@@ -293,8 +293,17 @@ fn typed<T: bytemuck::Pod>(bytes: &[u8]) -> std::borrow::Cow<'_, [T]> {
 /// `sum_one(srcs, images, sums)`: each lane's sum of its `srcs[l]` at `images` ([`gathered`]).
 type SumLanes<'a, T> = dyn Fn(&[&[T]], &[usize], &mut [T]) + Sync + 'a;
 
-/// Lanes the innermost axis is gathered in at once ([`Gather::innermost`]).
-const LANES: usize = 8;
+/// Rows of the innermost axis gathered side by side where their strips are short
+/// ([`Gather`]'s `lanes`): each strip's sums in every lane one sum, its calls (and a 16-bit
+/// type's conversions) made once for all of them.
+const STRIP_LANES: usize = 32;
+
+/// Rows gathered side by side where a strip of one index is a long chain of additions
+/// ([`gathered`]): 8 chains in flight.
+const CHAIN_LANES: usize = 8;
+
+/// The most rows of the innermost axis gathered at once ([`Gather::innermost`]).
+const LANES: usize = STRIP_LANES;
 
 /// Bytes of grad_in's rows gathered side by side for one sum at most ([`Gather::scratch`]).
 const LANES_BYTES: usize = 64 << 10;
@@ -308,11 +317,11 @@ const LANES_MIN_TERMS: usize = 16;
 
 /// Each lane's sum of its `srcs[l]` at `images`, in their order
 /// ([`ordered_sum`](crate::adjoint::ordered_sum)) into `sums[l]`: `add` inlined (where a row
-/// of one would take a call a term), and [`LANES`] lanes' additions interleaved (each lane's
-/// sum a chain of additions, the lanes' independent).
+/// of one would take a call a term), and [`CHAIN_LANES`] lanes' additions interleaved (each
+/// lane's sum a chain of additions, the lanes' independent).
 fn gathered<T: Copy>(srcs: &[&[T]], images: &[usize], sums: &mut [T], zero: T, add: impl Fn(T, T) -> T) {
     use crate::adjoint::ordered_sum;
-    let Ok(lanes) = <&[&[T]; LANES]>::try_from(srcs) else {
+    let Ok(lanes) = <&[&[T]; CHAIN_LANES]>::try_from(srcs) else {
         for (src, sum) in srcs.iter().zip(sums) {
             *sum = ordered_sum(images.iter().map(|&o| src[o]), images.len(), zero, &add);
         }
@@ -321,9 +330,9 @@ fn gathered<T: Copy>(srcs: &[&[T]], images: &[usize], sums: &mut [T], zero: T, a
     // ordered_sum's order, written out lane by lane (a strip's index has several images).
     debug_assert!(images.len() > 1, "a sum of one term is that term");
     let fold = |images: &[usize]| {
-        let mut part = [zero; LANES];
+        let mut part = [zero; CHAIN_LANES];
         for &o in images {
-            for l in 0..LANES {
+            for l in 0..CHAIN_LANES {
                 part[l] = add(part[l], lanes[l][o]);
             }
         }
@@ -334,10 +343,10 @@ fn gathered<T: Copy>(srcs: &[&[T]], images: &[usize], sums: &mut [T], zero: T, a
         sums.copy_from_slice(&fold(images));
         return;
     }
-    let mut total = [zero; LANES];
+    let mut total = [zero; CHAIN_LANES];
     for images in images.chunks(block) {
         let part = fold(images);
-        for l in 0..LANES {
+        for l in 0..CHAIN_LANES {
             total[l] = add(total[l], part[l]);
         }
     }
@@ -457,11 +466,11 @@ struct Gather<'a, T> {
     /// One element's sum ([`gathered`]): a strip of one index (an edge's corner, its pads' length
     /// of terms).
     sum_one: &'a SumLanes<'a, T>,
-    /// Rows of the innermost axis gathered up to [`LANES`] at a time: where it has a strip
+    /// Rows of the innermost axis gathered at a time: [`CHAIN_LANES`] where it has a strip
     /// of one index with [`LANES_MIN_TERMS`] terms or more, whose chain of additions the
-    /// lanes interleave, or strips of [`LANES_MAX_STRIP`] indices or fewer, each strip's
-    /// sums in every lane summed as one row (elsewhere rows side by side only cost their
-    /// writes' order).
+    /// lanes interleave; else [`STRIP_LANES`] where its strips are of [`LANES_MAX_STRIP`]
+    /// indices or fewer, each strip's sums in every lane summed as one row; else 1
+    /// (elsewhere rows side by side only cost their writes' order).
     lanes: usize,
 }
 
@@ -598,9 +607,10 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
             a.strips.iter().any(|s| s.ks.len() > 1) && a.strips.iter().all(|s| s.ks.len() <= LANES_MAX_STRIP)
         };
         let rows_of_strips = |a: &GatherAxis| axes.len() > 1 && a.in_stride == 1 && short_strips(a);
-        let lanes = match axes.last().is_some_and(|a| long_chain(a) || rows_of_strips(a)) {
-            true => LANES,
-            false => 1,
+        let lanes = match axes.last() {
+            Some(a) if long_chain(a) => CHAIN_LANES,
+            Some(a) if rows_of_strips(a) => STRIP_LANES,
+            _ => 1,
         };
         Gather { axes, zero, rows, sum_one, lanes }
     }
@@ -720,6 +730,11 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
                             let batch = &images[t..(t + lanes).min(images.len())];
                             let mut rows = as_uninit(&mut term[..batch.len() * stride]).chunks_mut(stride);
                             match above_innermost {
+                                // One row: no lanes to fill.
+                                true if batch.len() == 1 => {
+                                    let row = rows.next().expect("a row");
+                                    self.innermost(0..inner_len, &[inside(batch[0])], &mut [row], inner);
+                                }
                                 true => {
                                     let srcs: [&[T]; LANES] =
                                         std::array::from_fn(|l| batch.get(l).map_or(&[][..], |&o| inside(o)));
@@ -765,10 +780,11 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
                 let (i, n) = (k - strip.ks.start, strip.ks.end.min(ks.end) - k);
                 k += n;
                 if n == 1 {
-                    let mut sums = [self.zero; LANES];
+                    // Into the scratch row (a row of the strips' width, a lane's at least).
+                    let sums = &mut sums[..srcs.len()];
                     let images = axis.images.as_ref().expect("a strip's images").of(k - 1);
-                    (self.sum_one)(srcs, images, &mut sums[..srcs.len()]);
-                    for (dst, sum) in dsts.iter_mut().zip(sums) {
+                    (self.sum_one)(srcs, images, sums);
+                    for (dst, &sum) in dsts.iter_mut().zip(sums.iter()) {
                         dst[at].write(sum);
                     }
                     continue;
@@ -1111,9 +1127,9 @@ mod tests {
             Gather::new(&p, 1, 0.0, Rows::adding(&add_rows_f32), &sum_one).lanes
         };
         // A last axis padded by a few: strips of up to 8 indices in rows of 256.
-        assert_eq!(lanes(&[64, 256], &[0, 0, 0, 8], Mode::Reflect), LANES);
-        assert_eq!(lanes(&[4, 256, 256], &[0, 2, 2, 0, 2, 2], Mode::Wrap), LANES);
-        assert_eq!(lanes(&[4, 256], &[0, LANES_MAX_STRIP as i64, 0, 0], Mode::Symmetric), LANES);
+        assert_eq!(lanes(&[64, 256], &[0, 0, 0, 8], Mode::Reflect), STRIP_LANES);
+        assert_eq!(lanes(&[4, 256, 256], &[0, 2, 2, 0, 2, 2], Mode::Wrap), STRIP_LANES);
+        assert_eq!(lanes(&[4, 256], &[0, LANES_MAX_STRIP as i64, 0, 0], Mode::Symmetric), STRIP_LANES);
         // Strips longer than that: one row at a time, the terms read where they are.
         assert_eq!(lanes(&[4, 256], &[0, LANES_MAX_STRIP as i64 + 1, 0, 0], Mode::Symmetric), 1);
         assert_eq!(lanes(&[3, 224, 224], &[0, 100, 100, 0, 100, 100], Mode::Reflect), 1);
@@ -1125,7 +1141,7 @@ mod tests {
         // No strips on the last axis (a constant pad's sums are none; an axis above padded).
         assert_eq!(lanes(&[64, 256], &[2, 0, 2, 0], Mode::Reflect), 1);
         // A corner of many terms (edge): its chain of additions interleaved.
-        assert_eq!(lanes(&[64, 64], &[0, 40, 0, 40], Mode::Edge), LANES);
+        assert_eq!(lanes(&[64, 64], &[0, 40, 0, 40], Mode::Edge), CHAIN_LANES);
     }
 
     /// The gather against the documented nest written out element by element (each axis's

@@ -440,9 +440,14 @@ mod tests {
     #[test]
     fn every_shader_is_valid_wgsl() {
         for mode in Mode::ALL {
+            // Every variant's pads, and the interior pad's pipelines (one a width).
+            let interior = DataType::ALL
+                .into_iter()
+                .flat_map(|t| PipelineKey::all_of(ProgramKind::InteriorPad, mode, t, KernelVariant::Default));
             let keys = KernelVariant::ALL
                 .into_iter()
                 .flat_map(|v| PipelineKey::all_for(mode, 1, v))
+                .chain(interior)
                 .collect::<std::collections::HashSet<_>>();
             for (key, src) in keys.into_iter().map(|k| (k, k.wgsl())) {
                 let module = naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| panic!("{key:?}: {e}"));

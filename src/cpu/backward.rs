@@ -254,6 +254,21 @@ fn write<T: Copy>(dst: &mut [MaybeUninit<T>], src: &[T]) {
     dst.copy_from_slice(src);
 }
 
+/// `src` into `dst` (of its length) where it is a strip's few values: four at a time as
+/// whole arrays, inlined (a call to `memmove` a lane and term costs more than its copy).
+fn copy_short<T: Copy>(dst: &mut [MaybeUninit<T>], src: &[T]) {
+    if src.len() > 32 {
+        return write(dst, src);
+    }
+    let mut dst = dst.chunks_exact_mut(4);
+    let mut src = src.chunks_exact(4);
+    for (d, s) in (&mut dst).zip(&mut src) {
+        let values: [T; 4] = s.try_into().expect("four values");
+        d.copy_from_slice(&values.map(MaybeUninit::new));
+    }
+    dst.into_remainder().iter_mut().zip(src.remainder()).for_each(|(d, &s)| *d = MaybeUninit::new(s));
+}
+
 /// `src` reversed into `dst` (of its length): eight at a time as whole arrays (one load, a
 /// shuffle and one store each, where element by element each store is its own and the rows'
 /// additions read them back wider).
@@ -449,7 +464,7 @@ where
         let n = acc.len();
         acc.convert_to_f32_slice(&mut a[..n]);
         terms.convert_to_f32_slice(&mut t[..n]);
-        a[..n].iter_mut().zip(&t[..n]).for_each(|(a, &t)| *a = add_f32(*a, t));
+        add_rows_f32(&mut a[..n], &t[..n]);
         acc.convert_from_f32_slice(&a[..n]);
     }
 }
@@ -477,7 +492,9 @@ struct Gather<'a, T> {
 /// One axis of a [`Gather`]: its length in grad_in, the values an index spans in grad_in and
 /// in grad_out, its indices' images (`None`: a merged run of identity axes, each index its
 /// own one image), its longest run of indices of one image each, consecutive (`copy`,
-/// the first's image `copy_from`): on the innermost axis, one copy; and its [`Strip`]s.
+/// the first's image `copy_from`), its kept indices (`kept`, the first's kept position
+/// `kept_from`): on the innermost axis with elements of one value, one copy before the
+/// strips' sums overwrite theirs; and its [`Strip`]s.
 struct GatherAxis {
     in_len: usize,
     in_stride: usize,
@@ -485,6 +502,8 @@ struct GatherAxis {
     images: Option<AxisImages>,
     copy: std::ops::Range<usize>,
     copy_from: usize,
+    kept: std::ops::Range<usize>,
+    kept_from: usize,
     strips: Vec<Strip>,
 }
 
@@ -551,14 +570,25 @@ impl GatherAxis {
     /// A touched axis (`map`, of `mode`) or, without one, a merged run of identity axes.
     fn new(in_len: usize, in_stride: usize, out_stride: usize, touched: Option<(&AxisMap, Mode)>) -> GatherAxis {
         let Some((map, mode)) = touched else {
-            let copy = 0..in_len;
-            return GatherAxis { in_len, in_stride, out_stride, images: None, copy, copy_from: 0, strips: Vec::new() };
+            let (copy, kept, strips) = (0..in_len, 0..in_len, Vec::new());
+            return GatherAxis {
+                in_len,
+                in_stride,
+                out_stride,
+                images: None,
+                copy,
+                copy_from: 0,
+                kept,
+                kept_from: 0,
+                strips,
+            };
         };
         // One image each: kept indices, whose images are their kept positions, consecutive.
         let images = AxisImages::new(map, mode);
         let (copy, copy_from) = (images.ones.clone(), images.ones_from);
+        let (kept, kept_from) = (map.crop_start..map.crop_start + map.kept, map.pad_before);
         let strips = Strip::all(&images, map);
-        GatherAxis { in_len, in_stride, out_stride, images: Some(images), copy, copy_from, strips }
+        GatherAxis { in_len, in_stride, out_stride, images: Some(images), copy, copy_from, kept, kept_from, strips }
     }
 }
 
@@ -771,6 +801,18 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
         let axis = self.axes.last().expect("an innermost axis");
         let Scratch { part, term, sums } = &mut scratch[0];
         let (stride, rows_of_one) = (axis.in_stride, axis.in_stride == 1);
+        // Rows of one value: every kept index's kept term copied at once (a row's copy is one
+        // call of whole words, not a call for each run between strips), the strips' sums
+        // written over theirs; not where a strip is one index's long chain (an edge's corner:
+        // its copy is one call already, and the 224 edge case ran 6 % slower copying it).
+        let kept = axis.kept.start.max(ks.start)..axis.kept.end.min(ks.end);
+        let bulk = rows_of_one && kept.len() > 1 && self.lanes != CHAIN_LANES;
+        if bulk {
+            let from = axis.kept_from + (kept.start - axis.kept.start);
+            for (src, dst) in srcs.iter().zip(dsts.iter_mut()) {
+                write(&mut dst[kept.start - ks.start..][..kept.len()], &src[from..][..kept.len()]);
+            }
+        }
         let mut strips = axis.strips.iter().peekable();
         let mut k = ks.start;
         while k < ks.end {
@@ -803,7 +845,7 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
                     let terms = &mut term[..width];
                     for (src, terms) in srcs.iter().zip(terms.chunks_exact_mut(n)) {
                         match strip.ascends[t] {
-                            true => terms.copy_from_slice(&src[strip.first[t] + i..][..n]),
+                            true => copy_short(as_uninit(terms), &src[strip.first[t] + i..][..n]),
                             false => {
                                 let last = strip.first[t] - i;
                                 reverse_into(terms, &src[last + 1 - n..=last]);
@@ -814,7 +856,7 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
                 });
                 if !one_lane {
                     for (dst, sums) in dsts.iter_mut().zip(sums.chunks_exact(n)) {
-                        write(&mut dst[at..][..n], sums);
+                        copy_short(&mut dst[at..][..n], sums);
                     }
                 }
                 continue;
@@ -823,14 +865,21 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
             if axis.copy.contains(&k) && axis.copy.end.min(ks.end) - k > 1 {
                 let n = axis.copy.end.min(ks.end) - k;
                 let o = axis.copy_from + (k - axis.copy.start);
-                for (src, dst) in srcs.iter().zip(dsts.iter_mut()) {
-                    write(&mut dst[at..][..n * stride], &src[o * stride..][..n * stride]);
+                if !bulk {
+                    for (src, dst) in srcs.iter().zip(dsts.iter_mut()) {
+                        write(&mut dst[at..][..n * stride], &src[o * stride..][..n * stride]);
+                    }
                 }
                 k += n;
                 continue;
             }
             let mut one = [0];
             let images = axis.images_of(k, &mut one);
+            if bulk && images.len() == 1 && kept.contains(&k) {
+                // Its one term, its kept one, copied with the rest.
+                k += 1;
+                continue;
+            }
             for (src, dst) in srcs.iter().zip(dsts.iter_mut()) {
                 let here = &mut dst[at..][..stride];
                 let inside = |o: usize| &src[o * stride..][..stride];
@@ -838,7 +887,9 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
                     [] => {
                         filled(here, self.zero);
                     }
-                    // One term: the gradient inside its image, bits and all.
+                    // One term: the gradient inside its image, bits and all (one value
+                    // stored, where `write` would call `memmove` for it).
+                    &[o] if stride == 1 => _ = here[0].write(src[o]),
                     &[o] => write(here, inside(o)),
                     _ => self.sum(images.len(), here, part, |t, into, add| add(into, inside(images[t]))),
                 }
@@ -1148,6 +1199,29 @@ mod tests {
     /// [`images`], each sum [`ordered_sum`]), on gradients of every magnitude, where any
     /// other order or grouping shows in the rounding: random plans, crops, long pads whose
     /// sums run in blocks, float32 and float16 (rows past the slice conversions' stretch).
+    #[test]
+    fn rows_of_strips_of_every_length_match_the_scatter() {
+        // Rows side by side (STRIP_LANES) with strips of 1 to 33 indices: their terms and sums
+        // copied four at a time and the rest, over a row's kept terms copied at once.
+        let mut next = crate::draws(0x9e37_79b9_7f4a_7c15u64);
+        for n in 1..=LANES_MAX_STRIP as i64 + 1 {
+            for mode in Mode::ALL {
+                for dtype in [DataType::Float32, DataType::Float16] {
+                    let p = plan(dtype, &[3, 2, 40], &[0, 0, n, 0, 0, n / 2 + 1], mode);
+                    let g: Vec<f32> = (0..p.out_len()).map(|_| next(17) as f32 - 8.0).collect();
+                    let grad = match dtype {
+                        DataType::Float16 => {
+                            let g: Vec<f16> = g.iter().map(|&v| f16::from_f32(v)).collect();
+                            Tensor::from_slice(dtype, p.out_shape().to_vec(), &g).unwrap()
+                        }
+                        _ => Tensor::from_slice(dtype, p.out_shape().to_vec(), &g).unwrap(),
+                    };
+                    assert_eq!(pad_backward(&p, &grad).unwrap(), backward_by_scatter(&p, &grad), "{n} {mode} {dtype}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn the_gather_is_the_documented_nest() {
         use crate::adjoint::{images, ordered_sum, BLOCK};

@@ -633,3 +633,17 @@ fn a_dispatch_reading_nothing_binds_the_documented_placeholder() {
         assert_eq!(y, cpu::pad(&p, &x).unwrap().bytes().unwrap(), "{dtype}");
     }
 }
+
+/// CI runs the README's test command, and that command turns the kernel variants on: without
+/// the `variants` feature their shard tests compile to nothing, so a command that dropped it
+/// would pass with none of them run.
+#[test]
+fn ci_runs_the_readmes_test_command_with_the_variants_on() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let read = |path: &str| std::fs::read_to_string(format!("{root}/{path}")).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let (readme, ci) = (read("README.md"), read(".ci/run"));
+    let test = readme.lines().map(str::trim).find(|l| l.starts_with("cargo test")).expect("the README's test command");
+    assert!(ci.lines().any(|l| l.trim() == test), ".ci/run does not run the README's `{test}`");
+    let features = test.split_once("--features ").and_then(|(_, f)| f.split_whitespace().next()).unwrap_or("");
+    assert!(features.split(',').any(|f| f == "variants"), "`{test}` leaves the kernel variants' tests out");
+}

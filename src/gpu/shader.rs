@@ -321,6 +321,47 @@ mod tests {
         assert!(counts[0] > 40 && counts[1] == 5 && counts[2] > 60, "keys seen a kind: {counts:?}");
     }
 
+    /// Under every variant, each key a pad's layout picks is among the keys `all_for` gives
+    /// that variant (what `precompile` compiles and the harness counts): `Shader::all` puts
+    /// every answer to `Kernel::choose`'s questions, rows16's included.
+    #[test]
+    fn every_variants_picks_are_among_its_keys() {
+        use crate::gpu::program::{BufferView, DeviceLimits};
+        use crate::{PadPlan, PadRequest};
+        let cases: [(&[usize], &[i64]); 4] = [
+            (&[64, 256], &[0, 2, 0, 2]),             // rows of several words: rows16 where it runs
+            (&[16000], &[512, 512]),                 // one row: the flat grid by default
+            (&[1, 1100, 1000], &[0, 1, 1, 0, 1, 1]), // a million words: flat too
+            (&[3, 5, 7], &[1, 0, 2, 2, 1, 0]),       // small rows
+        ];
+        let dense = |n: u64| BufferView::dense(0, n.next_multiple_of(16).max(16));
+        let mut shaders = std::collections::HashSet::new();
+        for variant in KernelVariant::ALL {
+            for dtype in
+                [DataType::Uint8, DataType::Float16, DataType::Float32, DataType::Float64, DataType::Complex128]
+            {
+                for mode in Mode::ALL {
+                    for (shape, pads) in cases {
+                        let plan = PadPlan::new(dtype, shape, &PadRequest::new(pads.to_vec()).mode(mode)).unwrap();
+                        let (i, o) = plan.byte_sizes().unwrap();
+                        let limits = DeviceLimits::WEBGPU_DEFAULT;
+                        let program =
+                            crate::gpu::layout::program(&plan, &dense(i), &dense(o), &limits, variant).unwrap();
+                        let keys = PipelineKey::all_for(mode, dtype.width().bytes().unwrap() as u8, variant);
+                        for p in 0..program.pipeline_count() {
+                            let key = program.pipeline_key(p);
+                            assert!(keys.contains(&key), "{variant:?} {plan:?}: {key:?} is not among its keys");
+                            shaders.insert(key.shader);
+                        }
+                    }
+                }
+            }
+        }
+        assert!(shaders.contains(&Shader::Rows16), "rows16 picked somewhere: {shaders:?}");
+        // And no key that can never be picked: rows16 moves words under its own 16 bytes.
+        assert!(!Shader::all(16, KernelVariant::Rows16).contains(&Shader::Rows16));
+    }
+
     #[test]
     fn the_key_space_is_bounded() {
         let all: std::collections::HashSet<PipelineKey> =

@@ -105,8 +105,11 @@ fn main(
 pub(in crate::gpu) fn default_words(out_lens: &[usize], word_bytes: u64) -> Option<u32> {
     let words: u64 = out_lens.iter().map(|&n| n as u64).product();
     let rows = words / (*out_lens.last()?).max(1) as u64;
-    ((words >= FLAT_MIN_WORDS || rows == 1) && words * word_bytes < FLAT_MAX_BYTES).then_some(8)
+    ((words >= FLAT_MIN_WORDS || rows == 1) && words * word_bytes < FLAT_MAX_BYTES).then_some(DEFAULT_WORDS)
 }
+
+/// The flat grid's elements a lane where the default kernels take it ([`default_words`]).
+pub(in crate::gpu) const DEFAULT_WORDS: u32 = 8;
 
 /// The outputs (in moved words) from which the default kernels take the flat grid: between
 /// the largest measured to lose there (539,000 words) and the smallest measured to win

@@ -73,16 +73,34 @@ impl Kernel {
         variant: KernelVariant,
     ) -> Kernel {
         let out_lens: Vec<usize> = axes.iter().map(|a| a.map.out_len).collect();
-        let rows16 = variant == KernelVariant::Rows16 && whole_16 && rows16::applies(word, axes, dense_output);
+        let rows16 = whole_16 && rows16::applies(word, axes, dense_output);
+        Kernel::of(word, rows16, flat::default_words(&out_lens, word), variant)
+    }
+
+    /// The choice itself, from the two things [`Kernel::choose`] asks of a pad: whether rows16
+    /// could take it, and the flat grid's words a lane by default (`flat::default_words`).
+    /// [`Shader::all`] puts every answer to it.
+    fn of(word: u64, rows16: bool, flat_words: Option<u32>, variant: KernelVariant) -> Kernel {
         let kind = match word {
-            _ if rows16 => Kind::Rows16,
+            _ if rows16 && variant == KernelVariant::Rows16 => Kind::Rows16,
             ..4 => Kind::Narrow(narrow::NarrowVariant::of(variant)),
-            _ => match flat::FlatGrid::of(variant, flat::default_words(&out_lens, word)) {
+            _ => match flat::FlatGrid::of(variant, flat_words) {
                 Some(grid) => Kind::Flat(grid),
                 None => Kind::Rows(wide::WideVariant::of(variant)),
             },
         };
         Kernel { kind, read_only_input: variant.read_only_input() }
+    }
+
+    /// Every shader this kernel can end with ([`Kernel::shader`]: the narrow kernel's, a walk
+    /// each).
+    fn shaders(self) -> Vec<Shader> {
+        match self.kind {
+            Kind::Rows(v) => vec![Shader::Rows(v)],
+            Kind::Flat(grid) => vec![Shader::Flat(grid)],
+            Kind::Narrow(v) => v.shaders().into_iter().map(Shader::Narrow).collect(),
+            Kind::Rows16 => vec![Shader::Rows16],
+        }
     }
 
     /// Whether the shader declares its input read-only.
@@ -230,25 +248,19 @@ impl GradientElement {
 }
 
 impl Shader {
-    /// Every shader a pad moving `word_bytes`-byte words can need under `variant` (what
-    /// [`Kernel::choose`] and [`Kernel::shader`] can give).
+    /// Every shader a pad moving `word_bytes`-byte words can need under `variant`: every
+    /// answer to what [`Kernel::choose`] asks of a pad (rows16 only below its own word's
+    /// bytes, as `rows16::applies` says), each kernel's shaders.
     pub(crate) fn all(word_bytes: u8, variant: KernelVariant) -> Vec<Shader> {
-        if variant == KernelVariant::Rows16 && (word_bytes as u64) < rows16::WORD {
-            let mut all = Shader::all(word_bytes, KernelVariant::Default);
-            all.push(Shader::Rows16);
-            return all;
-        }
-        if word_bytes < 4 {
-            return narrow::NarrowVariant::of(variant).shaders().into_iter().map(Shader::Narrow).collect();
-        }
+        let word = word_bytes as u64;
         let mut all = Vec::new();
-        for default in [None, Some(8)] {
-            let shader = match flat::FlatGrid::of(variant, default) {
-                Some(grid) => Shader::Flat(grid),
-                None => Shader::Rows(wide::WideVariant::of(variant)),
-            };
-            if !all.contains(&shader) {
-                all.push(shader);
+        for rows16 in [false, word < rows16::WORD] {
+            for flat_words in [None, Some(flat::DEFAULT_WORDS)] {
+                for shader in Kernel::of(word, rows16, flat_words, variant).shaders() {
+                    if !all.contains(&shader) {
+                        all.push(shader);
+                    }
+                }
             }
         }
         all

@@ -9,7 +9,7 @@ use half::slice::HalfFloatSliceExt;
 use std::mem::MaybeUninit;
 
 use super::float8::Float8;
-use crate::adjoint::{block_len, AxisImages};
+use crate::adjoint::{block_len, AxisImages, BLOCK};
 use crate::dtype::DataType;
 use crate::error::{PadError, Result};
 use crate::memory::{output_bytes, OutputArena};
@@ -91,14 +91,16 @@ fn backward_with(plan: &PadPlan, grad_out: &Tensor, arena: Option<&OutputArena>)
         }),
         DataType::Float16 => {
             let add = |a: f16, b: f16| f16::from_f32(add_f32(a.to_f32(), b.to_f32()));
-            let rows =
-                Rows { add: &add_rows_16, start: &|acc, terms| start_rows_16(acc, terms, F16_EXPONENT, F16_QUIET) };
+            let rows = f16_rows();
             run::<f16>(plan, bytes, arena, 1, f16::ZERO, rows, &|s, i, o| gathered(s, i, o, f16::ZERO, add))
         }
         DataType::Bfloat16 => {
             let add = |a: bf16, b: bf16| bf16::from_f32(add_f32(a.to_f32(), b.to_f32()));
-            let rows =
-                Rows { add: &add_rows_16, start: &|acc, terms| start_rows_16(acc, terms, BF16_EXPONENT, BF16_QUIET) };
+            let rows = Rows {
+                add: &add_rows_16,
+                start: &|acc, terms| start_rows_16(acc, terms, BF16_EXPONENT, BF16_QUIET),
+                strip: None,
+            };
             run::<bf16>(plan, bytes, arena, 1, bf16::ZERO, rows, &|s, i, o| gathered(s, i, o, bf16::ZERO, add))
         }
         // Each part alone: real, imaginary, real, … is a float array of twice the elements.
@@ -372,16 +374,128 @@ fn gathered<T: Copy>(srcs: &[&[T]], images: &[usize], sums: &mut [T], zero: T, a
 /// element, each the type's own rounded addition; `start(acc, terms)` is `add` into a row of
 /// zeros, `acc`'s values ignored (a sum's first term: a 16-bit float's written without
 /// converting to f32 and back, [`start_rows_16`]).
+/// `strip`, where the type has one: a strip's sums in one lane ([`StripSum`]) without the
+/// rows' staging.
 #[derive(Clone, Copy)]
 struct Rows<'a, T> {
     add: &'a RowAdd<'a, T>,
     start: &'a RowAdd<'a, T>,
+    strip: Option<&'a StripSum<'a, T>>,
 }
 
 impl<'a, T: Copy> Rows<'a, T> {
     /// `add`, and `start` as `add` into the zeros a sum fills its row with first.
     fn adding(add: &'a RowAdd<'a, T>) -> Self {
-        Rows { add, start: add }
+        Rows { add, start: add, strip: None }
+    }
+}
+
+/// `strip_sum(srcs, strip, [i, n, at], dsts)`: in each lane, the sums of a [`Strip`] of few
+/// terms (a block's at most), each from zero in the terms' order, for its `n` indices from
+/// the `i`-th, written into the lane's `dsts[l]` from `at`; `srcs[l]` is grad_out inside the
+/// axes outside. One call for every lane: a call a lane cost as much as its sums.
+type StripSum<'a, T> = dyn Fn(&[&[T]], &Strip, [usize; 3], &mut [&mut [MaybeUninit<T>]]) + Sync + 'a;
+
+/// float16's rows: half's slice conversions, and its strips eight at a time where the CPU
+/// has F16C ([`f16_strips`]).
+fn f16_rows() -> Rows<'static, f16> {
+    Rows {
+        add: &add_rows_16,
+        start: &|acc, terms| start_rows_16(acc, terms, F16_EXPONENT, F16_QUIET),
+        strip: f16_strips(),
+    }
+}
+
+/// float16 strips eight indices at a time where the CPU has F16C ([`f16_strip_f16c`]); `None`
+/// elsewhere (the rows' path: every lane's terms staged side by side, a conversion a row).
+fn f16_strips() -> Option<&'static StripSum<'static, f16>> {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("f16c") && std::arch::is_x86_feature_detected!("ssse3") {
+        // SAFETY: the CPU has F16C (and so AVX) and SSSE3, just checked.
+        return Some(&|srcs, strip, [i, n, at], dsts| unsafe { f16_strips_f16c(srcs, strip, [i, n, at], dsts) });
+    }
+    None
+}
+
+/// A float16 strip's sums ([`StripSum`]), eight indices at a time: each term's eight loaded
+/// (reversed where it descends), widened to f32 and added, the sum rounded to float16 after
+/// every addition (`vcvtps2ph`, to nearest even, as half's conversions round), so its bits
+/// are [`add_rows_16`]'s; eight with a NaN, and the rest past the last eight, one at a time by
+/// [`add_f32`]'s rule. Against staging every lane's terms in rows (a few small copies a lane
+/// and term, which cost more than the sums): f16 \[8,4096,256\] reflected by 8 on its last
+/// axis, its gradient about 15 % faster on one core (BENCHMARKS.md).
+///
+/// # Safety
+/// The CPU has F16C and SSSE3.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "f16c,avx,ssse3")]
+unsafe fn f16_strips_f16c(
+    srcs: &[&[f16]],
+    strip: &Strip,
+    [i, n, at]: [usize; 3],
+    dsts: &mut [&mut [MaybeUninit<f16>]],
+) {
+    for (src, dst) in srcs.iter().zip(dsts.iter_mut()) {
+        // SAFETY: the caller's (the same features, inlined).
+        unsafe { f16_strip_f16c(src, strip, i, &mut dst[at..][..n]) }
+    }
+}
+
+/// One lane of [`f16_strips_f16c`].
+///
+/// # Safety
+/// The CPU has F16C and SSSE3.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "f16c,avx,ssse3")]
+#[inline]
+unsafe fn f16_strip_f16c(src: &[f16], strip: &Strip, i: usize, dst: &mut [MaybeUninit<f16>]) {
+    use std::arch::x86_64::*;
+    let bits: &[u16] = bytemuck::cast_slice(src);
+    let add = |a: f16, b: f16| f16::from_f32(add_f32(a.to_f32(), b.to_f32()));
+    let terms = || strip.first.iter().zip(&strip.ascends);
+    let one = |j: usize| -> f16 {
+        let term = |(&first, &up): (&usize, &bool)| src[if up { first + i + j } else { first - i - j }];
+        terms().map(term).fold(f16::ZERO, add)
+    };
+    let n = dst.len();
+    let mut c = 0;
+    while c + 8 <= n {
+        let mut acc = _mm256_setzero_ps();
+        let mut nan = false;
+        for (&first, &up) in terms() {
+            // Eight halves from their slice, bounds checked; a descending term's reversed.
+            let load = |s: &[u16]| -> __m128i {
+                let s: &[u16; 8] = s.try_into().expect("eight halves");
+                // SAFETY: an unaligned load of the eight halves `s` holds.
+                unsafe { _mm_loadu_si128(s.as_ptr().cast()) }
+            };
+            let halves = match up {
+                true => load(&bits[first + i + c..][..8]),
+                false => {
+                    let last = first - i - c;
+                    let reverse = _mm_setr_epi8(14, 15, 12, 13, 10, 11, 8, 9, 6, 7, 4, 5, 2, 3, 0, 1);
+                    _mm_shuffle_epi8(load(&bits[last - 7..=last]), reverse)
+                }
+            };
+            let sum = _mm256_add_ps(acc, _mm256_cvtph_ps(halves));
+            if _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_UNORD_Q>(sum, sum)) != 0 {
+                nan = true;
+                break;
+            }
+            acc = _mm256_cvtph_ps(_mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(sum));
+        }
+        let eight: &mut [MaybeUninit<f16>; 8] = (&mut dst[c..c + 8]).try_into().expect("eight halves");
+        match nan {
+            // SAFETY: an unaligned store of eight halves into `eight`.
+            false => unsafe {
+                _mm_storeu_si128(eight.as_mut_ptr().cast(), _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(acc))
+            },
+            true => eight.iter_mut().enumerate().for_each(|(j, d)| _ = d.write(one(c + j))),
+        }
+        c += 8;
+    }
+    for (j, d) in dst.iter_mut().enumerate().skip(c) {
+        d.write(one(j));
     }
 }
 
@@ -821,6 +935,11 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
             if let Some(strip) = strips.peek().filter(|s| rows_of_one && s.ks.contains(&k)) {
                 let (i, n) = (k - strip.ks.start, strip.ks.end.min(ks.end) - k);
                 k += n;
+                if let Some(strip_sum) = self.rows.strip.filter(|_| n > 1 && strip.first.len() <= BLOCK) {
+                    // The type's own way, every lane in one call.
+                    strip_sum(srcs, strip, [i, n, at], dsts);
+                    continue;
+                }
                 if n == 1 {
                     // Into the scratch row (a row of the strips' width, a lane's at least).
                     let sums = &mut sums[..srcs.len()];
@@ -1218,6 +1337,57 @@ mod tests {
                     };
                     assert_eq!(pad_backward(&p, &grad).unwrap(), backward_by_scatter(&p, &grad), "{n} {mode} {dtype}");
                 }
+            }
+        }
+    }
+
+    /// Where the CPU has F16C, float16's gradient takes its strips eight at a time (the
+    /// outputs are the rows' path's either way: this is the wiring).
+    #[test]
+    fn float16_strips_take_f16c_where_the_cpu_has_it() {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("f16c") && std::arch::is_x86_feature_detected!("ssse3") {
+            assert!(f16_rows().strip.is_some());
+            return;
+        }
+        assert!(f16_rows().strip.is_none());
+    }
+
+    #[test]
+    fn float16_strips_round_every_addition_and_keep_the_first_nan() {
+        // Strips of 38 indices and three terms each (reflect by 39 on both sides of 40), and
+        // of 1 to 33 indices and two terms: eight indices at a time where the CPU has F16C,
+        // the rest and the eights holding a NaN one at a time. Terms where rounding at every
+        // addition decides the bits (2048 + 1 + 1 is 2048 so, 2050 rounded once), infinities,
+        // -0.0 and NaNs of both signs, quiet and signalling, with payloads.
+        let palette: [u16; 12] =
+            [0x6800, 0x3c00, 0xbc00, 0x3800, 0x4200, 0x63d0, 0x8000, 0x7c00, 0xfc00, 0x7c01, 0xfe55, 0x0001];
+        let mut next = crate::draws(0x5851_f42d_4c95_7f2du64);
+        let mut cases = vec![(vec![0, 0, 39, 0, 0, 39], Mode::Reflect)];
+        for n in 1..=LANES_MAX_STRIP as i64 + 1 {
+            cases.push((vec![0, 0, n, 0, 0, n / 2 + 1], Mode::Symmetric));
+        }
+        let add = |a: f16, b: f16| f16::from_f32(add_f32(a.to_f32(), b.to_f32()));
+        for (pads, mode) in cases {
+            let p = plan(DataType::Float16, &[3, 2, 40], &pads, mode);
+            let axis = &p.axes()[2];
+            for nans in [false, true] {
+                let g: Vec<f16> = (0..p.out_len())
+                    .map(|_| palette[next(if nans { 12 } else { 7 }) as usize])
+                    .map(f16::from_bits)
+                    .collect();
+                let grad = Tensor::from_slice(DataType::Float16, p.out_shape().to_vec(), &g).unwrap();
+                // Each row's sums in the documented order, rounded at every addition.
+                let want: Vec<u16> = (0..6)
+                    .flat_map(|row| (0..40).map(move |k| (row, k)))
+                    .map(|(row, k)| {
+                        let terms = crate::adjoint::images(axis, mode, k);
+                        let values = terms.iter().map(|&o| g[row * axis.out_len + o]);
+                        crate::adjoint::ordered_sum(values, terms.len(), f16::ZERO, add).to_bits()
+                    })
+                    .collect();
+                let got = pad_backward(&p, &grad).unwrap();
+                assert_eq!(got.as_slice::<u16>().unwrap(), &want[..], "{pads:?} {mode} nans {nans}");
             }
         }
     }

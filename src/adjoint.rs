@@ -123,87 +123,6 @@ pub(crate) fn pad_runs(axis: &AxisMap, mode: Mode) -> Vec<Run> {
     runs
 }
 
-/// Every input index's images along one axis, found once per axis from the plan's arithmetic
-/// (the pads' [`Run`]s, inverted), in the order of the sums ([`images`]): the longest run of
-/// indices of one image each ([`one_image_run`]: most of a long axis) as a range, `ones`,
-/// whose images are consecutive from `ones_from`; the other indices' in a list, `of(k)`. Its
-/// cost is the pads' and the indices' outside the run, not the axis's.
-pub(crate) struct AxisImages {
-    /// Indices of one image each, the first's at `ones_from`, the others' following.
-    pub(crate) ones: std::ops::Range<usize>,
-    pub(crate) ones_from: usize,
-    /// The pads' positions as runs, ascending.
-    pub(crate) runs: Vec<Run>,
-    /// Where each listed index's images start in `list` (the indices outside `ones`, in
-    /// order), and one past the last one's end.
-    starts: Vec<usize>,
-    list: Vec<usize>,
-}
-
-impl AxisImages {
-    /// The images of the indices of `axis`: only the pads' positions go through the mode's
-    /// rule; a kept position is its index's last image.
-    pub(crate) fn new(axis: &AxisMap, mode: Mode) -> AxisImages {
-        let run = one_image_run(axis, mode);
-        let ones = axis.crop_start + run.start..axis.crop_start + run.end;
-        let ones_from = axis.pad_before + run.start;
-        let slot = |k: usize| match k < ones.start {
-            true => k,
-            false => k - ones.len(),
-        };
-        let runs = pad_runs(axis, mode);
-        // The kept positions of the listed indices: those before the run and after it.
-        let kept = [axis.crop_start..ones.start, ones.end..axis.crop_start + axis.kept];
-        // Each listed index's image count, as a difference array over the slots: a run's
-        // indices lie on one side of `ones` (its indices have one image, their kept one).
-        let listed = axis.in_len - ones.len();
-        let mut starts = vec![0usize; listed + 1];
-        let mut add = |ks: std::ops::Range<usize>, count: usize| {
-            if !ks.is_empty() {
-                debug_assert!(ks.end <= ones.start || ks.start >= ones.end, "{ks:?} has one image each");
-                let (first, past) = (slot(ks.start), slot(ks.end - 1) + 1);
-                starts[first] = starts[first].wrapping_add(count);
-                starts[past] = starts[past].wrapping_sub(count);
-            }
-        };
-        for r in &runs {
-            add(r.indices(), if r.slope == 0 { r.len } else { 1 });
-        }
-        for ks in kept.clone() {
-            add(ks, 1);
-        }
-        // Counts, then where each slot's images start (running totals held in registers).
-        let (mut count, mut total) = (0usize, 0usize);
-        for start in &mut starts {
-            count = count.wrapping_add(*start);
-            *start = total;
-            total += count;
-        }
-        let mut list = vec![0usize; total];
-        let mut next = starts.clone();
-        // The pads' images in ascending order, the kept position last.
-        for r in &runs {
-            for i in 0..r.len {
-                let k = r.k.wrapping_add_signed(r.slope * i as isize);
-                list[next[slot(k)]] = r.o + i;
-                next[slot(k)] += 1;
-            }
-        }
-        for k in kept.into_iter().flatten() {
-            list[next[slot(k)]] = axis.pad_before + k - axis.crop_start;
-        }
-        AxisImages { ones, ones_from, runs, starts, list }
-    }
-
-    /// Index `k`'s images (`k` outside `ones`), in the order of the sums; empty where `k` is
-    /// cropped away.
-    pub(crate) fn of(&self, k: usize) -> &[usize] {
-        debug_assert!(!self.ones.contains(&k), "{k} is in the run of one image each");
-        let slot = if k < self.ones.start { k } else { k - self.ones.len() };
-        &self.list[self.starts[slot]..self.starts[slot + 1]]
-    }
-}
-
 /// The output coordinates of `axis` whose source is input index `k` (of the whole input
 /// axis), in the order their gradients are summed: the pad before, ascending; the pad after,
 /// ascending; the kept position last. Empty where `k` is cropped away.
@@ -339,20 +258,13 @@ mod tests {
 
     /// Every axis's images are exactly the output coordinates whose source is the index, in
     /// the documented order: pad before ascending, pad after ascending, the kept one last;
-    /// every mode, crops, pads of many periods, axes of one element. The axis's table
-    /// ([`AxisImages`], what the CPU gradient reads) is the same lists.
+    /// every mode, crops, pads of many periods, axes of one element.
     #[test]
     fn images_are_the_sources_inverse_in_the_documented_order() {
         each_small_axis(|mode, n, (b, e), axis| {
             let mut seen = vec![0; axis.out_len];
-            let table = AxisImages::new(&axis, mode);
             for k in 0..n {
                 let got = images(&axis, mode, k);
-                let listed = match table.ones.contains(&k) {
-                    true => vec![table.ones_from + k - table.ones.start],
-                    false => table.of(k).to_vec(),
-                };
-                assert_eq!(listed, got, "{mode} n={n} pads ({b},{e}): the table's images of {k}");
                 for &o in &got {
                     assert_eq!(axis.source(mode, o), Some(k), "{mode} n={n} pads ({b},{e}): {o} is not {k}'s");
                     seen[o] += 1;

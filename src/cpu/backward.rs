@@ -9,7 +9,7 @@ use half::slice::HalfFloatSliceExt;
 use std::mem::MaybeUninit;
 
 use super::float8::Float8;
-use crate::adjoint::{block_len, AxisImages, BLOCK};
+use crate::adjoint::{block_len, one_image_run, pad_runs, Run, BLOCK};
 use crate::dtype::DataType;
 use crate::error::{PadError, Result};
 use crate::memory::{output_bytes, OutputArena};
@@ -604,8 +604,8 @@ struct Gather<'a, T> {
 }
 
 /// One axis of a [`Gather`]: its length in grad_in, the values an index spans in grad_in and
-/// in grad_out, its indices' images (`None`: a merged run of identity axes, each index its
-/// own one image), its longest run of indices of one image each, consecutive (`copy`,
+/// in grad_out, whether the pad touches it (`false`: a merged run of identity axes, each
+/// index its own one image), its longest run of indices of one image each, consecutive (`copy`,
 /// the first's image `copy_from`), its kept indices (`kept`, the first's kept position
 /// `kept_from`): on the innermost axis with elements of one value, one copy before the
 /// strips' sums overwrite theirs; and its [`Strip`]s.
@@ -613,7 +613,7 @@ struct GatherAxis {
     in_len: usize,
     in_stride: usize,
     out_stride: usize,
-    images: Option<AxisImages>,
+    touched: bool,
     copy: std::ops::Range<usize>,
     copy_from: usize,
     kept: std::ops::Range<usize>,
@@ -635,10 +635,11 @@ impl Strip {
     /// The strips of the indices with several images, in order: the pads' runs cut where
     /// one starts or ends (within each piece the same runs read every index, and the kept
     /// positions follow the index), those of several images. Their cost is the runs', not
-    /// the indices'.
-    fn all(images: &AxisImages, map: &AxisMap) -> Vec<Strip> {
+    /// the indices'. Every other index has its kept position alone, or no image where it
+    /// was cropped away (the pads read kept indices only).
+    fn all(runs: &[Run], map: &AxisMap) -> Vec<Strip> {
         let kept = map.crop_start..map.crop_start + map.kept;
-        let mut cuts: Vec<usize> = images.runs.iter().flat_map(|r| [r.indices().start, r.indices().end]).collect();
+        let mut cuts: Vec<usize> = runs.iter().flat_map(|r| [r.indices().start, r.indices().end]).collect();
         cuts.extend([kept.start, kept.end]);
         cuts.sort_unstable();
         cuts.dedup();
@@ -648,7 +649,7 @@ impl Strip {
             let (mut first, mut ascends) = (Vec::new(), Vec::new());
             // Each run's images of the piece's first index, in the runs' (ascending) order;
             // an edge's run is one index's every image.
-            for r in images.runs.iter().filter(|r| r.indices().contains(&k)) {
+            for r in runs.iter().filter(|r| r.indices().contains(&k)) {
                 match r.slope {
                     0 => first.extend(r.o..r.o + r.len),
                     1 => first.push(r.o + (k - r.k)),
@@ -660,6 +661,7 @@ impl Strip {
                 first.push(map.pad_before + k - map.crop_start);
                 ascends.push(true);
             }
+            debug_assert!(kept.contains(&k) || first.is_empty(), "cropped index {k} read by a pad");
             if first.len() > 1 {
                 strips.push(Strip { ks: piece, first, ascends });
             }
@@ -669,16 +671,27 @@ impl Strip {
 }
 
 impl GatherAxis {
-    /// Index `k`'s images (`one` holds it where it has one image in the run).
-    fn images_of<'s>(&'s self, k: usize, one: &'s mut [usize; 1]) -> &'s [usize] {
-        match &self.images {
-            Some(images) if !self.copy.contains(&k) => images.of(k),
-            // The run of one image each (all of a merged run of identity axes).
-            _ => {
-                one[0] = self.copy_from + (k - self.copy.start);
-                one
+    /// Index `k`'s images in the sums' order: in the run of one image each (all of a merged
+    /// run of identity axes), in a strip (its first index's as they are, the others' written
+    /// into `images`), a kept index's own, or none.
+    fn images_of<'s>(&'s self, k: usize, images: &'s mut Vec<usize>) -> &'s [usize] {
+        images.clear();
+        if !self.touched || self.copy.contains(&k) {
+            images.push(self.copy_from + (k - self.copy.start));
+        } else if let Some(strip) = self.strips.get(self.strips.partition_point(|s| s.ks.end <= k)) {
+            match k.checked_sub(strip.ks.start) {
+                Some(0) => return &strip.first,
+                Some(i) if k < strip.ks.end => {
+                    let image = |(&first, &up): (&usize, &bool)| if up { first + i } else { first - i };
+                    images.extend(strip.first.iter().zip(&strip.ascends).map(image));
+                }
+                _ => {}
             }
         }
+        if images.is_empty() && self.touched && self.kept.contains(&k) {
+            images.push(self.kept_from + (k - self.kept.start));
+        }
+        images
     }
 
     /// A touched axis (`map`, of `mode`) or, without one, a merged run of identity axes.
@@ -689,7 +702,7 @@ impl GatherAxis {
                 in_len,
                 in_stride,
                 out_stride,
-                images: None,
+                touched: false,
                 copy,
                 copy_from: 0,
                 kept,
@@ -698,11 +711,11 @@ impl GatherAxis {
             };
         };
         // One image each: kept indices, whose images are their kept positions, consecutive.
-        let images = AxisImages::new(map, mode);
-        let (copy, copy_from) = (images.ones.clone(), images.ones_from);
+        let ones = one_image_run(map, mode);
+        let (copy, copy_from) = (map.crop_start + ones.start..map.crop_start + ones.end, map.pad_before + ones.start);
         let (kept, kept_from) = (map.crop_start..map.crop_start + map.kept, map.pad_before);
-        let strips = Strip::all(&images, map);
-        GatherAxis { in_len, in_stride, out_stride, images: Some(images), copy, copy_from, kept, kept_from, strips }
+        let strips = Strip::all(&pad_runs(map, mode), map);
+        GatherAxis { in_len, in_stride, out_stride, touched: true, copy, copy_from, kept, kept_from, strips }
     }
 }
 
@@ -713,6 +726,8 @@ struct Scratch<T> {
     term: Vec<T>,
     /// On the innermost axis, a strip's sums in every lane, side by side.
     sums: Vec<T>,
+    /// An index's images ([`GatherAxis::images_of`]).
+    images: Vec<usize>,
 }
 
 impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
@@ -723,7 +738,7 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
         let mut axes: Vec<GatherAxis> = Vec::new();
         let (mut in_stride, mut out_stride) = (chunk, chunk);
         for a in maps[..last_touched.map_or(0, |d| d + 1)].iter().rev() {
-            let merges = a.is_identity() && axes.last().is_some_and(|inner| inner.images.is_none());
+            let merges = a.is_identity() && axes.last().is_some_and(|inner| !inner.touched);
             match merges {
                 true => {
                     let run = axes.last_mut().unwrap();
@@ -794,7 +809,7 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
             .iter()
             .enumerate()
             .map(|(d, a)| {
-                let sums = a.images.is_some();
+                let sums = a.touched;
                 let len = match d == last && a.in_stride == 1 {
                     true => a.strips.iter().map(|s| s.ks.len()).max().unwrap_or(1),
                     false => a.in_stride,
@@ -811,8 +826,9 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
                         part: row(len * self.lanes),
                         term: row(len * self.lanes),
                         sums: row(len * self.lanes),
+                        images: Vec::new(),
                     },
-                    false => Scratch { part: row(len), term: row(len * lanes), sums: Vec::new() },
+                    false => Scratch { part: row(len), term: row(len * lanes), sums: Vec::new(), images: Vec::new() },
                 }
             })
             .collect()
@@ -832,7 +848,8 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
             return self.innermost(ks, &[src], &mut [dst], scratch);
         }
         let axis = &self.axes[d];
-        let (Scratch { part, term, .. }, inner) = scratch.split_first_mut().expect("a row set per axis");
+        let (Scratch { part, term, images: listed, .. }, inner) =
+            scratch.split_first_mut().expect("a row set per axis");
         let (stride, inner_len) = (axis.in_stride, self.axes[d + 1].in_len);
         let inside = |o: usize| &src[o * axis.out_stride..][..axis.out_stride];
         let above_innermost = d + 2 == self.axes.len();
@@ -854,8 +871,7 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
                 continue;
             }
             let here = rows.next().expect("a row an index");
-            let mut one = [0];
-            let images = axis.images_of(at, &mut one);
+            let images = axis.images_of(at, listed);
             at += 1;
             match images {
                 [] => {
@@ -913,7 +929,7 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
         scratch: &mut [Scratch<T>],
     ) {
         let axis = self.axes.last().expect("an innermost axis");
-        let Scratch { part, term, sums } = &mut scratch[0];
+        let Scratch { part, term, sums, images: listed } = &mut scratch[0];
         let (stride, rows_of_one) = (axis.in_stride, axis.in_stride == 1);
         // Rows of one value: every kept index's kept term copied at once (a row's copy is one
         // call of whole words, not a call for each run between strips), the strips' sums
@@ -943,7 +959,7 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
                 if n == 1 {
                     // Into the scratch row (a row of the strips' width, a lane's at least).
                     let sums = &mut sums[..srcs.len()];
-                    let images = axis.images.as_ref().expect("a strip's images").of(k - 1);
+                    let images = axis.images_of(k - 1, listed);
                     (self.sum_one)(srcs, images, sums);
                     for (dst, &sum) in dsts.iter_mut().zip(sums.iter()) {
                         dst[at].write(sum);
@@ -992,8 +1008,7 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
                 k += n;
                 continue;
             }
-            let mut one = [0];
-            let images = axis.images_of(k, &mut one);
+            let images = axis.images_of(k, listed);
             if bulk && images.len() == 1 && kept.contains(&k) {
                 // Its one term, its kept one, copied with the rest.
                 k += 1;
@@ -1318,6 +1333,34 @@ mod tests {
     /// [`images`], each sum [`ordered_sum`]), on gradients of every magnitude, where any
     /// other order or grouping shows in the rounding: random plans, crops, long pads whose
     /// sums run in blocks, float32 and float16 (rows past the slice conversions' stretch).
+    /// An axis's images as the gather reads them (its run of one each, its strips, a kept
+    /// index's own) are exactly the documented lists: every mode, lengths 1-9, crops, pads of
+    /// many periods.
+    #[test]
+    fn an_axis_images_are_its_runs_strips_and_kept_positions() {
+        let mut listed = Vec::new();
+        let mut checked = 0;
+        for mode in Mode::ALL {
+            for n in 1..10usize {
+                for (b, e) in
+                    [(0i64, 0i64), (1, 0), (0, 2), (3, 4), (-1, 2), (2, -1), (11, 13), (-2, -1), (25, 0), (-3, 7)]
+                {
+                    let Ok(p) = PadPlan::new(DataType::Float32, &[n], &PadRequest::new(vec![b, e]).mode(mode)) else {
+                        continue;
+                    };
+                    let map = &p.axes()[0];
+                    let axis = GatherAxis::new(n, 1, 1, Some((map, mode)));
+                    for k in 0..n {
+                        let want = crate::adjoint::images(map, mode, k);
+                        assert_eq!(axis.images_of(k, &mut listed), &want[..], "{mode} n={n} pads ({b},{e}): {k}");
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked > 1000, "{checked}");
+    }
+
     #[test]
     fn rows_of_strips_of_every_length_match_the_scatter() {
         // Rows side by side (STRIP_LANES) with strips of 1 to 33 indices: their terms and sums
@@ -1533,11 +1576,16 @@ mod tests {
             let g: Vec<f32> =
                 (0..p.out_len()).map(|_| (next(2001) as f32 - 1000.0) * 2f32.powi(next(30) as i32 - 15)).collect();
             let grad = Tensor::from_slice(DataType::Float32, p.out_shape().to_vec(), &g).unwrap();
-            let table = AxisImages::new(&p.axes()[0], mode);
-            let sum = |k: usize| match table.ones.contains(&k) {
-                true => g[table.ones_from + k - table.ones.start],
-                false => ordered_sum(table.of(k).iter().map(|&o| g[o]), table.of(k).len(), 0.0, add_f32),
-            };
+            // Each index's images in the documented order: the pads' ascending, the kept last.
+            let axis = p.axes()[0];
+            let mut lists = vec![Vec::new(); n];
+            let kept_end = axis.pad_before + axis.kept;
+            for o in (0..axis.pad_before).chain(kept_end..axis.out_len).chain(axis.pad_before..kept_end) {
+                if let Some(k) = axis.source(mode, o) {
+                    lists[k].push(o);
+                }
+            }
+            let sum = |k: usize| ordered_sum(lists[k].iter().map(|&o| g[o]), lists[k].len(), 0.0, add_f32);
             let want: Vec<u32> = (0..n).map(|k| sum(k).to_bits()).collect();
             let ((one, _), (four, parts_four)) = (on(&p, &grad, 1), on(&p, &grad, 4));
             assert_eq!(parts_four, 4);

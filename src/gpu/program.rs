@@ -1,6 +1,6 @@
 //! The GPU program of one pad: plain data, no wgpu in it. From a plan, two buffer views and
-//! a device's limits, [`Program::new`] (made in `layout.rs`) lists the dispatches; [`PadKernel`](super::PadKernel)
-//! turns them into wgpu calls, and any other WebGPU host (another wgpu major, Dawn, a
+//! a device's limits, [`Program::new`] (made in `layout.rs`) lists the dispatches;
+//! `PadKernel` (with the `wgpu` feature) turns them into wgpu calls, and any other WebGPU host (another wgpu major, Dawn, a
 //! JavaScript engine) can run them the same way (`examples/program.rs` does, in plain wgpu).
 
 use super::params::{Params, Uniform, WORKGROUP};

@@ -90,9 +90,8 @@ fn backward_with(plan: &PadPlan, grad_out: &Tensor, arena: Option<&OutputArena>)
             gathered(s, i, o, 0.0, add_f64)
         }),
         DataType::Float16 => {
-            let add = |a: f16, b: f16| f16::from_f32(add_f32(a.to_f32(), b.to_f32()));
             let rows = f16_rows();
-            run::<f16>(plan, bytes, arena, 1, f16::ZERO, rows, &|s, i, o| gathered(s, i, o, f16::ZERO, add))
+            run::<f16>(plan, bytes, arena, 1, f16::ZERO, rows, &|s, i, o| gathered(s, i, o, f16::ZERO, add_f16))
         }
         DataType::Bfloat16 => {
             let add = |a: bf16, b: bf16| bf16::from_f32(add_f32(a.to_f32(), b.to_f32()));
@@ -174,6 +173,12 @@ fn nan_sum_f32(a: f32, b: f32) -> f32 {
         (false, true) => f32::from_bits(b.to_bits() | QUIET),
         (false, false) => f32::from_bits(0x7fc0_0000),
     }
+}
+
+/// [`add_f32`]'s rule in float16: the sum taken in f32 (exact for two float16s but where it
+/// rounds once), rounded to nearest even.
+fn add_f16(a: f16, b: f16) -> f16 {
+    f16::from_f32(add_f32(a.to_f32(), b.to_f32()))
 }
 
 /// [`add_f32`]'s rule in f64.
@@ -451,11 +456,10 @@ unsafe fn f16_strips_f16c(
 unsafe fn f16_strip_f16c(src: &[f16], strip: &Strip, i: usize, dst: &mut [MaybeUninit<f16>]) {
     use std::arch::x86_64::*;
     let bits: &[u16] = bytemuck::cast_slice(src);
-    let add = |a: f16, b: f16| f16::from_f32(add_f32(a.to_f32(), b.to_f32()));
     let terms = || strip.first.iter().zip(&strip.ascends);
     let one = |j: usize| -> f16 {
         let term = |(&first, &up): (&usize, &bool)| src[if up { first + i + j } else { first - i - j }];
-        terms().map(term).fold(f16::ZERO, add)
+        crate::adjoint::ordered_sum(terms().map(term), strip.first.len(), f16::ZERO, add_f16)
     };
     let n = dst.len();
     let mut c = 0;
@@ -1410,7 +1414,6 @@ mod tests {
         for n in 1..=LANES_MAX_STRIP as i64 + 1 {
             cases.push((vec![0, 0, n, 0, 0, n / 2 + 1], Mode::Symmetric));
         }
-        let add = |a: f16, b: f16| f16::from_f32(add_f32(a.to_f32(), b.to_f32()));
         for (pads, mode) in cases {
             let p = plan(DataType::Float16, &[3, 2, 40], &pads, mode);
             let axis = &p.axes()[2];
@@ -1426,7 +1429,7 @@ mod tests {
                     .map(|(row, k)| {
                         let terms = crate::adjoint::images(axis, mode, k);
                         let values = terms.iter().map(|&o| g[row * axis.out_len + o]);
-                        crate::adjoint::ordered_sum(values, terms.len(), f16::ZERO, add).to_bits()
+                        crate::adjoint::ordered_sum(values, terms.len(), f16::ZERO, add_f16).to_bits()
                     })
                     .collect();
                 let got = pad_backward(&p, &grad).unwrap();
@@ -1511,10 +1514,9 @@ mod tests {
                 _ => {
                     let h: Vec<f16> = values.iter().map(|&v| f16::from_f32(v)).collect();
                     let grad = Tensor::from_slice(dtype, p.out_shape().to_vec(), &h).unwrap();
-                    let add = |a: f16, b: f16| f16::from_f32(add_f32(a.to_f32(), b.to_f32()));
                     let out = (0..p.in_len()).flat_map(|i| {
                         unravel(i, p.in_shape(), &mut k);
-                        nest(&lists, &h, 0, 0, &k, f16::ZERO, &add).to_le_bytes()
+                        nest(&lists, &h, 0, 0, &k, f16::ZERO, &add_f16).to_le_bytes()
                     });
                     let want: Vec<u8> = out.collect();
                     assert_eq!(got(&grad).bytes().unwrap(), &want[..], "{dtype} {shape:?} {pads:?} {mode}");

@@ -527,18 +527,75 @@ fn start_rows_16<H: bytemuck::Pod>(acc: &mut [H], terms: &[H], exponent: u16, qu
     }
 }
 
-/// [`add_f32`] over rows.
+/// [`add_f32`] over rows: eight at a time in SSE2 registers where the target has them (every
+/// x86-64), else [`add_rows_checked`]'s arrays (which LLVM vectorised as 4 + 2 + 1 + 1 lanes
+/// and a shuffle of the eight NaN checks: 39 % of the 224 reflect gradient's samples).
 fn add_rows_f32(acc: &mut [f32], terms: &[f32]) {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    {
+        use std::arch::x86_64::*;
+        let n = acc.len().min(terms.len());
+        let (acc, terms) = (&mut acc[..n], &terms[..n]);
+        let mut eights = acc.chunks_exact_mut(8).zip(terms.chunks_exact(8));
+        for (a, t) in &mut eights {
+            let (a, t): (&mut [f32; 8], &[f32; 8]) = (a.try_into().expect("eight"), t.try_into().expect("eight"));
+            // SAFETY: unaligned loads and stores of the eight values each array holds; SSE2 is
+            // part of x86-64.
+            unsafe {
+                let low = _mm_add_ps(_mm_loadu_ps(a.as_ptr()), _mm_loadu_ps(t.as_ptr()));
+                let high = _mm_add_ps(_mm_loadu_ps(a.as_ptr().add(4)), _mm_loadu_ps(t.as_ptr().add(4)));
+                let nan = _mm_or_ps(_mm_cmpunord_ps(low, low), _mm_cmpunord_ps(high, high));
+                if _mm_movemask_ps(nan) != 0 {
+                    a.iter_mut().zip(t).for_each(|(a, &t)| *a = add_f32(*a, t));
+                    continue;
+                }
+                _mm_storeu_ps(a.as_mut_ptr(), low);
+                _mm_storeu_ps(a.as_mut_ptr().add(4), high);
+            }
+        }
+        let done = n / 8 * 8;
+        acc[done..].iter_mut().zip(&terms[done..]).for_each(|(a, &t)| *a = add_f32(*a, t));
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
     add_rows_checked(acc, terms, f32::is_nan, add_f32);
 }
 
-/// [`add_f64`] over rows.
+/// [`add_f64`] over rows (as [`add_rows_f32`], four SSE2 registers of two).
 fn add_rows_f64(acc: &mut [f64], terms: &[f64]) {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    {
+        use std::arch::x86_64::*;
+        let n = acc.len().min(terms.len());
+        let (acc, terms) = (&mut acc[..n], &terms[..n]);
+        let mut eights = acc.chunks_exact_mut(8).zip(terms.chunks_exact(8));
+        for (a, t) in &mut eights {
+            let (a, t): (&mut [f64; 8], &[f64; 8]) = (a.try_into().expect("eight"), t.try_into().expect("eight"));
+            // SAFETY: unaligned loads and stores of the eight values each array holds; SSE2 is
+            // part of x86-64.
+            unsafe {
+                let sums: [__m128d; 4] = std::array::from_fn(|j| {
+                    _mm_add_pd(_mm_loadu_pd(a.as_ptr().add(2 * j)), _mm_loadu_pd(t.as_ptr().add(2 * j)))
+                });
+                let nan = sums.iter().fold(_mm_setzero_pd(), |m, &s| _mm_or_pd(m, _mm_cmpunord_pd(s, s)));
+                if _mm_movemask_pd(nan) != 0 {
+                    a.iter_mut().zip(t).for_each(|(a, &t)| *a = add_f64(*a, t));
+                    continue;
+                }
+                for (j, &s) in sums.iter().enumerate() {
+                    _mm_storeu_pd(a.as_mut_ptr().add(2 * j), s);
+                }
+            }
+        }
+        let done = n / 8 * 8;
+        acc[done..].iter_mut().zip(&terms[done..]).for_each(|(a, &t)| *a = add_f64(*a, t));
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
     add_rows_checked(acc, terms, f64::is_nan, add_f64);
 }
 
 /// `terms` added into `acc` by `add` (the type's addition under the NaN rule), eight at a
 /// time as plain additions (vectorised) and again by `add` where one of the eight is NaN.
+#[cfg_attr(all(target_arch = "x86_64", not(miri)), allow(dead_code))] // x86-64 has its own
 fn add_rows_checked<F>(acc: &mut [F], terms: &[F], is_nan: impl Fn(F) -> bool, add: impl Fn(F, F) -> F)
 where
     F: Copy + std::ops::Add<Output = F>,
@@ -1597,6 +1654,54 @@ mod tests {
                 assert_eq!(wrong, None, "{mode}: the first index off the nest");
             }
         }
+    }
+
+    /// Rows added eight at a time (SSE2 on x86-64) give [`add_f32`]'s and [`add_f64`]'s bits
+    /// element by element: NaNs of either operand (signalling, payloads, both signs), NaNs
+    /// the addition makes, -0.0, at every position of rows of 0 to 40 and in the tail.
+    #[test]
+    fn rows_add_as_their_elements_do() {
+        let special32 = [0x7f80_0001u32, 0xffc0_0002, 0x7f80_0000, 0xff80_0000, 0x8000_0000, 0, 0x3f80_0000];
+        let special64 = special32.map(|b| match b {
+            0x7f80_0001 => 0x7ff0_0000_0000_0001u64,
+            0xffc0_0002 => 0xfff8_0000_0000_0002,
+            0x7f80_0000 => f64::INFINITY.to_bits(),
+            0xff80_0000 => f64::NEG_INFINITY.to_bits(),
+            0x8000_0000 => (-0f64).to_bits(),
+            b => f64::from(f32::from_bits(b)).to_bits(),
+        });
+        let mut cases = 0;
+        for len in 0..41usize {
+            for at in 0..len.max(1) {
+                for (i, j) in [(0, 2), (1, 0), (2, 3), (4, 4), (2, 1), (5, 5)] {
+                    let value = |k: usize, s: usize| 1.5f32 + (k * 7 + s) as f32;
+                    let mut acc32: Vec<f32> = (0..len).map(|k| value(k, 0)).collect();
+                    let mut terms32: Vec<f32> = (0..len).map(|k| value(k, 3)).collect();
+                    if len > 0 {
+                        acc32[at] = f32::from_bits(special32[i]);
+                        terms32[at] = f32::from_bits(special32[j]);
+                    }
+                    let want32: Vec<u32> = acc32.iter().zip(&terms32).map(|(&a, &t)| add_f32(a, t).to_bits()).collect();
+                    add_rows_f32(&mut acc32, &terms32);
+                    assert_eq!(acc32.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), want32, "f32 len {len} at {at}");
+                    let mut acc64: Vec<f64> = (0..len).map(|k| value(k, 0).into()).collect();
+                    let mut terms64: Vec<f64> = (0..len).map(|k| value(k, 3).into()).collect();
+                    if len > 0 {
+                        acc64[at] = f64::from_bits(special64[i]);
+                        terms64[at] = f64::from_bits(special64[j]);
+                    }
+                    let want64: Vec<u64> = acc64.iter().zip(&terms64).map(|(&a, &t)| add_f64(a, t).to_bits()).collect();
+                    add_rows_f64(&mut acc64, &terms64);
+                    assert_eq!(acc64.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), want64, "f64 len {len} at {at}");
+                    cases += 1;
+                }
+            }
+        }
+        assert!(cases > 4000, "{cases}");
+        // Terms past the row are left alone (the shorter of the two sets the length).
+        let mut acc = [1f32; 9];
+        add_rows_f32(&mut acc[..8], &[1f32; 12]);
+        assert_eq!(acc, [2., 2., 2., 2., 2., 2., 2., 2., 1.]);
     }
 
     /// The one NaN rule, hand-worked: the first NaN in the sums' order, quieted; a NaN the

@@ -83,9 +83,9 @@ fn backward_with(plan: &PadPlan, grad_out: &Tensor, arena: Option<&OutputArena>)
         return super::pad_with(&crop, grad_out, arena);
     }
     let out = match dtype {
-        DataType::Float32 => run::<f32>(plan, bytes, arena, 1, 0.0, Rows::adding(&add_rows_f32), &|s, i, o| {
-            gathered(s, i, o, 0.0, add_f32)
-        }),
+        DataType::Float32 => {
+            run::<f32>(plan, bytes, arena, 1, 0.0, f32_rows(), &|s, i, o| gathered(s, i, o, 0.0, add_f32))
+        }
         DataType::Float64 => run::<f64>(plan, bytes, arena, 1, 0.0, Rows::adding(&add_rows_f64), &|s, i, o| {
             gathered(s, i, o, 0.0, add_f64)
         }),
@@ -99,6 +99,7 @@ fn backward_with(plan: &PadPlan, grad_out: &Tensor, arena: Option<&OutputArena>)
                 add: &add_rows_16,
                 start: &|acc, terms| start_rows_16(acc, terms, BF16_EXPONENT, BF16_QUIET),
                 strip: None,
+                strip_min: 0,
             };
             run::<bf16>(plan, bytes, arena, 1, bf16::ZERO, rows, &|s, i, o| gathered(s, i, o, bf16::ZERO, add))
         }
@@ -386,12 +387,15 @@ struct Rows<'a, T> {
     add: &'a RowAdd<'a, T>,
     start: &'a RowAdd<'a, T>,
     strip: Option<&'a StripSum<'a, T>>,
+    /// The fewest indices (2 or more) a strip has for `strip` to take it: shorter ones are
+    /// the rows' (float32's take eight at a time, where one at a time costs more than rows).
+    strip_min: usize,
 }
 
 impl<'a, T: Copy> Rows<'a, T> {
     /// `add`, and `start` as `add` into the zeros a sum fills its row with first.
     fn adding(add: &'a RowAdd<'a, T>) -> Self {
-        Rows { add, start: add, strip: None }
+        Rows { add, start: add, strip: None, strip_min: 0 }
     }
 }
 
@@ -401,6 +405,85 @@ impl<'a, T: Copy> Rows<'a, T> {
 /// axes outside. One call for every lane: a call a lane cost as much as its sums.
 type StripSum<'a, T> = dyn Fn(&[&[T]], &Strip, [usize; 3], &mut [&mut [MaybeUninit<T>]]) + Sync + 'a;
 
+/// float32's rows: [`add_rows_f32`], and its strips eight indices at a time where the target
+/// has SSE2 ([`f32_strip_sse2`]).
+fn f32_rows() -> Rows<'static, f32> {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    let strip: Option<&StripSum<'_, f32>> = Some(&|srcs, strip, [i, n, at], dsts| {
+        for (src, dst) in srcs.iter().zip(dsts.iter_mut()) {
+            f32_strip_sse2(src, strip, i, &mut dst[at..][..n]);
+        }
+    });
+    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+    let strip = None;
+    Rows { strip, strip_min: 8, ..Rows::adding(&add_rows_f32) }
+}
+
+/// One lane of a float32 strip's sums ([`StripSum`]), eight indices at a time: each term's
+/// eight loaded (reversed where it descends) and added in registers from +0.0, one store;
+/// where the rows' path fills a row, stages each descending term reversed and adds the
+/// terms a pass each (224 x 224 reflected by 100: most of its time). A NaN is kept by every
+/// later addition, so eight whose sums hold none are the hardware's additions all through,
+/// [`add_f32`]'s; eight with one (and a strip under eight) one at a time by
+/// [`ordered_sum`](crate::adjoint::ordered_sum) (the callers' strips are a block at most).
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+fn f32_strip_sse2(src: &[f32], strip: &Strip, i: usize, dst: &mut [MaybeUninit<f32>]) {
+    use std::arch::x86_64::*;
+    let terms = || strip.first.iter().zip(&strip.ascends);
+    let one = |j: usize| -> f32 {
+        let term = |(&first, &up): (&usize, &bool)| src[if up { first + i + j } else { first - i - j }];
+        crate::adjoint::ordered_sum(terms().map(term), strip.first.len(), 0.0, add_f32)
+    };
+    let n = dst.len();
+    let mut c = 0;
+    while c < n {
+        // The last eight end at the strip's end, overlapping the ones before (their sums
+        // written again, the same bits): no index one at a time where the strip has eight.
+        if n >= 8 {
+            c = c.min(n - 8);
+        }
+        if c + 8 > n {
+            break;
+        }
+        let eight: &mut [MaybeUninit<f32>; 8] = (&mut dst[c..c + 8]).try_into().expect("eight values");
+        // SAFETY: SSE2 is part of x86-64; each load and store is of the eight values an array
+        // of eight holds (taken from its slice with bounds checked).
+        let nan = unsafe {
+            // A term's eight as two registers; a descending term's reversed (index c's term
+            // is the slice's last).
+            let load = |s: &[f32], up: bool| -> (__m128, __m128) {
+                let s: &[f32; 8] = s.try_into().expect("eight values");
+                let (low, high) = (_mm_loadu_ps(s.as_ptr()), _mm_loadu_ps(s.as_ptr().add(4)));
+                match up {
+                    true => (low, high),
+                    false => (_mm_shuffle_ps::<0x1b>(high, high), _mm_shuffle_ps::<0x1b>(low, low)),
+                }
+            };
+            let (mut low, mut high) = (_mm_setzero_ps(), _mm_setzero_ps());
+            for (&first, &up) in terms() {
+                let (l, h) = match up {
+                    true => load(&src[first + i + c..][..8], true),
+                    false => load(&src[first - i - c - 7..=first - i - c], false),
+                };
+                (low, high) = (_mm_add_ps(low, l), _mm_add_ps(high, h));
+            }
+            let nan = _mm_movemask_ps(_mm_or_ps(_mm_cmpunord_ps(low, low), _mm_cmpunord_ps(high, high))) != 0;
+            if !nan {
+                _mm_storeu_ps(eight.as_mut_ptr().cast(), low);
+                _mm_storeu_ps(eight.as_mut_ptr().add(4).cast(), high);
+            }
+            nan
+        };
+        if nan {
+            eight.iter_mut().enumerate().for_each(|(j, d)| _ = d.write(one(c + j)));
+        }
+        c += 8;
+    }
+    for (j, d) in dst.iter_mut().enumerate().skip(c) {
+        d.write(one(j));
+    }
+}
+
 /// float16's rows: half's slice conversions, and its strips eight at a time where the CPU
 /// has F16C ([`f16_strips`]).
 fn f16_rows() -> Rows<'static, f16> {
@@ -408,6 +491,7 @@ fn f16_rows() -> Rows<'static, f16> {
         add: &add_rows_16,
         start: &|acc, terms| start_rows_16(acc, terms, F16_EXPONENT, F16_QUIET),
         strip: f16_strips(),
+        strip_min: 2,
     }
 }
 
@@ -1012,7 +1096,9 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
             if let Some(strip) = strips.peek().filter(|s| rows_of_one && s.ks.contains(&k)) {
                 let (i, n) = (k - strip.ks.start, strip.ks.end.min(ks.end) - k);
                 k += n;
-                if let Some(strip_sum) = self.rows.strip.filter(|_| n > 1 && strip.first.len() <= BLOCK) {
+                if let Some(strip_sum) =
+                    self.rows.strip.filter(|_| n >= self.rows.strip_min && strip.first.len() <= BLOCK)
+                {
                     // The type's own way, every lane in one call.
                     strip_sum(srcs, strip, [i, n, at], dsts);
                     continue;
@@ -1491,6 +1577,61 @@ mod tests {
                     .collect();
                 let got = pad_backward(&p, &grad).unwrap();
                 assert_eq!(got.as_slice::<u16>().unwrap(), &want[..], "{pads:?} {mode} nans {nans}");
+            }
+        }
+    }
+
+    /// float32's strips take SSE2's eights where the target is x86-64 (not under Miri).
+    #[test]
+    fn float32_strips_take_sse2_on_x86_64() {
+        assert_eq!(f32_rows().strip.is_some(), cfg!(all(target_arch = "x86_64", not(miri))));
+    }
+
+    #[test]
+    fn float32_strips_are_their_ordered_sums() {
+        // Strips of 119 indices and two terms (one lane: reflect by 120 of 240), of 38 and
+        // three terms, and of 1 to 33 indices and two (rows side by side), eight at a time
+        // where the target has SSE2, the rest and eights holding a NaN one at a time. Terms
+        // whose order decides the bits (1e8 + 1 - 1e8), infinities of both signs (their sum a
+        // NaN made), -0.0 and NaNs of both signs, quiet and signalling, with payloads.
+        let palette: [u32; 12] = [
+            1e8f32.to_bits(),
+            1f32.to_bits(),
+            (-1e8f32).to_bits(),
+            0.5f32.to_bits(),
+            0x8000_0000,
+            3f32.to_bits(),
+            (-0.25f32).to_bits(),
+            0x7f80_0000,
+            0xff80_0000,
+            0x7f80_0001,
+            0xffc0_0055,
+            0x0000_0001,
+        ];
+        let mut next = crate::draws(0x2545_f491_4f6c_dd1du64);
+        let mut cases = vec![(vec![2, 240], vec![0, 120, 0, 120], Mode::Reflect)];
+        cases.push((vec![3, 2, 40], vec![0, 0, 39, 0, 0, 39], Mode::Reflect));
+        for n in 1..=LANES_MAX_STRIP as i64 + 1 {
+            cases.push((vec![3, 2, 40], vec![0, 0, n, 0, 0, n / 2 + 1], Mode::Symmetric));
+        }
+        for (shape, pads, mode) in cases {
+            let p = plan(DataType::Float32, &shape, &pads, mode);
+            let axis = p.axes().last().unwrap();
+            let (rows, len) = (p.in_len() / axis.in_len, axis.in_len);
+            for specials in [7, 12] {
+                let g: Vec<f32> =
+                    (0..p.out_len()).map(|_| palette[next(specials) as usize]).map(f32::from_bits).collect();
+                let grad = Tensor::from_slice(DataType::Float32, p.out_shape().to_vec(), &g).unwrap();
+                let want: Vec<u32> = (0..rows)
+                    .flat_map(|row| (0..len).map(move |k| (row, k)))
+                    .map(|(row, k)| {
+                        let terms = crate::adjoint::images(axis, mode, k);
+                        let values = terms.iter().map(|&o| g[row * axis.out_len + o]);
+                        crate::adjoint::ordered_sum(values, terms.len(), 0.0, add_f32).to_bits()
+                    })
+                    .collect();
+                let got = pad_backward(&p, &grad).unwrap();
+                assert_eq!(got.as_slice::<u32>().unwrap(), &want[..], "{shape:?} {pads:?} {mode} {specials}");
             }
         }
     }

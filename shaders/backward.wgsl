@@ -13,7 +13,8 @@
 // nests inside each term long: an edge pad of 100 on two axes), the blocks' sums then added in
 // order (a sum of up to BLOCK terms is the same bits added from +0.0 one by one or as blocks of
 // one); every other element a lane, every sum in order on it. A workgroup takes WORKGROUP
-// elements either way.
+// elements either way. WORDS (8- and 16-bit elements, the gradient-words variant): a lane a
+// u32 word of grad_in's elements (`word_on_lane`, the element's prelude).
 
 // An axis's images of one kept index, ascending: the a-th is residue s0 or s1 (a % c) plus
 // (a / c) periods; `count` of them, the kept one the `kept_at`-th.
@@ -330,6 +331,8 @@ fn main(
     grid_z = gid.z;
     if (SPLIT) {
         elements_of_workgroup(wid.x + wid.y * nwg.x, lid);
+    } else if (WORDS) {
+        word_on_lane(gid.x + gid.y * nwg.x * WORKGROUP);
     } else {
         element_on_lane(gid.x + gid.y * nwg.x * WORKGROUP);
     }

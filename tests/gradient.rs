@@ -165,8 +165,9 @@ fn complex64_gradients_are_the_cpus_bit_for_bit() {
 fn each_types_gradient_is_the_cpus(dtype: DataType, plans: usize) {
     let Some(ctx) = gpu() else { return };
     let whole = whole_gradient_context(ctx);
+    let words = words_gradient_context(ctx).filter(|_| dtype.width().bytes() < Some(4));
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-    let (mut ran, mut sums, mut fell_back, mut cropped) = (0, 0, 0, 0);
+    let (mut ran, mut sums, mut fell_back, mut cropped, mut in_words) = (0, 0, 0, 0, 0);
     for _ in 0..plans {
         let Some(plan) = random_plan_of(dtype, &mut rng) else { continue };
         let grad = random_gradient(&plan, &mut rng);
@@ -192,6 +193,13 @@ fn each_types_gradient_is_the_cpus(dtype: DataType, plans: usize) {
                 "{what}: whole"
             );
         }
+        // 8- and 16-bit types' borders a lane a word (`gradient-words`) where their rows are
+        // whole words, every second plan: the same bits.
+        if let Some(words) = words.as_ref().filter(|_| ran % 2 == 0) {
+            let got = words.pad_backward_blocking(&plan, &grad).unwrap().tensor;
+            assert_eq!(got.bytes(), want.bytes(), "{what}: words");
+            in_words += usize::from(runs_in_words(&plan));
+        }
         sums += usize::from(plan.out_len() > plan.in_len());
         ran += 1;
     }
@@ -205,6 +213,34 @@ fn each_types_gradient_is_the_cpus(dtype: DataType, plans: usize) {
         ran > plans * 3 / 4 && sums > plans * 3 / 8 && fell_back < ran / 10 && cropped >= crops_wanted,
         "{dtype}: {ran} plans, {sums} with sums, {fell_back} on the CPU, {cropped} a crop and borders"
     );
+    assert!(words.is_none() || in_words >= crops_wanted / 4, "{dtype}: {in_words} plans' borders in words");
+    common::assert_no_gpu_errors();
+}
+
+/// `gradient-words`: 8- and 16-bit borders a lane a word, on rows of whole words (where the
+/// default crops the bulk), every mode, each type's values (a float8's every pattern): the
+/// CPU's bits. (Random plans' axes of 1-6 seldom give a float8 such rows.)
+#[test]
+fn word_lanes_give_the_cpus_bits() {
+    let Some(ctx) = gpu() else { return };
+    let Some(words) = words_gradient_context(ctx) else { return };
+    let mut rng = Rng(0x51f1_5e1d_0dd5_eed5);
+    let types = [DataType::Float16, DataType::Bfloat16].into_iter().chain(FLOAT8S);
+    for (dtype, mode) in types.flat_map(|t| Mode::ALL.map(|m| (t, m))) {
+        // Plans whose bulk the forward's narrow kernels crop (not every strided box of rows),
+        // one cropping a row away (its elements zeros, no image).
+        for (shape, pads) in
+            [(vec![6, 32], vec![0, 4, 0, 4]), (vec![4, 48], vec![2, 8, 1, 8]), (vec![4, 48], vec![-1, 8, 1, 8])]
+        {
+            let plan = PadPlan::new(dtype, &shape, &PadRequest::new(pads.clone()).mode(mode)).unwrap();
+            let what = format!("{dtype} {mode} {shape:?} {pads:?}");
+            assert!(mode == Mode::Constant || runs_in_words(&plan), "{what}: its borders in words");
+            let grad = random_gradient(&plan, &mut rng);
+            let got = words.pad_backward_blocking(&plan, &grad).unwrap();
+            assert_eq!(got.path, ExecPath::Gpu, "{what}");
+            assert_eq!(got.tensor.bytes(), cpu::pad_backward(&plan, &grad).unwrap().bytes(), "{what}");
+        }
+    }
     common::assert_no_gpu_errors();
 }
 
@@ -420,16 +456,51 @@ fn gradient_program(plan: &PadPlan, variant: KernelVariant) -> wgpu_pad::gpu::Pr
 /// (`KernelVariant::GradientWhole`: no crop of the bulk); none without the `variants` feature.
 fn whole_gradient_context(ctx: &GpuContext) -> Option<GpuContext> {
     #[cfg(feature = "variants")]
-    {
-        let whole = GpuContext::from_device(ctx.device(), ctx.queue(), ctx.adapter_info().clone()).unwrap();
-        wgpu_pad::gpu::measurement::select(whole.kernel(), KernelVariant::GradientWhole);
-        Some(whole)
-    }
+    return Some(variant_context(ctx, KernelVariant::GradientWhole));
     #[cfg(not(feature = "variants"))]
     {
         let _ = ctx;
         None
     }
+}
+
+/// A context on `ctx`'s device whose gradients' 8- and 16-bit borders run a lane a word where
+/// their rows are whole words (`KernelVariant::GradientWords`); none without the `variants`
+/// feature.
+fn words_gradient_context(ctx: &GpuContext) -> Option<GpuContext> {
+    #[cfg(feature = "variants")]
+    return Some(variant_context(ctx, KernelVariant::GradientWords));
+    #[cfg(not(feature = "variants"))]
+    {
+        let _ = ctx;
+        None
+    }
+}
+
+/// Whether `plan`'s gradient program under `gradient-words` is not the default's (its
+/// borders a lane a word); false without the `variants` feature.
+fn runs_in_words(plan: &PadPlan) -> bool {
+    #[cfg(feature = "variants")]
+    {
+        let keys = |v| {
+            let p = gradient_program(plan, v);
+            (0..p.pipeline_count()).map(|i| p.pipeline_key(i)).collect::<Vec<_>>()
+        };
+        keys(KernelVariant::GradientWords) != keys(KernelVariant::Default)
+    }
+    #[cfg(not(feature = "variants"))]
+    {
+        let _ = plan;
+        false
+    }
+}
+
+/// A context on `ctx`'s device whose kernels run `variant`.
+#[cfg(feature = "variants")]
+fn variant_context(ctx: &GpuContext, variant: KernelVariant) -> GpuContext {
+    let other = GpuContext::from_device(ctx.device(), ctx.queue(), ctx.adapter_info().clone()).unwrap();
+    wgpu_pad::gpu::measurement::select(other.kernel(), variant);
+    other
 }
 
 /// The engine's way: the gradient recorded into its encoder from strided views of its own

@@ -41,3 +41,34 @@ fn copy_element(i: u32, j: u32) {
 fn add_in_type(a: f32, b: f32) -> f32 {
     return to_f32(from_f32(add_f32(a, b)));
 }
+
+// WORDS (the gradient-words variant; never split, never in parts): a lane a word of grad_in,
+// its PER_WORD elements consecutive from the word's first (the host dispatches it only where
+// every row of the window is whole words), their bits stored at once where a lane an element
+// takes two atomics each. The same bits as `finish_on_lane`'s.
+fn word_on_lane(w: u32) {
+    let first = w * PER_WORD;
+    if (first >= P.count) {
+        return;
+    }
+    var bits = 0u;
+    var word = 0u;
+    for (var j = 0u; j < PER_WORD; j++) {
+        let at = element(first + j);
+        if (j == 0u) {
+            word = at.y / PER_WORD;
+        }
+        var b = 0u;
+        if (at.z == 0u || (at.w == 1u && one_term)) {
+            b = load_bits(at.x);
+        } else {
+            var v = 0.0;
+            if (at.w == 1u) {
+                v = nest(0u, at.x);
+            }
+            b = from_f32(v);
+        }
+        bits |= b << (j * ELEMENT_BITS);
+    }
+    atomicStore(&dst[word], bits);
+}

@@ -44,7 +44,8 @@ pub fn program(
     super::layout::program(plan, input, output, limits, variant)
 }
 
-/// [`Program::backward`] in kernel `variant` (only [`KernelVariant::GradientWhole`] differs).
+/// [`Program::backward`] in kernel `variant` (only [`KernelVariant::GradientWhole`] and
+/// [`KernelVariant::GradientWords`] differ).
 pub fn backward_program(
     plan: &PadPlan,
     grad_out: &BufferView,

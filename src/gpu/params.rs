@@ -393,7 +393,7 @@ mod tests {
         use std::mem::size_of;
         let key = super::super::shader::PipelineKey::all_for(crate::Mode::Wrap, 1, Default::default())[0];
         let element = super::super::kernels::GradientElement::Float16;
-        let shader = super::super::kernels::Shader::Backward { split: true, element, levels: 2 };
+        let shader = super::super::kernels::Shader::Backward { split: true, element, levels: 2, words: false };
         let gradient = super::super::shader::PipelineKey::new(crate::Mode::Wrap, 2, false, shader, false);
         let interior = super::super::kernels::Shader::Interior { narrow: true };
         let interior = super::super::shader::PipelineKey::new(crate::Mode::Constant, 1, false, interior, false);

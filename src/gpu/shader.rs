@@ -161,7 +161,13 @@ impl PipelineKey {
                     }
                 };
                 for (split, levels) in shapes {
-                    keys.push(PipelineKey::new(mode, elem, false, Shader::Backward { split, element, levels }, false));
+                    keys.push(PipelineKey::new(
+                        mode,
+                        elem,
+                        false,
+                        Shader::Backward { split, element, levels, words: false },
+                        false,
+                    ));
                 }
                 let mut unique = Vec::new();
                 for k in keys {

@@ -66,11 +66,16 @@ pub enum KernelVariant {
     /// that pipeline on the borders only: what the crop replaced, for a real GPU to measure
     /// it against. Pads run the default.
     GradientWhole = 11,
+    /// The pad's gradient's borders (8- and 16-bit elements) a lane a u32 word of `grad_in`,
+    /// its elements' bits stored at once, where the default takes a lane an element and two
+    /// atomics a store (lanes share a word); where a window's rows are not whole words, the
+    /// default. Pads run the default.
+    GradientWords = 12,
 }
 
 impl KernelVariant {
     /// Every variant, the default first.
-    pub const ALL: [KernelVariant; 10] = [
+    pub const ALL: [KernelVariant; 11] = [
         KernelVariant::Default,
         KernelVariant::Reference,
         KernelVariant::NarrowSpread,
@@ -81,6 +86,7 @@ impl KernelVariant {
         KernelVariant::DeviceGrid256,
         KernelVariant::Rows16,
         KernelVariant::GradientWhole,
+        KernelVariant::GradientWords,
     ];
 
     /// The variant's name on the command line and in reports.
@@ -96,6 +102,7 @@ impl KernelVariant {
             KernelVariant::DeviceGrid256 => "device-grid-256",
             KernelVariant::Rows16 => "rows16",
             KernelVariant::GradientWhole => "gradient-whole",
+            KernelVariant::GradientWords => "gradient-words",
         }
     }
 

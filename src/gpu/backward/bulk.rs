@@ -22,10 +22,13 @@ use crate::gpu::window::MAX_WINDOWS;
 
 /// The gradient as the crop of its bulk and windows of its borders; `None` where it has no
 /// bulk (an axis with no index of one image), or where the crop or a border's window does not
-/// fit the device (the whole gradient's windows and parts take it then).
+/// fit the device (the whole gradient's windows and parts take it then). With `words` (the
+/// `gradient-words` variant), the borders a lane a u32 word where every window's rows are
+/// whole words ([`Whole::word_window`]).
 pub(super) fn crop_and_borders(
     plan: &PadPlan,
     whole: &Whole,
+    words: Option<&Whole>,
     grad_out: &BufferView,
     grad_in: &BufferView,
     limits: &DeviceLimits,
@@ -46,6 +49,17 @@ pub(super) fn crop_and_borders(
         borders.dispatches.extend(windows);
         if borders.dispatches.len() as u64 > MAX_WINDOWS {
             return Ok(None);
+        }
+    }
+    if let Some(words) = words {
+        let windows: Result<Option<Vec<_>>> = borders
+            .dispatches
+            .iter()
+            .map(|d| words.word_window(d, limits))
+            .collect::<Result<Vec<_>>>()
+            .map(|w| w.into_iter().collect());
+        if let Some(windows) = windows? {
+            borders = words.program(windows);
         }
     }
     Ok(Some(crop.then(borders)))
@@ -186,6 +200,89 @@ mod tests {
             }
         }
         assert!(seen > 300, "{seen} plans with a bulk and borders on two sides or more");
+    }
+
+    /// `gradient-words`: the borders of 8- and 16-bit gradients a lane a word where every
+    /// window's rows are whole words (a lane's workgroups a word's elements fewer, the same
+    /// windows and uniforms), the default's lane an element where one is not.
+    #[test]
+    fn word_lanes_take_whole_words_of_rows() {
+        use crate::gpu::kernels::Shader;
+        use crate::gpu::variant::KernelVariant;
+        let programs = |dtype, shape: &[usize]| {
+            let request = PadRequest::new(vec![0, 0, 0, 8]).mode(Mode::Reflect);
+            let plan = PadPlan::new(dtype, shape, &request).unwrap();
+            let (i, o) = plan.byte_sizes().unwrap();
+            let (o, i) = (BufferView::dense(0, o.next_multiple_of(4)), BufferView::dense(0, i.next_multiple_of(4)));
+            let limits = DeviceLimits::WEBGPU_DEFAULT;
+            let [default, words] = [KernelVariant::Default, KernelVariant::GradientWords]
+                .map(|v| super::super::program(&plan, &o, &i, &limits, v).unwrap());
+            (default, words)
+        };
+        let words_of = |p: &Program| match p.pipeline_key(1).shader {
+            Shader::Backward { words, .. } => words,
+            other => panic!("a gradient's borders, not {other:?}"),
+        };
+        // Rows of 64 reflected by 8 after: float16's border box 54..64 of 1000 rows, float8's
+        // 52..64 (the bulk's rows whole words): 5 and 3 words a row.
+        for (dtype, per_word, box_len) in [(DataType::Float16, 2, 10), (DataType::Float8e4m3fn, 4, 12)] {
+            let (default, words) = programs(dtype, &[1000, 64]);
+            assert!(!words_of(&default) && words_of(&words), "{dtype}");
+            assert!(words.label(1).contains(" words"), "{dtype}: {}", words.label(1));
+            let (d, w) = (&default.dispatches()[1], &words.dispatches()[1]);
+            assert_eq!((d.params, d.input, d.output), (w.params, w.input, w.output), "{dtype}: the same window");
+            assert_eq!(d.params.gradient().count, 1000 * box_len);
+            let groups = |lanes: u32| lanes.div_ceil(crate::gpu::params::WORKGROUP);
+            assert_eq!(d.workgroups[0], groups(1000 * box_len), "{dtype}: a lane an element");
+            assert_eq!(w.workgroups[0], groups(1000 * box_len / per_word), "{dtype}: a lane a word");
+            assert_eq!(words.dispatches()[0].workgroups, default.dispatches()[0].workgroups, "{dtype}: the crop");
+        }
+        // float32 has no words.
+        let (_, words) = programs(DataType::Float32, &[1000, 64]);
+        assert!(!words_of(&words));
+        // Rows of 63 float16s: no crop (its rows are not whole words), the gradient's own
+        // pipeline on every element, a lane each.
+        let (default, words) = programs(DataType::Float16, &[1000, 63]);
+        assert_eq!((default.pipeline_count(), words.pipeline_count()), (1, 1));
+        assert_eq!(default.pipeline_key(0), words.pipeline_key(0));
+        // On 1 KiB bindings the borders' windows cut rows into columns of whole words too.
+        let kib = DeviceLimits { max_binding: 1024, storage_alignment: 256, ..DeviceLimits::WEBGPU_DEFAULT };
+        for (rows, cols, pad) in [(40, 16, 2), (64, 24, 2), (30, 40, 4)] {
+            let request = PadRequest::new(vec![pad, pad, pad, pad]).mode(Mode::Reflect);
+            let plan = PadPlan::new(DataType::Float16, &[rows, cols], &request).unwrap();
+            let (i, o) = plan.byte_sizes().unwrap();
+            let (o, i) = (BufferView::dense(0, o.next_multiple_of(4)), BufferView::dense(0, i.next_multiple_of(4)));
+            let p = super::super::program(&plan, &o, &i, &kib, KernelVariant::GradientWords).unwrap();
+            assert!(words_of(&p), "{rows}x{cols} by {pad}");
+            let borders: Vec<_> = p.dispatches().iter().filter(|d| d.pipeline() == 1).collect();
+            assert!(borders.len() > 4, "{rows}x{cols} by {pad}: windows");
+            for d in borders {
+                let g = d.params.gradient();
+                assert!(g.in_base % 2 == 0 && g.axes[1].in_len % 2 == 0, "{rows}x{cols} by {pad}: {g:?}");
+                assert_eq!(d.workgroups[0], (g.count / 2).div_ceil(crate::gpu::params::WORKGROUP));
+            }
+        }
+        // A window whose first element is mid-word, or whose rows end mid-word, is not one.
+        let plan =
+            PadPlan::new(DataType::Float16, &[40, 16], &PadRequest::new(vec![2; 4]).mode(Mode::Reflect)).unwrap();
+        let (i, o) = plan.byte_sizes().unwrap();
+        let (o, i) = (BufferView::dense(0, o), BufferView::dense(0, i));
+        let whole = super::super::whole::Whole::new(&plan, &o, &i, &DeviceLimits::WEBGPU_DEFAULT).unwrap();
+        let words = whole.in_words().expect("float16 takes words");
+        let p =
+            super::super::program(&plan, &o, &i, &DeviceLimits::WEBGPU_DEFAULT, KernelVariant::GradientWords).unwrap();
+        let border = &p.dispatches()[1];
+        let with = |f: &dyn Fn(&mut crate::gpu::params::BackParams)| {
+            let mut d = border.clone();
+            let mut g = *d.params.gradient();
+            f(&mut g);
+            d.params = crate::gpu::params::Uniform::Gradient(g);
+            words.word_window(&d, &DeviceLimits::WEBGPU_DEFAULT).unwrap()
+        };
+        assert!(with(&|_| {}).is_some());
+        assert!(with(&|g| g.in_base += 1).is_none(), "starts mid-word");
+        assert!(with(&|g| g.axes[1].in_len -= 1).is_none(), "rows end mid-word");
+        assert!(whole.in_words().unwrap().in_words().is_none(), "words once");
     }
 
     fn dense_program(plan: &PadPlan) -> Program {

@@ -79,7 +79,8 @@ pub(crate) fn program(
     }
     let whole = Whole::new(plan, grad_out, grad_in, limits)?;
     if variant != KernelVariant::GradientWhole {
-        if let Some(program) = bulk::crop_and_borders(plan, &whole, grad_out, grad_in, limits)? {
+        let words = whole.in_words().filter(|_| variant == KernelVariant::GradientWords);
+        if let Some(program) = bulk::crop_and_borders(plan, &whole, words.as_ref(), grad_out, grad_in, limits)? {
             return Ok(program);
         }
     }

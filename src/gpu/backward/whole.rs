@@ -89,7 +89,13 @@ impl Whole {
             ));
         }
         let levels = state_levels(&counts);
-        let key = PipelineKey::new(plan.mode(), elem as u8, false, Shader::Backward { split, element, levels }, false);
+        let key = PipelineKey::new(
+            plan.mode(),
+            elem as u8,
+            false,
+            Shader::Backward { split, element, levels, words: false },
+            false,
+        );
         let mut p = BackParams::zeroed();
         if in_span.is_some() {
             let rank = plan.axes().len();
@@ -156,7 +162,11 @@ impl Whole {
         limits: &DeviceLimits,
     ) -> Result<Dispatch> {
         let count = p.count as u64;
-        let groups = count.div_ceil(crate::gpu::params::WORKGROUP as u64);
+        let lanes = match self.key.shader {
+            Shader::Backward { words: true, .. } => count / (4 / self.elem),
+            _ => count,
+        };
+        let groups = lanes.div_ceil(crate::gpu::params::WORKGROUP as u64);
         let workgroups = grid(groups, limits, count, "elements")?;
         Ok(Dispatch { pipeline: 0, params: Uniform::Gradient(p), workgroups, input, output })
     }
@@ -164,6 +174,34 @@ impl Whole {
     /// The dispatch of one window ([`windows`](super::windows::windows)), its extent on each axis; a GpuLimit where a
     /// view's part does not fit a binding. Its offsets lie within the views' (checked
     /// whole), so they do not overflow.
+    /// This gradient's pipeline a lane a u32 word (the `gradient-words` variant): 8- and
+    /// 16-bit elements, not split, not in parts; `None` elsewhere.
+    pub(super) fn in_words(&self) -> Option<Whole> {
+        let Shader::Backward { split: false, element, levels, words: false } = self.key.shader else { return None };
+        if self.elem >= 4 || self.part.is_some() {
+            return None;
+        }
+        let shader = Shader::Backward { split: false, element, levels, words: true };
+        Some(Whole { key: PipelineKey::new(self.key.mode, self.key.word_bytes, false, shader, false), ..self.clone() })
+    }
+
+    /// Window `d` of this gradient's elements as [`Whole::in_words`]' dispatch: where each of
+    /// its rows is whole words of grad_in (its first element starts a word, its innermost axis
+    /// is dense and whole words long, every outer axis's stride whole words; the shader's lane
+    /// takes a word's elements as consecutive ones); `None` elsewhere.
+    pub(super) fn word_window(&self, d: &Dispatch, limits: &DeviceLimits) -> Result<Option<Dispatch>> {
+        let (Uniform::Gradient(p), per_word) = (d.params, 4 / self.elem) else { return Ok(None) };
+        let Some(inner) = (p.rank as usize).checked_sub(1) else { return Ok(None) };
+        let whole_words = u64::from(p.in_base).is_multiple_of(per_word)
+            && self.in_strides[inner] == 1
+            && u64::from(p.axes[inner].in_len).is_multiple_of(per_word)
+            && (0..inner).all(|a| p.axes[a].in_len == 1 || self.in_strides[a].is_multiple_of(per_word));
+        match whole_words {
+            true => self.dispatch(p, d.input, d.output, limits).map(Some),
+            false => Ok(None),
+        }
+    }
+
     pub(super) fn window(
         &self,
         spans: &[WindowAxis],

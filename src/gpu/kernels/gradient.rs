@@ -36,6 +36,7 @@ pub(super) fn constants(
     split: bool,
     element: GradientElement,
     levels: u8,
+    words: bool,
 ) -> Vec<(&'static str, WgslValue)> {
     let mirror = match mode {
         Mode::Reflect => 1,
@@ -48,6 +49,7 @@ pub(super) fn constants(
         ("MAX_BLOCKS", WgslValue::U32(MAX_BLOCKS as u32)),
         ("MIRROR", WgslValue::U32(mirror)),
         ("SPLIT", WgslValue::Bool(split)),
+        ("WORDS", WgslValue::Bool(words)),
         ("NO_PART", WgslValue::U32(crate::gpu::params::NO_PART)),
     ];
     match element {
@@ -71,7 +73,8 @@ pub(super) fn element_code(element: GradientElement) -> String {
              fn store_dst(i: u32, v: f32) {\n    dst[i] = v;\n}\n\n\
              fn load_dst(i: u32) -> f32 {\n    return dst[i];\n}\n\n\
              fn copy_element(i: u32, j: u32) {\n    dst[i] = src[j];\n}\n\n\
-             fn add_in_type(a: f32, b: f32) -> f32 {\n    return add_f32(a, b);\n}\n"
+             fn add_in_type(a: f32, b: f32) -> f32 {\n    return add_f32(a, b);\n}\n\n\
+             fn word_on_lane(w: u32) {\n    element_on_lane(w);\n}\n"
             .to_string(),
         GradientElement::Float16 => packed(include_str!("../../../shaders/backward/float16.wgsl")),
         GradientElement::Bfloat16 => packed(include_str!("../../../shaders/backward/bfloat16.wgsl")),
@@ -127,11 +130,12 @@ mod tests {
         assert_eq!(elements.len(), 7, "float32, float16, bfloat16 and four float8s: {elements:?}");
         for mode in Mode::ALL {
             let splits = [false, true].into_iter().flat_map(|s| elements.iter().map(move |&e| (s, e)));
-            for ((split, element), levels) in splits.flat_map(|k| [1, 2, 4, 8, 16].map(|l| (k, l))) {
-                let shader = super::super::Shader::Backward { split, element, levels };
+            let shapes = splits.flat_map(|k| [1, 2, 4, 8, 16].map(|l| (k, l)));
+            for (((split, element), levels), words) in shapes.flat_map(|k| [(k, false), (k, true)]) {
+                let shader = super::super::Shader::Backward { split, element, levels, words };
                 let key = crate::gpu::shader::PipelineKey::new(mode, element.bytes() as u8, false, shader, false);
                 let src = key.wgsl();
-                let what = format!("{mode} {element:?} split {split} levels {levels}");
+                let what = format!("{mode} {element:?} split {split} levels {levels} words {words}");
                 let module =
                     naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| panic!("{what}: {}", e.emit_to_string(&src)));
                 naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())

@@ -199,8 +199,9 @@ pub(crate) enum Shader {
     Rows16,
     /// The pad's gradient (`gpu/backward/`; its WGSL assembled there, by mode): a lane an
     /// element, or (`split`) 64 elements a workgroup, the long sums of one axis over its lanes;
-    /// its state sized for `levels` axes of several images (a power of two, at least 1).
-    Backward { split: bool, element: GradientElement, levels: u8 },
+    /// its state sized for `levels` axes of several images (a power of two, at least 1);
+    /// `words` (the `gradient-words` variant, 8- and 16-bit elements): a lane a u32 word.
+    Backward { split: bool, element: GradientElement, levels: u8, words: bool },
     /// Interior padding (`gpu/interior.rs`): an invocation a u32 word, `narrow` for 8- and
     /// 16-bit elements.
     Interior { narrow: bool },
@@ -300,7 +301,9 @@ impl Shader {
             Shader::Flat(grid) => grid.constants(),
             Shader::Narrow(n) => n.constants(word_bytes),
             Shader::Rows16 => rows16::constants(word_bytes),
-            Shader::Backward { split, element, levels } => gradient::constants(mode, split, element, levels),
+            Shader::Backward { split, element, levels, words } => {
+                gradient::constants(mode, split, element, levels, words)
+            }
             Shader::Interior { .. } => interior::constants(word_bytes),
         }
     }
@@ -380,8 +383,9 @@ impl Shader {
             Shader::Flat(grid) => grid.label(),
             Shader::Narrow(n) => n.label(),
             Shader::Rows16 => " rows16".to_string(),
-            Shader::Backward { split, element, levels } => {
-                format!(" gradient {}{} levels {levels}", element.name(), if split { " split" } else { "" })
+            Shader::Backward { split, element, levels, words } => {
+                let (split, words) = (if split { " split" } else { "" }, if words { " words" } else { "" });
+                format!(" gradient {}{split}{words} levels {levels}", element.name())
             }
             Shader::Interior { .. } => " interior".to_string(),
         }

@@ -298,6 +298,16 @@ fn filled<T: Copy>(dst: &mut [MaybeUninit<T>], value: T) -> &mut [T] {
     unsafe { &mut *(dst as *mut [MaybeUninit<T>] as *mut [T]) }
 }
 
+/// `row`'s first `len` values, grown with `zero` to that length where it is shorter: an
+/// innermost axis's scratch rows made on first use, so that a gather whose strips all take the
+/// type's strip sums (the audio case) allocates and zeroes none.
+fn grown<T: Copy>(row: &mut Vec<T>, len: usize, zero: T) -> &mut [T] {
+    if row.len() < len {
+        row.resize(len, zero);
+    }
+    &mut row[..len]
+}
+
 /// An initialised row seen as one to write (the gather's scratch, passed where grad_in is).
 fn as_uninit<T>(row: &mut [T]) -> &mut [MaybeUninit<T>] {
     // SAFETY: same layout; the gather only writes initialised values through it, so the row
@@ -966,13 +976,9 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
                 };
                 let row = |len: usize| if sums { vec![self.zero; len] } else { Vec::new() };
                 match d == last && a.in_stride == 1 {
-                    // Every lane's strip side by side: one sum for them all.
-                    true => Scratch {
-                        part: row(len * self.lanes),
-                        term: row(len * self.lanes),
-                        sums: row(len * self.lanes),
-                        images: Vec::new(),
-                    },
+                    // Every lane's strip side by side, one sum for them all: made on first use
+                    // ([`grown`]; strips the type's strip sums take need none).
+                    true => Scratch { part: Vec::new(), term: Vec::new(), sums: Vec::new(), images: Vec::new() },
                     false => Scratch { part: row(len), term: row(len * lanes), sums: Vec::new(), images: Vec::new() },
                 }
             })
@@ -1105,7 +1111,7 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
                 }
                 if n == 1 {
                     // Into the scratch row (a row of the strips' width, a lane's at least).
-                    let sums = &mut sums[..srcs.len()];
+                    let sums = grown(sums, srcs.len(), self.zero);
                     let images = axis.images_of(k - 1, listed);
                     (self.sum_one)(srcs, images, sums);
                     for (dst, &sum) in dsts.iter_mut().zip(sums.iter()) {
@@ -1118,13 +1124,13 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
                 let (width, one_lane) = (n * srcs.len(), srcs.len() == 1);
                 let acc = match one_lane {
                     true => &mut dsts[0][at..][..n],
-                    false => as_uninit(&mut sums[..width]),
+                    false => as_uninit(grown(sums, width, self.zero)),
                 };
-                self.sum(strip.first.len(), acc, &mut part[..width], |t, into, add| {
+                self.sum(strip.first.len(), acc, grown(part, width, self.zero), |t, into, add| {
                     if let ([src], true) = (srcs, strip.ascends[t]) {
                         return add(into, &src[strip.first[t] + i..][..n]);
                     }
-                    let terms = &mut term[..width];
+                    let terms = grown(term, width, self.zero);
                     for (src, terms) in srcs.iter().zip(terms.chunks_exact_mut(n)) {
                         match strip.ascends[t] {
                             true => copy_short(as_uninit(terms), &src[strip.first[t] + i..][..n]),

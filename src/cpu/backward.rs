@@ -631,91 +631,91 @@ fn start_rows_16<H: bytemuck::Pod>(acc: &mut [H], terms: &[H], exponent: u16, qu
 }
 
 /// [`add_f32`] over rows: eight at a time in SSE2 registers where the target has them (every
-/// x86-64), else [`add_rows_checked`]'s arrays (which LLVM vectorised as 4 + 2 + 1 + 1 lanes
-/// and a shuffle of the eight NaN checks: 39 % of the 224 reflect gradient's samples).
+/// x86-64), else as arrays ([`plain_eight`], which LLVM vectorised as 4 + 2 + 1 + 1 lanes and a
+/// shuffle of the eight NaN checks: 39 % of the 224 reflect gradient's samples).
 fn add_rows_f32(acc: &mut [f32], terms: &[f32]) {
     #[cfg(all(target_arch = "x86_64", not(miri)))]
-    {
+    let eight = |a: &mut [f32; 8], t: &[f32; 8]| {
         use std::arch::x86_64::*;
-        let n = acc.len().min(terms.len());
-        let (acc, terms) = (&mut acc[..n], &terms[..n]);
-        let mut eights = acc.chunks_exact_mut(8).zip(terms.chunks_exact(8));
-        for (a, t) in &mut eights {
-            let (a, t): (&mut [f32; 8], &[f32; 8]) = (a.try_into().expect("eight"), t.try_into().expect("eight"));
-            // SAFETY: unaligned loads and stores of the eight values each array holds; SSE2 is
-            // part of x86-64.
-            unsafe {
-                let low = _mm_add_ps(_mm_loadu_ps(a.as_ptr()), _mm_loadu_ps(t.as_ptr()));
-                let high = _mm_add_ps(_mm_loadu_ps(a.as_ptr().add(4)), _mm_loadu_ps(t.as_ptr().add(4)));
-                let nan = _mm_or_ps(_mm_cmpunord_ps(low, low), _mm_cmpunord_ps(high, high));
-                if _mm_movemask_ps(nan) != 0 {
-                    a.iter_mut().zip(t).for_each(|(a, &t)| *a = add_f32(*a, t));
-                    continue;
-                }
-                _mm_storeu_ps(a.as_mut_ptr(), low);
-                _mm_storeu_ps(a.as_mut_ptr().add(4), high);
+        // SAFETY: unaligned loads and stores of the eight values each array holds; SSE2 is
+        // part of x86-64.
+        unsafe {
+            let low = _mm_add_ps(_mm_loadu_ps(a.as_ptr()), _mm_loadu_ps(t.as_ptr()));
+            let high = _mm_add_ps(_mm_loadu_ps(a.as_ptr().add(4)), _mm_loadu_ps(t.as_ptr().add(4)));
+            let nan = _mm_or_ps(_mm_cmpunord_ps(low, low), _mm_cmpunord_ps(high, high));
+            if _mm_movemask_ps(nan) != 0 {
+                return false;
             }
+            _mm_storeu_ps(a.as_mut_ptr(), low);
+            _mm_storeu_ps(a.as_mut_ptr().add(4), high);
         }
-        let done = n / 8 * 8;
-        acc[done..].iter_mut().zip(&terms[done..]).for_each(|(a, &t)| *a = add_f32(*a, t));
-    }
+        true
+    };
     #[cfg(not(all(target_arch = "x86_64", not(miri))))]
-    add_rows_checked(acc, terms, f32::is_nan, add_f32);
+    let eight = |a: &mut [f32; 8], t: &[f32; 8]| plain_eight(a, t, f32::is_nan);
+    add_rows_by_eights(acc, terms, add_f32, eight);
 }
 
 /// [`add_f64`] over rows (as [`add_rows_f32`], four SSE2 registers of two).
 fn add_rows_f64(acc: &mut [f64], terms: &[f64]) {
     #[cfg(all(target_arch = "x86_64", not(miri)))]
-    {
+    let eight = |a: &mut [f64; 8], t: &[f64; 8]| {
         use std::arch::x86_64::*;
-        let n = acc.len().min(terms.len());
-        let (acc, terms) = (&mut acc[..n], &terms[..n]);
-        let mut eights = acc.chunks_exact_mut(8).zip(terms.chunks_exact(8));
-        for (a, t) in &mut eights {
-            let (a, t): (&mut [f64; 8], &[f64; 8]) = (a.try_into().expect("eight"), t.try_into().expect("eight"));
-            // SAFETY: unaligned loads and stores of the eight values each array holds; SSE2 is
-            // part of x86-64.
-            unsafe {
-                let sums: [__m128d; 4] = std::array::from_fn(|j| {
-                    _mm_add_pd(_mm_loadu_pd(a.as_ptr().add(2 * j)), _mm_loadu_pd(t.as_ptr().add(2 * j)))
-                });
-                let nan = sums.iter().fold(_mm_setzero_pd(), |m, &s| _mm_or_pd(m, _mm_cmpunord_pd(s, s)));
-                if _mm_movemask_pd(nan) != 0 {
-                    a.iter_mut().zip(t).for_each(|(a, &t)| *a = add_f64(*a, t));
-                    continue;
-                }
-                for (j, &s) in sums.iter().enumerate() {
-                    _mm_storeu_pd(a.as_mut_ptr().add(2 * j), s);
-                }
+        // SAFETY: unaligned loads and stores of the eight values each array holds; SSE2 is
+        // part of x86-64.
+        unsafe {
+            let sums: [__m128d; 4] = std::array::from_fn(|j| {
+                _mm_add_pd(_mm_loadu_pd(a.as_ptr().add(2 * j)), _mm_loadu_pd(t.as_ptr().add(2 * j)))
+            });
+            let nan = sums.iter().fold(_mm_setzero_pd(), |m, &s| _mm_or_pd(m, _mm_cmpunord_pd(s, s)));
+            if _mm_movemask_pd(nan) != 0 {
+                return false;
+            }
+            for (j, &s) in sums.iter().enumerate() {
+                _mm_storeu_pd(a.as_mut_ptr().add(2 * j), s);
             }
         }
-        let done = n / 8 * 8;
-        acc[done..].iter_mut().zip(&terms[done..]).for_each(|(a, &t)| *a = add_f64(*a, t));
-    }
+        true
+    };
     #[cfg(not(all(target_arch = "x86_64", not(miri))))]
-    add_rows_checked(acc, terms, f64::is_nan, add_f64);
+    let eight = |a: &mut [f64; 8], t: &[f64; 8]| plain_eight(a, t, f64::is_nan);
+    add_rows_by_eights(acc, terms, add_f64, eight);
 }
 
-/// `terms` added into `acc` by `add` (the type's addition under the NaN rule), eight at a
-/// time as plain additions (vectorised) and again by `add` where one of the eight is NaN.
-#[cfg_attr(all(target_arch = "x86_64", not(miri)), allow(dead_code))] // x86-64 has its own
-fn add_rows_checked<F>(acc: &mut [F], terms: &[F], is_nan: impl Fn(F) -> bool, add: impl Fn(F, F) -> F)
-where
-    F: Copy + std::ops::Add<Output = F>,
-{
-    const LANES: usize = 8;
+/// `terms` added into `acc` (the shorter's length) eight at a time by `eight`, which stores
+/// the eight sums and says so, or stores nothing where one is NaN; those eight, and the rest
+/// past the last eight, by `add` (the type's addition under the NaN rule).
+fn add_rows_by_eights<F: Copy>(
+    acc: &mut [F],
+    terms: &[F],
+    add: impl Fn(F, F) -> F,
+    eight: impl Fn(&mut [F; 8], &[F; 8]) -> bool,
+) {
     let n = acc.len().min(terms.len());
-    let mut acc = acc[..n].chunks_exact_mut(LANES);
-    let terms = &terms[..n];
-    let mut terms = terms.chunks_exact(LANES);
+    let mut acc = acc[..n].chunks_exact_mut(8);
+    let mut terms = terms[..n].chunks_exact(8);
     for (a, t) in (&mut acc).zip(&mut terms) {
-        let sums: [F; LANES] = std::array::from_fn(|i| a[i] + t[i]);
-        match sums.iter().fold(false, |any, &s| any | is_nan(s)) {
-            true => a.iter_mut().zip(t).for_each(|(a, &t)| *a = add(*a, t)),
-            false => a.copy_from_slice(&sums),
+        let (a, t): (&mut [F; 8], &[F; 8]) = (a.try_into().expect("eight"), t.try_into().expect("eight"));
+        if !eight(a, t) {
+            a.iter_mut().zip(t).for_each(|(a, &t)| *a = add(*a, t));
         }
     }
     acc.into_remainder().iter_mut().zip(terms.remainder()).for_each(|(a, &t)| *a = add(*a, t));
+}
+
+/// Eight plain additions stored where none is NaN ([`add_rows_by_eights`]'s `eight` without
+/// registers of the target's).
+#[cfg_attr(all(target_arch = "x86_64", not(miri)), allow(dead_code))] // x86-64 has its own
+fn plain_eight<F>(a: &mut [F; 8], t: &[F; 8], is_nan: impl Fn(F) -> bool) -> bool
+where
+    F: Copy + std::ops::Add<Output = F>,
+{
+    let sums: [F; 8] = std::array::from_fn(|i| a[i] + t[i]);
+    let stored = !sums.iter().any(|&s| is_nan(s));
+    if stored {
+        *a = sums;
+    }
+    stored
 }
 
 /// A 16-bit float type's rows added in f32 and rounded back at every addition, converted a

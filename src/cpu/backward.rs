@@ -100,6 +100,7 @@ fn backward_with(plan: &PadPlan, grad_out: &Tensor, arena: Option<&OutputArena>)
                 start: &|acc, terms| start_rows_16(acc, terms, BF16_EXPONENT, BF16_QUIET),
                 strip: None,
                 strip_min: 0,
+                image_rows: None,
             };
             run::<bf16>(plan, bytes, arena, 1, bf16::ZERO, rows, &|s, i, o| gathered(s, i, o, bf16::ZERO, add))
         }
@@ -409,14 +410,35 @@ struct Rows<'a, T> {
     /// The fewest indices (2 or more) a strip has for `strip` to take it: shorter ones are
     /// the rows' (float32's take eight at a time, where one at a time costs more than rows).
     strip_min: usize,
+    /// Where the type has it: a row of grad_in on the innermost axis whose index on the axis
+    /// above has several images, summed in registers ([`ImageRows`]).
+    image_rows: Option<&'a ImageRows<'a, T>>,
 }
 
 impl<'a, T: Copy> Rows<'a, T> {
     /// `add`, and `start` as `add` into the zeros a sum fills its row with first.
     fn adding(add: &'a RowAdd<'a, T>) -> Self {
-        Rows { add, start: add, strip: None, strip_min: 0 }
+        Rows { add, start: add, strip: None, strip_min: 0, image_rows: None }
     }
 }
+
+/// `image_rows(axis, srcs, dst)`: grad_in's row `dst` along the innermost axis `axis` (of
+/// elements of one value) for an index of the axis above with several images, `srcs` grad_out's
+/// rows at them in order: the sum of those rows each gathered along `axis`, in the documented
+/// nest, without staging each image's gathered row and adding it a pass each. `false` (nothing
+/// written) where the type's way declines the axis; the rows are staged then.
+type ImageRows<'a, T> = dyn Fn(&GatherAxis, &[&[T]], &mut [MaybeUninit<T>]) -> bool + Sync + 'a;
+
+#[cfg(test)]
+thread_local! {
+    /// Rows of several images [`ImageRows`] summed on this thread (tests see the way taken).
+    static IMAGE_ROWS_SUMMED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// The most terms (an index's images along the innermost axis) and rows (along the axis
+/// above) [`f32_image_rows`] sums in registers: more is an edge's corner, whose long chains
+/// the staged rows interleave.
+const IMAGE_ROWS_MAX_TERMS: usize = 8;
 
 /// `strip_sum(srcs, strip, [i, n, at], dsts)`: in each lane, the sums of a [`Strip`] of few
 /// terms (a block's at most), each from zero in the terms' order, for its `n` indices from
@@ -424,82 +446,221 @@ impl<'a, T: Copy> Rows<'a, T> {
 /// axes outside. One call for every lane: a call a lane cost as much as its sums.
 type StripSum<'a, T> = dyn Fn(&[&[T]], &Strip, [usize; 3], &mut [&mut [MaybeUninit<T>]]) + Sync + 'a;
 
-/// float32's rows: [`add_rows_f32`], and its strips eight indices at a time where the target
-/// has SSE2 ([`f32_strip_sse2`]).
+/// float32's rows: [`add_rows_f32`], and its strips and rows of several images eight indices
+/// at a time where the target has SSE2 ([`f32_sums_sse2`]).
 fn f32_rows() -> Rows<'static, f32> {
     #[cfg(all(target_arch = "x86_64", not(miri)))]
     let strip: Option<&StripSum<'_, f32>> = Some(&|srcs, strip, [i, n, at], dsts| {
         for (src, dst) in srcs.iter().zip(dsts.iter_mut()) {
-            f32_strip_sse2(src, strip, i, &mut dst[at..][..n]);
+            f32_sums_sse2(std::slice::from_ref(src), &strip.first, &strip.ascends, i, &mut dst[at..][..n]);
         }
     });
     #[cfg(not(all(target_arch = "x86_64", not(miri))))]
     let strip = None;
-    Rows { strip, strip_min: 8, ..Rows::adding(&add_rows_f32) }
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    let image_rows: Option<&ImageRows<'_, f32>> = Some(&f32_image_rows);
+    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+    let image_rows = None;
+    Rows { strip, strip_min: 8, image_rows, ..Rows::adding(&add_rows_f32) }
 }
 
-/// One lane of a float32 strip's sums ([`StripSum`]), eight indices at a time: each term's
-/// eight loaded (reversed where it descends) and added in registers from +0.0, one store;
-/// where the rows' path fills a row, stages each descending term reversed and adds the
-/// terms a pass each (224 x 224 reflected by 100: most of its time). A NaN is kept by every
-/// later addition, so eight whose sums hold none are the hardware's additions all through,
-/// [`add_f32`]'s; eight with one (and a strip under eight) one at a time by
-/// [`ordered_sum`](crate::adjoint::ordered_sum) (the callers' strips are a block at most).
+/// float32's [`ImageRows`] in SSE2 registers ([`f32_sums_sse2`]), the innermost axis cut where
+/// its indices' images change: each strip, its kept indices between (their kept positions),
+/// its cropped ones (+0.0: sums of no term). Every value of grad_out read once and grad_in's
+/// written once, where staging reads and writes each image's row twice more (224 x 224
+/// reflected by 100: most of its rows have two images on H, most of their indices two on W).
+/// Declines strips of more than [`IMAGE_ROWS_MAX_TERMS`] images (the gather passes as many
+/// rows at most).
 #[cfg(all(target_arch = "x86_64", not(miri)))]
-fn f32_strip_sse2(src: &[f32], strip: &Strip, i: usize, dst: &mut [MaybeUninit<f32>]) {
-    use std::arch::x86_64::*;
-    let terms = || strip.first.iter().zip(&strip.ascends);
-    let one = |j: usize| -> f32 {
-        let term = |(&first, &up): (&usize, &bool)| src[if up { first + i + j } else { first - i - j }];
-        crate::adjoint::ordered_sum(terms().map(term), strip.first.len(), 0.0, add_f32)
-    };
-    let n = dst.len();
-    let mut c = 0;
-    while c < n {
-        // The last eight end at the strip's end, overlapping the ones before (their sums
-        // written again, the same bits): no index one at a time where the strip has eight.
-        if n >= 8 {
-            c = c.min(n - 8);
-        }
-        if c + 8 > n {
-            break;
-        }
-        let eight: &mut [MaybeUninit<f32>; 8] = (&mut dst[c..c + 8]).try_into().expect("eight values");
-        // SAFETY: SSE2 is part of x86-64; each load and store is of the eight values an array
-        // of eight holds (taken from its slice with bounds checked).
-        let nan = unsafe {
-            // A term's eight as two registers; a descending term's reversed (index c's term
-            // is the slice's last).
-            let load = |s: &[f32], up: bool| -> (__m128, __m128) {
-                let s: &[f32; 8] = s.try_into().expect("eight values");
-                let (low, high) = (_mm_loadu_ps(s.as_ptr()), _mm_loadu_ps(s.as_ptr().add(4)));
-                match up {
-                    true => (low, high),
-                    false => (_mm_shuffle_ps::<0x1b>(high, high), _mm_shuffle_ps::<0x1b>(low, low)),
-                }
-            };
-            let (mut low, mut high) = (_mm_setzero_ps(), _mm_setzero_ps());
-            for (&first, &up) in terms() {
-                let (l, h) = match up {
-                    true => load(&src[first + i + c..][..8], true),
-                    false => load(&src[first - i - c - 7..=first - i - c], false),
-                };
-                (low, high) = (_mm_add_ps(low, l), _mm_add_ps(high, h));
-            }
-            let nan = _mm_movemask_ps(_mm_or_ps(_mm_cmpunord_ps(low, low), _mm_cmpunord_ps(high, high))) != 0;
-            if !nan {
-                _mm_storeu_ps(eight.as_mut_ptr().cast(), low);
-                _mm_storeu_ps(eight.as_mut_ptr().add(4).cast(), high);
-            }
-            nan
-        };
-        if nan {
-            eight.iter_mut().enumerate().for_each(|(j, d)| _ = d.write(one(c + j)));
-        }
-        c += 8;
+fn f32_image_rows(axis: &GatherAxis, srcs: &[&[f32]], dst: &mut [MaybeUninit<f32>]) -> bool {
+    if axis.strips.iter().any(|s| s.first.len() > IMAGE_ROWS_MAX_TERMS) {
+        return false;
     }
-    for (j, d) in dst.iter_mut().enumerate().skip(c) {
-        d.write(one(j));
+    assert_eq!(dst.len(), axis.in_len, "a row of the innermost axis");
+    let mut k = 0;
+    for strip in axis.strips.iter().map(Some).chain([None]) {
+        // Up to the strip: kept indices of their kept position alone, cropped ones of none.
+        let end = strip.map_or(axis.in_len, |s| s.ks.start);
+        let kept = axis.kept.start.clamp(k, end)..axis.kept.end.clamp(k, end);
+        filled(&mut dst[k..kept.start], 0.0);
+        let from = axis.kept_from + kept.start.saturating_sub(axis.kept.start);
+        f32_sums_sse2(srcs, &[from], &[true], 0, &mut dst[kept.clone()]);
+        filled(&mut dst[kept.end..end], 0.0);
+        let Some(strip) = strip else { break };
+        f32_sums_sse2(srcs, &strip.first, &strip.ascends, 0, &mut dst[strip.ks.clone()]);
+        k = strip.ks.end;
+    }
+    true
+}
+
+/// Sums of float32 terms eight indices at a time in SSE2 registers. Index `j` of `dst` takes
+/// over the rows `srcs` in order the sum of each row's terms in order, both as
+/// [`ordered_sum`](crate::adjoint::ordered_sum) adds (one term, or one row, itself; several
+/// from +0.0); a row's t-th term is at `first[t] + i + j`, or `first[t] - i - j` where it
+/// descends (`ascends[t]` false). One row: a lane of a strip's sums ([`StripSum`]); several:
+/// [`f32_image_rows`]. Each eight: every term's eight loaded (a descending one's reversed by
+/// shuffles), added and stored; where the rows' path fills a row, stages each descending term
+/// reversed and adds the terms a pass each. A NaN is kept by every later addition, so eight
+/// whose sums hold none are the hardware's additions all through, [`add_f32`]'s; eight with
+/// one (and a run under eight) one at a time. At most a block of terms and of rows (the
+/// callers'). Reflections' shapes (one or two rows of one or two terms) are compiled each with
+/// its loops unrolled: as loops over the rows and terms, 224 x 224 reflected by 100 took
+/// 1.65x as long.
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+fn f32_sums_sse2(srcs: &[&[f32]], first: &[usize], ascends: &[bool], i: usize, dst: &mut [MaybeUninit<f32>]) {
+    let n = dst.len();
+    debug_assert!(first.len() <= BLOCK && srcs.len() <= BLOCK && first.len() == ascends.len());
+    // Every term's n values inside every row, checked once: the loads below are not.
+    for src in srcs {
+        for (&first, &up) in first.iter().zip(ascends) {
+            let inside = match up {
+                true => first + i + n <= src.len(),
+                false => first < src.len() && first + 1 >= i + n,
+            };
+            assert!(n == 0 || inside, "a term at {first} ({up}) reads outside grad_out for {n} indices from {i}");
+        }
+    }
+    // ordered_sum's sums of a block at most: one term itself, several in order from +0.0.
+    let row = |src: &[f32], j: usize| -> f32 {
+        let term = |t: usize| src[if ascends[t] { first[t] + i + j } else { first[t] - i - j }];
+        match first.len() {
+            1 => term(0),
+            terms => (0..terms).fold(0.0, |sum, t| add_f32(sum, term(t))),
+        }
+    };
+    let one = |j: usize| match srcs {
+        [src] => row(src, j),
+        _ => srcs.iter().fold(0.0, |sum, src| add_f32(sum, row(src, j))),
+    };
+    match (srcs.len(), first.len()) {
+        // SAFETY: the terms' bounds were checked above, as `F32Eights::new` asks,
+        // and the rows and terms are the arm's numbers.
+        (1, 2) => unsafe { F32Eights::<1, 2>::new(srcs, first, ascends, i).sums(dst, &one) },
+        // SAFETY: as above.
+        (2, 1) => unsafe { F32Eights::<2, 1>::new(srcs, first, ascends, i).sums(dst, &one) },
+        // SAFETY: as above.
+        (2, 2) => unsafe { F32Eights::<2, 2>::new(srcs, first, ascends, i).sums(dst, &one) },
+        // SAFETY: as above; numbers of 0 read the slices.
+        _ => unsafe { F32Eights::<0, 0> { srcs, first, ascends, i, bases: [], ups: [] }.sums(dst, &one) },
+    }
+}
+
+/// [`f32_sums_sse2`]'s eights for `S` rows of `T` terms, each term's first value's address
+/// (`bases`, a descending one's seven before) and direction (`ups`) taken out of the loop;
+/// `S` and `T` 0: any number, read from the slices each eight.
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+struct F32Eights<'a, const S: usize, const T: usize> {
+    srcs: &'a [&'a [f32]],
+    first: &'a [usize],
+    ascends: &'a [bool],
+    i: usize,
+    bases: [[*const f32; T]; S],
+    ups: [bool; T],
+}
+
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+impl<'a, const S: usize, const T: usize> F32Eights<'a, S, T> {
+    /// # Safety
+    /// Every term's values for the indices `sums` is given lie inside every row (as
+    /// [`f32_sums_sse2`] checks); `srcs` holds `S` rows and `first` `T` terms.
+    unsafe fn new(srcs: &'a [&'a [f32]], first: &'a [usize], ascends: &'a [bool], i: usize) -> Self {
+        let base = |src: &[f32], t: usize| match ascends[t] {
+            true => src.as_ptr().wrapping_add(first[t] + i),
+            false => src.as_ptr().wrapping_add(first[t]).wrapping_sub(i + 7),
+        };
+        let (mut bases, mut ups) = ([[std::ptr::null(); T]; S], [false; T]);
+        for (s, bases) in bases.iter_mut().enumerate() {
+            for (t, base_t) in bases.iter_mut().enumerate() {
+                *base_t = base(srcs[s], t);
+            }
+        }
+        ups.iter_mut().zip(ascends).for_each(|(up, &a)| *up = a);
+        F32Eights { srcs, first, ascends, i, bases, ups }
+    }
+
+    /// The sums of indices c..c + 8, as two registers.
+    ///
+    /// # Safety
+    /// As [`F32Eights::new`]'s, for c + 8 at most the indices `sums` is given.
+    #[inline(always)]
+    unsafe fn eight(&self, c: usize) -> (std::arch::x86_64::__m128, std::arch::x86_64::__m128) {
+        use std::arch::x86_64::*;
+        // SAFETY: an ascending term's eight from its base + c, a descending one's from its
+        // base - c (index c's value the eight's last), inside the row (the caller's promise).
+        let load = |base: *const f32, up: bool| unsafe {
+            match up {
+                true => (_mm_loadu_ps(base.wrapping_add(c)), _mm_loadu_ps(base.wrapping_add(c + 4))),
+                false => {
+                    let p = base.wrapping_sub(c);
+                    let (low, high) = (_mm_loadu_ps(p), _mm_loadu_ps(p.wrapping_add(4)));
+                    (_mm_shuffle_ps::<0x1b>(high, high), _mm_shuffle_ps::<0x1b>(low, low))
+                }
+            }
+        };
+        // SAFETY: SSE2 is part of x86-64.
+        let add = |(a, b): (__m128, __m128), (c, d): (__m128, __m128)| unsafe { (_mm_add_ps(a, c), _mm_add_ps(b, d)) };
+        // SAFETY: as above.
+        let zero = unsafe { (_mm_setzero_ps(), _mm_setzero_ps()) };
+        let row = |s: usize| match T {
+            0 => {
+                let src = self.srcs[s];
+                let base = |t: usize| match self.ascends[t] {
+                    true => src.as_ptr().wrapping_add(self.first[t] + self.i),
+                    false => src.as_ptr().wrapping_add(self.first[t]).wrapping_sub(self.i + 7),
+                };
+                match self.first.len() {
+                    1 => load(base(0), self.ascends[0]),
+                    n => (0..n).fold(zero, |sum, t| add(sum, load(base(t), self.ascends[t]))),
+                }
+            }
+            1 => load(self.bases[s][0], self.ups[0]),
+            _ => (0..T).fold(zero, |sum, t| add(sum, load(self.bases[s][t], self.ups[t]))),
+        };
+        match (S, self.srcs.len()) {
+            (0, 1) | (1, _) => row(0),
+            (0, n) => (0..n).fold(zero, |sum, s| add(sum, row(s))),
+            _ => (0..S).fold(zero, |sum, s| add(sum, row(s))),
+        }
+    }
+
+    /// Every index of `dst` ([`f32_sums_sse2`]'s), `one(j)` its sum one at a time.
+    ///
+    /// # Safety
+    /// As [`F32Eights::new`]'s, for `dst`'s indices.
+    #[inline(always)]
+    unsafe fn sums(&self, dst: &mut [MaybeUninit<f32>], one: &impl Fn(usize) -> f32) {
+        use std::arch::x86_64::*;
+        let n = dst.len();
+        let mut c = 0;
+        while c < n {
+            // The last eight end at the run's end, overlapping the ones before (their sums
+            // written again, the same bits): no index one at a time where the run has eight.
+            if n >= 8 {
+                c = c.min(n - 8);
+            }
+            if c + 8 > n {
+                break;
+            }
+            let eight: &mut [MaybeUninit<f32>; 8] = (&mut dst[c..c + 8]).try_into().expect("eight values");
+            // SAFETY: c + 8 <= n, as `eight` asks; SSE2 is part of x86-64; the stores are of
+            // the eight values an array of eight holds.
+            let nan = unsafe {
+                let (low, high) = self.eight(c);
+                let nan = _mm_movemask_ps(_mm_or_ps(_mm_cmpunord_ps(low, low), _mm_cmpunord_ps(high, high))) != 0;
+                if !nan {
+                    _mm_storeu_ps(eight.as_mut_ptr().cast(), low);
+                    _mm_storeu_ps(eight.as_mut_ptr().add(4).cast(), high);
+                }
+                nan
+            };
+            if nan {
+                eight.iter_mut().enumerate().for_each(|(j, d)| _ = d.write(one(c + j)));
+            }
+            c += 8;
+        }
+        for (j, d) in dst.iter_mut().enumerate().skip(c) {
+            d.write(one(j));
+        }
     }
 }
 
@@ -511,6 +672,7 @@ fn f16_rows() -> Rows<'static, f16> {
         start: &|acc, terms| start_rows_16(acc, terms, F16_EXPONENT, F16_QUIET),
         strip: f16_strips(),
         strip_min: 2,
+        image_rows: None,
     }
 }
 
@@ -1039,6 +1201,7 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
                 }
                 // One term: the gradient inside its image.
                 &[o] => self.indices(d + 1, 0..inner_len, inside(o), here, inner),
+                images if above_innermost && self.image_rows(images, &inside, here) => {}
                 images => {
                     // The terms' gradients inside their images, made `lanes` at a time (on the
                     // innermost axis their one-index strips' sums side by side), each then
@@ -1074,6 +1237,24 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
                 }
             }
         }
+    }
+
+    /// An index's row above the innermost axis, of several `images` (`inside(o)` grad_out's
+    /// row at image `o`), summed by the type's [`ImageRows`] where it has one that takes it.
+    fn image_rows<'s>(&self, images: &[usize], inside: &impl Fn(usize) -> &'s [T], here: &mut [MaybeUninit<T>]) -> bool
+    where
+        T: 's,
+    {
+        let axis = self.axes.last().expect("an innermost axis");
+        let Some(image_rows) = self.rows.image_rows.filter(|_| axis.in_stride == 1) else { return false };
+        if images.len() > IMAGE_ROWS_MAX_TERMS {
+            return false;
+        }
+        let srcs: [&[T]; IMAGE_ROWS_MAX_TERMS] = std::array::from_fn(|t| images.get(t).map_or(&[][..], |&o| inside(o)));
+        let summed = image_rows(axis, &srcs[..images.len()], here);
+        #[cfg(test)]
+        IMAGE_ROWS_SUMMED.set(IMAGE_ROWS_SUMMED.get() + usize::from(summed));
+        summed
     }
 
     /// Indices `ks` of the innermost axis, in each of `srcs.len()` lanes alike (at most
@@ -1651,30 +1832,34 @@ mod tests {
         }
     }
 
+    /// `lists[d][k]`: axis d's images of index k (with its length in grad_out).
+    type Lists = [(usize, Vec<Vec<usize>>)];
+
+    /// The documented nest's sum for grad_in's index `k`: over axis `d`'s images in order,
+    /// each the nest of the axes inside ([`crate::adjoint::ordered_sum`] at every level).
+    fn nest<T: Copy>(lists: &Lists, g: &[T], d: usize, at: usize, k: &[usize], zero: T, add: &dyn Fn(T, T) -> T) -> T {
+        let Some((out_len, list)) = lists.get(d) else { return g[at] };
+        let list = &list[k[d]];
+        let terms = list.iter().map(|&o| nest(lists, g, d + 1, at * out_len + o, k, zero, add));
+        crate::adjoint::ordered_sum(terms, list.len(), zero, add)
+    }
+
+    /// Flat index `i` of `shape` as its indices `k`.
+    fn unravel(mut i: usize, shape: &[usize], k: &mut [usize]) {
+        for (k, &n) in k.iter_mut().zip(shape).rev() {
+            (*k, i) = (i % n, i / n);
+        }
+    }
+
+    /// Every axis's images of every index (the [`Lists`] [`nest`] takes).
+    fn lists_of(p: &PadPlan) -> Vec<(usize, Vec<Vec<usize>>)> {
+        let image = |a: &crate::plan::AxisMap, k| crate::adjoint::images(a, p.mode(), k);
+        p.axes().iter().map(|a| (a.out_len, (0..a.in_len).map(|k| image(a, k)).collect())).collect()
+    }
+
     #[test]
     fn the_gather_is_the_documented_nest() {
-        use crate::adjoint::{images, ordered_sum, BLOCK};
-        /// `lists[d][k]`: axis d's images of index k.
-        type Lists = [(usize, Vec<Vec<usize>>)];
-        fn nest<T: Copy>(
-            lists: &Lists,
-            g: &[T],
-            d: usize,
-            at: usize,
-            k: &[usize],
-            zero: T,
-            add: &dyn Fn(T, T) -> T,
-        ) -> T {
-            let Some((out_len, list)) = lists.get(d) else { return g[at] };
-            let list = &list[k[d]];
-            let terms = list.iter().map(|&o| nest(lists, g, d + 1, at * out_len + o, k, zero, add));
-            ordered_sum(terms, list.len(), zero, add)
-        }
-        fn unravel(mut i: usize, shape: &[usize], k: &mut [usize]) {
-            for (k, &n) in k.iter_mut().zip(shape).rev() {
-                (*k, i) = (i % n, i / n);
-            }
-        }
+        use crate::adjoint::BLOCK;
         let mut next = crate::draws(0x5851_f42d_4c95_7f2du64);
         let (mut ran, mut blocks) = (0, 0);
         // First, rows gathered in lanes: long strips of one index on the innermost axis (in
@@ -1710,8 +1895,7 @@ mod tests {
                 })
                 .collect();
             let got = |grad: &Tensor| pad_backward(&p, grad).unwrap();
-            let lists: Vec<(usize, Vec<Vec<usize>>)> =
-                p.axes().iter().map(|a| (a.out_len, (0..a.in_len).map(|k| images(a, mode, k)).collect())).collect();
+            let lists = lists_of(&p);
             let mut k = vec![0; rank];
             let want: Vec<u8> = match dtype {
                 DataType::Float32 => {
@@ -1741,6 +1925,77 @@ mod tests {
             ran += 1;
         }
         assert!(ran > 300 && blocks > 20, "{ran} plans, {blocks} with sums in blocks");
+    }
+
+    /// float32 rows whose index above the innermost axis has several images, summed in
+    /// registers (where the target has SSE2): the documented nest's bits for each, NaNs of
+    /// both signs with payloads, infinities, -0.0 and sums whose order shows among the
+    /// terms; runs of every length around the eights (under eight: one at a time); cropped
+    /// indices; more images than the registers take (an edge's corner: declined, staged).
+    #[test]
+    fn float32_rows_of_several_images_are_their_nests() {
+        let palette: [u32; 12] = [
+            1e8f32.to_bits(),
+            1f32.to_bits(),
+            (-1e8f32).to_bits(),
+            0.5f32.to_bits(),
+            0x8000_0000,
+            3f32.to_bits(),
+            (-0.25f32).to_bits(),
+            0x7f80_0000,
+            0xff80_0000,
+            0x7f80_0001,
+            0xffc0_0055,
+            0x0000_0001,
+        ];
+        let mut next = crate::draws(0x9e37_79b9_7f4a_7c15u64);
+        // Reflections of one and two images on both axes, a crop, pads past the axis (three
+        // and more images), an edge's corner of eleven (declined), then random plans.
+        // The rows summed so where the target has SSE2, where known: 2 x 24 rows of two
+        // images; none where every index of several has eleven, nor where the innermost
+        // axis's corner has.
+        type Case = (Vec<usize>, Vec<i64>, Mode, Option<usize>);
+        let mut cases: Vec<Case> = vec![
+            (vec![2, 30, 37], vec![0, 12, 9, 0, 12, 17], Mode::Reflect, Some(48)),
+            (vec![30, 37], vec![12, -3, 12, 17], Mode::Symmetric, None),
+            (vec![5, 21], vec![9, 30, 7, 30], Mode::Wrap, None),
+            (vec![4, 19], vec![10, 1, 10, 1], Mode::Edge, Some(0)),
+            (vec![4, 19], vec![1, 10, 1, 10], Mode::Edge, Some(0)),
+            (vec![3, 16], vec![2, 20, 2, 30], Mode::Reflect, None),
+        ];
+        for _ in 0..60 {
+            let shape = vec![1 + next(3) as usize, 2 + next(12) as usize, 1 + next(40) as usize];
+            let pads = (0..6).map(|i| if i % 3 == 0 { 0 } else { next(24) as i64 - 4 }).collect();
+            cases.push((shape, pads, Mode::ALL[next(5) as usize], None));
+        }
+        let sse2 = cfg!(all(target_arch = "x86_64", not(miri)));
+        let mut summed = 0;
+        for (shape, pads, mode, rows) in cases {
+            let Ok(p) = PadPlan::new(DataType::Float32, &shape, &PadRequest::new(pads.clone()).mode(mode)) else {
+                continue;
+            };
+            let lists = lists_of(&p);
+            let mut k = vec![0; shape.len()];
+            for specials in [7, 12] {
+                let g: Vec<f32> =
+                    (0..p.out_len()).map(|_| palette[next(specials) as usize]).map(f32::from_bits).collect();
+                let grad = Tensor::from_slice(DataType::Float32, p.out_shape().to_vec(), &g).unwrap();
+                let want: Vec<u32> = (0..p.in_len())
+                    .map(|i| {
+                        unravel(i, p.in_shape(), &mut k);
+                        nest(&lists, &g, 0, 0, &k, 0.0, &add_f32).to_bits()
+                    })
+                    .collect();
+                IMAGE_ROWS_SUMMED.set(0);
+                let got = pad_backward(&p, &grad).unwrap();
+                assert_eq!(got.as_slice::<u32>().unwrap(), &want[..], "{shape:?} {pads:?} {mode} {specials}");
+                summed += usize::from(IMAGE_ROWS_SUMMED.get() > 0);
+                if let Some(rows) = rows {
+                    assert_eq!(IMAGE_ROWS_SUMMED.get(), if sse2 { rows } else { 0 }, "{shape:?} {pads:?} {mode}");
+                }
+            }
+        }
+        assert_eq!(summed > 60, sse2, "{summed} gradients summed rows in registers");
     }
 
     /// Each axis's run of one-term indices copied at once: the longest, its first image.

@@ -84,10 +84,10 @@ fn backward_with(plan: &PadPlan, grad_out: &Tensor, arena: Option<&OutputArena>)
     }
     let out = match dtype {
         DataType::Float32 => {
-            run::<f32>(plan, bytes, arena, 1, 0.0, f32_rows(), &|s, i, o| gathered(s, i, o, 0.0, add_f32))
+            run::<f32>(plan, bytes, arena, 1, 0.0, f32_rows(), &|s, i, o| gathered_ieee(s, i, o, 0.0, add_f32))
         }
         DataType::Float64 => run::<f64>(plan, bytes, arena, 1, 0.0, Rows::adding(&add_rows_f64), &|s, i, o| {
-            gathered(s, i, o, 0.0, add_f64)
+            gathered_ieee(s, i, o, 0.0, add_f64)
         }),
         DataType::Float16 => {
             let rows = f16_rows();
@@ -106,10 +106,10 @@ fn backward_with(plan: &PadPlan, grad_out: &Tensor, arena: Option<&OutputArena>)
         }
         // Each part alone: real, imaginary, real, … is a float array of twice the elements.
         DataType::Complex64 => run::<f32>(plan, bytes, arena, 2, 0.0, Rows::adding(&add_rows_f32), &|s, i, o| {
-            gathered(s, i, o, 0.0, add_f32)
+            gathered_ieee(s, i, o, 0.0, add_f32)
         }),
         DataType::Complex128 => run::<f64>(plan, bytes, arena, 2, 0.0, Rows::adding(&add_rows_f64), &|s, i, o| {
-            gathered(s, i, o, 0.0, add_f64)
+            gathered_ieee(s, i, o, 0.0, add_f64)
         }),
         _ => match Float8::new(dtype) {
             // +0 is 0x00 in every float8 type.
@@ -372,11 +372,16 @@ fn gathered<T: Copy>(srcs: &[&[T]], images: &[usize], sums: &mut [T], zero: T, a
     };
     // ordered_sum's order, written out lane by lane (a strip's index has several images).
     debug_assert!(images.len() > 1, "a sum of one term is that term");
+    // Every image inside every lane, checked once: the reads below are not (their checks, a
+    // lane and term each, had cost as much as the additions).
+    let len = lanes.iter().map(|lane| lane.len()).min().unwrap_or(0);
+    assert!(images.iter().all(|&o| o < len), "an image past grad_out's {len} values");
     let fold = |images: &[usize]| {
         let mut part = [zero; CHAIN_LANES];
         for &o in images {
             for l in 0..CHAIN_LANES {
-                part[l] = add(part[l], lanes[l][o]);
+                // SAFETY: o < len, every lane's length at least (checked above).
+                part[l] = add(part[l], unsafe { *lanes[l].get_unchecked(o) });
             }
         }
         part
@@ -394,6 +399,22 @@ fn gathered<T: Copy>(srcs: &[&[T]], images: &[usize], sums: &mut [T], zero: T, a
         }
     }
     sums.copy_from_slice(&total);
+}
+
+/// [`gathered`] for float32 and float64 (and their complex types' parts), the hardware's
+/// additions all through, no NaN check an addition: a NaN is kept by every later addition, so
+/// a lane whose sum is no NaN had none, and its sum is `add`'s; a lane whose sum is NaN is
+/// summed again by `add` (the one NaN rule). The checks had been two of an addition's five
+/// instructions (224 x 224 edge 100: its corners' long sums most of its time).
+fn gathered_ieee<T>(srcs: &[&[T]], images: &[usize], sums: &mut [T], zero: T, add: impl Fn(T, T) -> T)
+where
+    T: Copy + PartialEq + std::ops::Add<Output = T>,
+{
+    gathered(srcs, images, sums, zero, |a, b| a + b);
+    #[allow(clippy::eq_op)] // a NaN, the one value unequal to itself
+    for (src, sum) in srcs.iter().zip(sums).filter(|(_, sum)| **sum != **sum) {
+        *sum = crate::adjoint::ordered_sum(images.iter().map(|&o| src[o]), images.len(), zero, &add);
+    }
 }
 
 /// A type's rows of terms added: `add(acc, terms)` adds `terms` into `acc` element by

@@ -8,6 +8,9 @@ use half::{bf16, f16};
 use half::slice::HalfFloatSliceExt;
 use std::mem::MaybeUninit;
 
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+mod eights;
+
 use super::float8::Float8;
 use crate::adjoint::{block_len, one_image_run, pad_runs, Run, BLOCK};
 use crate::dtype::DataType;
@@ -17,6 +20,8 @@ use crate::mode::Mode;
 use crate::plan::{AxisMap, PadPlan};
 use crate::tensor::Tensor;
 use crate::threads::{share_out, threads, PARALLEL_MIN_BYTES};
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+use eights::f32_sums_sse2;
 
 /// The gradient of a pad's input from the gradient of its output, `grad_out` (of the plan's
 /// type and output shape): each input element's is the sum of `grad_out` over the output
@@ -512,177 +517,6 @@ fn f32_image_rows(axis: &GatherAxis, srcs: &[&[f32]], dst: &mut [MaybeUninit<f32
         k = strip.ks.end;
     }
     true
-}
-
-/// Sums of float32 terms eight indices at a time in SSE2 registers. Index `j` of `dst` takes
-/// over the rows `srcs` in order the sum of each row's terms in order, both as
-/// [`ordered_sum`](crate::adjoint::ordered_sum) adds (one term, or one row, itself; several
-/// from +0.0); a row's t-th term is at `first[t] + i + j`, or `first[t] - i - j` where it
-/// descends (`ascends[t]` false). One row: a lane of a strip's sums ([`StripSum`]); several:
-/// [`f32_image_rows`]. Each eight: every term's eight loaded (a descending one's reversed by
-/// shuffles), added and stored; where the rows' path fills a row, stages each descending term
-/// reversed and adds the terms a pass each. A NaN is kept by every later addition, so eight
-/// whose sums hold none are the hardware's additions all through, [`add_f32`]'s; eight with
-/// one (and a run under eight) one at a time. At most a block of terms and of rows (the
-/// callers'). Reflections' shapes (one or two rows of one or two terms) are compiled each with
-/// its loops unrolled: as loops over the rows and terms, 224 x 224 reflected by 100 took
-/// 1.65x as long.
-#[cfg(all(target_arch = "x86_64", not(miri)))]
-fn f32_sums_sse2(srcs: &[&[f32]], first: &[usize], ascends: &[bool], i: usize, dst: &mut [MaybeUninit<f32>]) {
-    let n = dst.len();
-    debug_assert!(first.len() <= BLOCK && srcs.len() <= BLOCK && first.len() == ascends.len());
-    // Every term's n values inside every row, checked once: the loads below are not.
-    for src in srcs {
-        for (&first, &up) in first.iter().zip(ascends) {
-            let inside = match up {
-                true => first + i + n <= src.len(),
-                false => first < src.len() && first + 1 >= i + n,
-            };
-            assert!(n == 0 || inside, "a term at {first} ({up}) reads outside grad_out for {n} indices from {i}");
-        }
-    }
-    // ordered_sum's sums of a block at most: one term itself, several in order from +0.0.
-    let row = |src: &[f32], j: usize| -> f32 {
-        let term = |t: usize| src[if ascends[t] { first[t] + i + j } else { first[t] - i - j }];
-        match first.len() {
-            1 => term(0),
-            terms => (0..terms).fold(0.0, |sum, t| add_f32(sum, term(t))),
-        }
-    };
-    let one = |j: usize| match srcs {
-        [src] => row(src, j),
-        _ => srcs.iter().fold(0.0, |sum, src| add_f32(sum, row(src, j))),
-    };
-    match (srcs.len(), first.len()) {
-        // SAFETY: the terms' bounds were checked above, as `F32Eights::new` asks,
-        // and the rows and terms are the arm's numbers.
-        (1, 2) => unsafe { F32Eights::<1, 2>::new(srcs, first, ascends, i).sums(dst, &one) },
-        // SAFETY: as above.
-        (2, 1) => unsafe { F32Eights::<2, 1>::new(srcs, first, ascends, i).sums(dst, &one) },
-        // SAFETY: as above.
-        (2, 2) => unsafe { F32Eights::<2, 2>::new(srcs, first, ascends, i).sums(dst, &one) },
-        // SAFETY: as above; numbers of 0 read the slices.
-        _ => unsafe { F32Eights::<0, 0> { srcs, first, ascends, i, bases: [], ups: [] }.sums(dst, &one) },
-    }
-}
-
-/// [`f32_sums_sse2`]'s eights for `S` rows of `T` terms, each term's first value's address
-/// (`bases`, a descending one's seven before) and direction (`ups`) taken out of the loop;
-/// `S` and `T` 0: any number, read from the slices each eight.
-#[cfg(all(target_arch = "x86_64", not(miri)))]
-struct F32Eights<'a, const S: usize, const T: usize> {
-    srcs: &'a [&'a [f32]],
-    first: &'a [usize],
-    ascends: &'a [bool],
-    i: usize,
-    bases: [[*const f32; T]; S],
-    ups: [bool; T],
-}
-
-#[cfg(all(target_arch = "x86_64", not(miri)))]
-impl<'a, const S: usize, const T: usize> F32Eights<'a, S, T> {
-    /// # Safety
-    /// Every term's values for the indices `sums` is given lie inside every row (as
-    /// [`f32_sums_sse2`] checks); `srcs` holds `S` rows and `first` `T` terms.
-    unsafe fn new(srcs: &'a [&'a [f32]], first: &'a [usize], ascends: &'a [bool], i: usize) -> Self {
-        let base = |src: &[f32], t: usize| match ascends[t] {
-            true => src.as_ptr().wrapping_add(first[t] + i),
-            false => src.as_ptr().wrapping_add(first[t]).wrapping_sub(i + 7),
-        };
-        let (mut bases, mut ups) = ([[std::ptr::null(); T]; S], [false; T]);
-        for (s, bases) in bases.iter_mut().enumerate() {
-            for (t, base_t) in bases.iter_mut().enumerate() {
-                *base_t = base(srcs[s], t);
-            }
-        }
-        ups.iter_mut().zip(ascends).for_each(|(up, &a)| *up = a);
-        F32Eights { srcs, first, ascends, i, bases, ups }
-    }
-
-    /// The sums of indices c..c + 8, as two registers.
-    ///
-    /// # Safety
-    /// As [`F32Eights::new`]'s, for c + 8 at most the indices `sums` is given.
-    #[inline(always)]
-    unsafe fn eight(&self, c: usize) -> (std::arch::x86_64::__m128, std::arch::x86_64::__m128) {
-        use std::arch::x86_64::*;
-        // SAFETY: an ascending term's eight from its base + c, a descending one's from its
-        // base - c (index c's value the eight's last), inside the row (the caller's promise).
-        let load = |base: *const f32, up: bool| unsafe {
-            match up {
-                true => (_mm_loadu_ps(base.wrapping_add(c)), _mm_loadu_ps(base.wrapping_add(c + 4))),
-                false => {
-                    let p = base.wrapping_sub(c);
-                    let (low, high) = (_mm_loadu_ps(p), _mm_loadu_ps(p.wrapping_add(4)));
-                    (_mm_shuffle_ps::<0x1b>(high, high), _mm_shuffle_ps::<0x1b>(low, low))
-                }
-            }
-        };
-        // SAFETY: SSE2 is part of x86-64.
-        let add = |(a, b): (__m128, __m128), (c, d): (__m128, __m128)| unsafe { (_mm_add_ps(a, c), _mm_add_ps(b, d)) };
-        // SAFETY: as above.
-        let zero = unsafe { (_mm_setzero_ps(), _mm_setzero_ps()) };
-        let row = |s: usize| match T {
-            0 => {
-                let src = self.srcs[s];
-                let base = |t: usize| match self.ascends[t] {
-                    true => src.as_ptr().wrapping_add(self.first[t] + self.i),
-                    false => src.as_ptr().wrapping_add(self.first[t]).wrapping_sub(self.i + 7),
-                };
-                match self.first.len() {
-                    1 => load(base(0), self.ascends[0]),
-                    n => (0..n).fold(zero, |sum, t| add(sum, load(base(t), self.ascends[t]))),
-                }
-            }
-            1 => load(self.bases[s][0], self.ups[0]),
-            _ => (0..T).fold(zero, |sum, t| add(sum, load(self.bases[s][t], self.ups[t]))),
-        };
-        match (S, self.srcs.len()) {
-            (0, 1) | (1, _) => row(0),
-            (0, n) => (0..n).fold(zero, |sum, s| add(sum, row(s))),
-            _ => (0..S).fold(zero, |sum, s| add(sum, row(s))),
-        }
-    }
-
-    /// Every index of `dst` ([`f32_sums_sse2`]'s), `one(j)` its sum one at a time.
-    ///
-    /// # Safety
-    /// As [`F32Eights::new`]'s, for `dst`'s indices.
-    #[inline(always)]
-    unsafe fn sums(&self, dst: &mut [MaybeUninit<f32>], one: &impl Fn(usize) -> f32) {
-        use std::arch::x86_64::*;
-        let n = dst.len();
-        let mut c = 0;
-        while c < n {
-            // The last eight end at the run's end, overlapping the ones before (their sums
-            // written again, the same bits): no index one at a time where the run has eight.
-            if n >= 8 {
-                c = c.min(n - 8);
-            }
-            if c + 8 > n {
-                break;
-            }
-            let eight: &mut [MaybeUninit<f32>; 8] = (&mut dst[c..c + 8]).try_into().expect("eight values");
-            // SAFETY: c + 8 <= n, as `eight` asks; SSE2 is part of x86-64; the stores are of
-            // the eight values an array of eight holds.
-            let nan = unsafe {
-                let (low, high) = self.eight(c);
-                let nan = _mm_movemask_ps(_mm_or_ps(_mm_cmpunord_ps(low, low), _mm_cmpunord_ps(high, high))) != 0;
-                if !nan {
-                    _mm_storeu_ps(eight.as_mut_ptr().cast(), low);
-                    _mm_storeu_ps(eight.as_mut_ptr().add(4).cast(), high);
-                }
-                nan
-            };
-            if nan {
-                eight.iter_mut().enumerate().for_each(|(j, d)| _ = d.write(one(c + j)));
-            }
-            c += 8;
-        }
-        for (j, d) in dst.iter_mut().enumerate().skip(c) {
-            d.write(one(j));
-        }
-    }
 }
 
 /// float16's rows: half's slice conversions, and its strips eight at a time where the CPU

@@ -1108,7 +1108,10 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
         if images.len() > IMAGE_ROWS_MAX_TERMS {
             return false;
         }
-        let srcs: [&[T]; IMAGE_ROWS_MAX_TERMS] = std::array::from_fn(|t| images.get(t).map_or(&[][..], |&o| inside(o)));
+        let mut srcs: [&[T]; IMAGE_ROWS_MAX_TERMS] = [&[]; IMAGE_ROWS_MAX_TERMS];
+        for (src, &o) in srcs.iter_mut().zip(images) {
+            *src = inside(o);
+        }
         let summed = image_rows(axis, &srcs[..images.len()], here);
         #[cfg(test)]
         IMAGE_ROWS_SUMMED.set(IMAGE_ROWS_SUMMED.get() + usize::from(summed));

@@ -50,23 +50,34 @@ pub(super) fn f32_sums_sse2(
         [src] => row(src, j),
         _ => srcs.iter().fold(0.0, |sum, src| add_f32(sum, row(src, j))),
     };
-    match (srcs.len(), first.len()) {
-        // SAFETY: the terms' bounds were checked above, as `F32Eights::new` asks,
-        // and the rows and terms are the arm's numbers.
-        (1, 2) => unsafe { F32Eights::<1, 2>::new(srcs, first, ascends, i).sums(dst, &one) },
+    // A reflection's strips: the pad's term descending, the kept one ascending (`D` 0b01); a
+    // row's kept indices: one ascending term (0).
+    match (srcs.len(), ascends) {
+        // SAFETY: the terms' bounds were checked above, as `F32Eights::new` asks, and the rows,
+        // terms and directions are the arm's.
+        (1, [false, true]) => unsafe { F32Eights::<1, 2, 0b01>::new(srcs, first, ascends, i).sums(dst, &one) },
         // SAFETY: as above.
-        (2, 1) => unsafe { F32Eights::<2, 1>::new(srcs, first, ascends, i).sums(dst, &one) },
+        (2, [true]) => unsafe { F32Eights::<2, 1, 0>::new(srcs, first, ascends, i).sums(dst, &one) },
         // SAFETY: as above.
-        (2, 2) => unsafe { F32Eights::<2, 2>::new(srcs, first, ascends, i).sums(dst, &one) },
+        (2, [false, true]) => unsafe { F32Eights::<2, 2, 0b01>::new(srcs, first, ascends, i).sums(dst, &one) },
+        // SAFETY: as above.
+        (1, [_, _]) => unsafe { F32Eights::<1, 2, ANY>::new(srcs, first, ascends, i).sums(dst, &one) },
+        // SAFETY: as above.
+        (2, [_, _]) => unsafe { F32Eights::<2, 2, ANY>::new(srcs, first, ascends, i).sums(dst, &one) },
         // SAFETY: as above; numbers of 0 read the slices.
-        _ => unsafe { F32Eights::<0, 0> { srcs, first, ascends, i, bases: [], ups: [] }.sums(dst, &one) },
+        _ => unsafe { F32Eights::<0, 0, ANY> { srcs, first, ascends, i, bases: [], ups: [] }.sums(dst, &one) },
     }
 }
 
+/// [`F32Eights`]' directions read at run time (`ups`).
+const ANY: u8 = u8::MAX;
+
 /// [`f32_sums_sse2`]'s eights for `S` rows of `T` terms, each term's first value's address
 /// (`bases`, a descending one's seven before) and direction (`ups`) taken out of the loop;
-/// `S` and `T` 0: any number, read from the slices each eight.
-struct F32Eights<'a, const S: usize, const T: usize> {
+/// `S` and `T` 0: any number, read from the slices each eight. `D`: the terms that descend, a
+/// bit each, compiled in (read at run time, each term's direction was a branch an eight), or
+/// [`ANY`].
+struct F32Eights<'a, const S: usize, const T: usize, const D: u8> {
     srcs: &'a [&'a [f32]],
     first: &'a [usize],
     ascends: &'a [bool],
@@ -75,7 +86,7 @@ struct F32Eights<'a, const S: usize, const T: usize> {
     ups: [bool; T],
 }
 
-impl<'a, const S: usize, const T: usize> F32Eights<'a, S, T> {
+impl<'a, const S: usize, const T: usize, const D: u8> F32Eights<'a, S, T, D> {
     /// # Safety
     /// Every term's values for the indices `sums` is given lie inside every row (as
     /// [`f32_sums_sse2`] checks); `srcs` holds `S` rows and `first` `T` terms.
@@ -92,6 +103,15 @@ impl<'a, const S: usize, const T: usize> F32Eights<'a, S, T> {
         }
         ups.iter_mut().zip(ascends).for_each(|(up, &a)| *up = a);
         F32Eights { srcs, first, ascends, i, bases, ups }
+    }
+
+    /// Whether term `t` ascends.
+    #[inline(always)]
+    fn up(&self, t: usize) -> bool {
+        match D {
+            ANY => self.ups[t],
+            _ => D >> t & 1 == 0,
+        }
     }
 
     /// The sums of indices c..c + 8, as two registers.
@@ -129,8 +149,8 @@ impl<'a, const S: usize, const T: usize> F32Eights<'a, S, T> {
                     n => (0..n).fold(zero, |sum, t| add(sum, load(base(t), self.ascends[t]))),
                 }
             }
-            1 => load(self.bases[s][0], self.ups[0]),
-            _ => (0..T).fold(zero, |sum, t| add(sum, load(self.bases[s][t], self.ups[t]))),
+            1 => load(self.bases[s][0], self.up(0)),
+            _ => (0..T).fold(zero, |sum, t| add(sum, load(self.bases[s][t], self.up(t)))),
         };
         match (S, self.srcs.len()) {
             (0, 1) | (1, _) => row(0),
@@ -147,35 +167,34 @@ impl<'a, const S: usize, const T: usize> F32Eights<'a, S, T> {
     unsafe fn sums(&self, dst: &mut [MaybeUninit<f32>], one: &impl Fn(usize) -> f32) {
         use std::arch::x86_64::*;
         let n = dst.len();
-        let mut c = 0;
-        while c < n {
-            // The last eight end at the run's end, overlapping the ones before (their sums
-            // written again, the same bits): no index one at a time where the run has eight.
-            if n >= 8 {
-                c = c.min(n - 8);
-            }
-            if c + 8 > n {
-                break;
-            }
-            let eight: &mut [MaybeUninit<f32>; 8] = (&mut dst[c..c + 8]).try_into().expect("eight values");
-            // SAFETY: c + 8 <= n, as `eight` asks; SSE2 is part of x86-64; the stores are of
-            // the eight values an array of eight holds.
+        if n < 8 {
+            dst.iter_mut().enumerate().for_each(|(j, d)| _ = d.write(one(j)));
+            return;
+        }
+        let out = dst.as_mut_ptr().cast::<f32>();
+        // Eights from 0, the last ending at the run's end (overlapping the one before, its
+        // sums written again, the same bits): no index one at a time where the run has eight.
+        let (last, mut c) = (n - 8, 0);
+        loop {
+            let at = c.min(last);
+            // SAFETY: at + 8 <= n, as `eight` asks; SSE2 is part of x86-64; the stores are of
+            // dst's values at..at + 8.
             let nan = unsafe {
-                let (low, high) = self.eight(c);
+                let (low, high) = self.eight(at);
                 let nan = _mm_movemask_ps(_mm_or_ps(_mm_cmpunord_ps(low, low), _mm_cmpunord_ps(high, high))) != 0;
                 if !nan {
-                    _mm_storeu_ps(eight.as_mut_ptr().cast(), low);
-                    _mm_storeu_ps(eight.as_mut_ptr().add(4).cast(), high);
+                    _mm_storeu_ps(out.add(at), low);
+                    _mm_storeu_ps(out.add(at + 4), high);
                 }
                 nan
             };
             if nan {
-                eight.iter_mut().enumerate().for_each(|(j, d)| _ = d.write(one(c + j)));
+                dst[at..at + 8].iter_mut().enumerate().for_each(|(j, d)| _ = d.write(one(at + j)));
+            }
+            if at == last {
+                return;
             }
             c += 8;
-        }
-        for (j, d) in dst.iter_mut().enumerate().skip(c) {
-            d.write(one(j));
         }
     }
 }

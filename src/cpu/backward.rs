@@ -461,9 +461,9 @@ thread_local! {
     static IMAGE_ROWS_SUMMED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
-/// The most terms (an index's images along the innermost axis) and rows (along the axis
-/// above) [`f32_image_rows`] sums in registers: more is an edge's corner, whose long chains
-/// the staged rows interleave.
+/// The most terms (an index's images along the innermost axis) [`f32_image_rows`] sums
+/// eight indices at a time in registers (more, an edge's corner, an index at a time), and the
+/// most rows (along the axis above) the gather hands it without allocating.
 const IMAGE_ROWS_MAX_TERMS: usize = 8;
 
 /// `strip_sum(srcs, strip, [i, n, at], dsts)`: in each lane, the sums of a [`Strip`] of few
@@ -495,13 +495,11 @@ fn f32_rows() -> Rows<'static, f32> {
 /// its cropped ones (+0.0: sums of no term). Every value of grad_out read once and grad_in's
 /// written once, where staging reads and writes each image's row twice more (224 x 224
 /// reflected by 100: most of its rows have two images on H, most of their indices two on W).
-/// Declines strips of more than [`IMAGE_ROWS_MAX_TERMS`] images (the gather passes as many
-/// rows at most).
+/// A strip of more than [`IMAGE_ROWS_MAX_TERMS`] terms (an edge's corner) an index at a
+/// time: each row's sum of its terms, [`CHAIN_LANES`] rows' chains interleaved
+/// ([`gathered_ieee`]), then their sum.
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 fn f32_image_rows(axis: &GatherAxis, srcs: &[&[f32]], dst: &mut [MaybeUninit<f32>]) -> bool {
-    if axis.strips.iter().any(|s| s.first.len() > IMAGE_ROWS_MAX_TERMS) {
-        return false;
-    }
     assert_eq!(dst.len(), axis.in_len, "a row of the innermost axis");
     let mut k = 0;
     for strip in axis.strips.iter().map(Some).chain([None]) {
@@ -513,7 +511,21 @@ fn f32_image_rows(axis: &GatherAxis, srcs: &[&[f32]], dst: &mut [MaybeUninit<f32
         f32_sums_sse2(srcs, &[from], &[true], 0, &mut dst[kept.clone()]);
         filled(&mut dst[kept.end..end], 0.0);
         let Some(strip) = strip else { break };
-        f32_sums_sse2(srcs, &strip.first, &strip.ascends, 0, &mut dst[strip.ks.clone()]);
+        match strip.first.len() <= IMAGE_ROWS_MAX_TERMS {
+            true => f32_sums_sse2(srcs, &strip.first, &strip.ascends, 0, &mut dst[strip.ks.clone()]),
+            false => {
+                let (mut images, mut sums) = (Vec::with_capacity(strip.first.len()), vec![0.0; srcs.len()]);
+                for (i, d) in dst[strip.ks.clone()].iter_mut().enumerate() {
+                    images.clear();
+                    images
+                        .extend(strip.first.iter().zip(&strip.ascends).map(|(&f, &up)| if up { f + i } else { f - i }));
+                    for (srcs, sums) in srcs.chunks(CHAIN_LANES).zip(sums.chunks_mut(CHAIN_LANES)) {
+                        gathered_ieee(srcs, &images, sums, 0.0, add_f32);
+                    }
+                    d.write(crate::adjoint::ordered_sum(sums.iter().copied(), sums.len(), 0.0, add_f32));
+                }
+            }
+        }
         k = strip.ks.end;
     }
     true
@@ -1105,14 +1117,21 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
     {
         let axis = self.axes.last().expect("an innermost axis");
         let Some(image_rows) = self.rows.image_rows.filter(|_| axis.in_stride == 1) else { return false };
-        if images.len() > IMAGE_ROWS_MAX_TERMS {
-            return false;
-        }
-        let mut srcs: [&[T]; IMAGE_ROWS_MAX_TERMS] = [&[]; IMAGE_ROWS_MAX_TERMS];
-        for (src, &o) in srcs.iter_mut().zip(images) {
-            *src = inside(o);
-        }
-        let summed = image_rows(axis, &srcs[..images.len()], here);
+        let summed = match images.len() {
+            // A block at most: the sums over the rows are in order from zero (past one, in
+            // blocks: the staged rows').
+            n if n > BLOCK => false,
+            n if n > IMAGE_ROWS_MAX_TERMS => {
+                image_rows(axis, &images.iter().map(|&o| inside(o)).collect::<Vec<_>>(), here)
+            }
+            n => {
+                let mut srcs: [&[T]; IMAGE_ROWS_MAX_TERMS] = [&[]; IMAGE_ROWS_MAX_TERMS];
+                for (src, &o) in srcs.iter_mut().zip(images) {
+                    *src = inside(o);
+                }
+                image_rows(axis, &srcs[..n], here)
+            }
+        };
         #[cfg(test)]
         IMAGE_ROWS_SUMMED.set(IMAGE_ROWS_SUMMED.get() + usize::from(summed));
         summed
@@ -1792,7 +1811,8 @@ mod tests {
     /// registers (where the target has SSE2): the documented nest's bits for each, NaNs of
     /// both signs with payloads, infinities, -0.0 and sums whose order shows among the
     /// terms; runs of every length around the eights (under eight: one at a time); cropped
-    /// indices; more images than the registers take (an edge's corner: declined, staged).
+    /// indices; edges' corners (long strips an index at a time); past a block of images,
+    /// declined (staged).
     #[test]
     fn float32_rows_of_several_images_are_their_nests() {
         let palette: [u32; 12] = [
@@ -1813,15 +1833,16 @@ mod tests {
         // Reflections of one and two images on both axes, a crop, pads past the axis (three
         // and more images), an edge's corner of eleven (declined), then random plans.
         // The rows summed so where the target has SSE2, where known: 2 x 24 rows of two
-        // images; none where every index of several has eleven, nor where the innermost
-        // axis's corner has.
+        // images; an edge's two corners of eleven (on H, and on W: its long strips an index
+        // at a time); none where the only index of several has 301 (past a block: staged).
         type Case = (Vec<usize>, Vec<i64>, Mode, Option<usize>);
         let mut cases: Vec<Case> = vec![
             (vec![2, 30, 37], vec![0, 12, 9, 0, 12, 17], Mode::Reflect, Some(48)),
             (vec![30, 37], vec![12, -3, 12, 17], Mode::Symmetric, None),
             (vec![5, 21], vec![9, 30, 7, 30], Mode::Wrap, None),
-            (vec![4, 19], vec![10, 1, 10, 1], Mode::Edge, Some(0)),
-            (vec![4, 19], vec![1, 10, 1, 10], Mode::Edge, Some(0)),
+            (vec![4, 19], vec![10, 1, 10, 1], Mode::Edge, Some(2)),
+            (vec![4, 19], vec![1, 10, 1, 10], Mode::Edge, Some(2)),
+            (vec![3, 8], vec![300, 1, 0, 1], Mode::Edge, Some(0)),
             (vec![3, 16], vec![2, 20, 2, 30], Mode::Reflect, None),
         ];
         for _ in 0..60 {

@@ -451,9 +451,9 @@ impl<'a, T: Copy> Rows<'a, T> {
 /// `image_rows(axis, srcs, dst)`: grad_in's row `dst` along the innermost axis `axis` (of
 /// elements of one value) for an index of the axis above with several images, `srcs` grad_out's
 /// rows at them in order: the sum of those rows each gathered along `axis`, in the documented
-/// nest, without staging each image's gathered row and adding it a pass each. `false` (nothing
-/// written) where the type's way declines the axis; the rows are staged then.
-type ImageRows<'a, T> = dyn Fn(&GatherAxis, &[&[T]], &mut [MaybeUninit<T>]) -> bool + Sync + 'a;
+/// nest, without staging each image's gathered row and adding it a pass each. A block of rows
+/// at most (the gather stages more).
+type ImageRows<'a, T> = dyn Fn(&GatherAxis, &[&[T]], &mut [MaybeUninit<T>]) + Sync + 'a;
 
 #[cfg(test)]
 thread_local! {
@@ -499,7 +499,7 @@ fn f32_rows() -> Rows<'static, f32> {
 /// time: each row's sum of its terms, [`CHAIN_LANES`] rows' chains interleaved
 /// ([`gathered_ieee`]), then their sum.
 #[cfg(all(target_arch = "x86_64", not(miri)))]
-fn f32_image_rows(axis: &GatherAxis, srcs: &[&[f32]], dst: &mut [MaybeUninit<f32>]) -> bool {
+fn f32_image_rows(axis: &GatherAxis, srcs: &[&[f32]], dst: &mut [MaybeUninit<f32>]) {
     assert_eq!(dst.len(), axis.in_len, "a row of the innermost axis");
     let mut k = 0;
     for strip in axis.strips.iter().map(Some).chain([None]) {
@@ -528,7 +528,6 @@ fn f32_image_rows(axis: &GatherAxis, srcs: &[&[f32]], dst: &mut [MaybeUninit<f32
         }
         k = strip.ks.end;
     }
-    true
 }
 
 /// float16's rows: half's slice conversions, and its strips eight at a time where the CPU
@@ -1110,17 +1109,18 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
     }
 
     /// An index's row above the innermost axis, of several `images` (`inside(o)` grad_out's
-    /// row at image `o`), summed by the type's [`ImageRows`] where it has one that takes it.
+    /// row at image `o`), summed by the type's [`ImageRows`] where it has one, for a block of
+    /// images at most; `false` (nothing written) elsewhere, where the rows are staged.
     fn image_rows<'s>(&self, images: &[usize], inside: &impl Fn(usize) -> &'s [T], here: &mut [MaybeUninit<T>]) -> bool
     where
         T: 's,
     {
         let axis = self.axes.last().expect("an innermost axis");
         let Some(image_rows) = self.rows.image_rows.filter(|_| axis.in_stride == 1) else { return false };
-        let summed = match images.len() {
+        match images.len() {
             // A block at most: the sums over the rows are in order from zero (past one, in
             // blocks: the staged rows').
-            n if n > BLOCK => false,
+            n if n > BLOCK => return false,
             n if n > IMAGE_ROWS_MAX_TERMS => {
                 image_rows(axis, &images.iter().map(|&o| inside(o)).collect::<Vec<_>>(), here)
             }
@@ -1131,10 +1131,10 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
                 }
                 image_rows(axis, &srcs[..n], here)
             }
-        };
+        }
         #[cfg(test)]
-        IMAGE_ROWS_SUMMED.set(IMAGE_ROWS_SUMMED.get() + usize::from(summed));
-        summed
+        IMAGE_ROWS_SUMMED.set(IMAGE_ROWS_SUMMED.get() + 1);
+        true
     }
 
     /// Indices `ks` of the innermost axis, in each of `srcs.len()` lanes alike (at most

@@ -514,13 +514,11 @@ fn f32_image_rows(axis: &GatherAxis, srcs: &[&[f32]], dst: &mut [MaybeUninit<f32
         match strip.first.len() <= IMAGE_ROWS_MAX_TERMS {
             true => f32_sums_sse2(srcs, &strip.first, &strip.ascends, 0, &mut dst[strip.ks.clone()]),
             false => {
-                let (mut images, mut sums) = (Vec::with_capacity(strip.first.len()), vec![0.0; srcs.len()]);
-                for (i, d) in dst[strip.ks.clone()].iter_mut().enumerate() {
-                    images.clear();
-                    images
-                        .extend(strip.first.iter().zip(&strip.ascends).map(|(&f, &up)| if up { f + i } else { f - i }));
+                let (mut listed, mut sums) = (Vec::with_capacity(strip.first.len()), vec![0.0; srcs.len()]);
+                for (k, d) in strip.ks.clone().zip(&mut dst[strip.ks.clone()]) {
+                    let images = axis.images_of(k, &mut listed);
                     for (srcs, sums) in srcs.chunks(CHAIN_LANES).zip(sums.chunks_mut(CHAIN_LANES)) {
-                        gathered_ieee(srcs, &images, sums, 0.0, add_f32);
+                        gathered_ieee(srcs, images, sums, 0.0, add_f32);
                     }
                     d.write(crate::adjoint::ordered_sum(sums.iter().copied(), sums.len(), 0.0, add_f32));
                 }
@@ -1663,6 +1661,24 @@ mod tests {
         assert_eq!(f32_rows().strip.is_some(), cfg!(all(target_arch = "x86_64", not(miri))));
     }
 
+    /// float32 terms for sums whose bits show their order and the NaN rule: the first seven
+    /// finite (1e8 + 1 - 1e8 depends on the order), then infinities of both signs (their sum
+    /// a NaN made), NaNs of both signs, quiet and signalling, with payloads, and a subnormal.
+    const F32_PALETTE: [u32; 12] = [
+        0x4cbe_bc20, // 1e8
+        0x3f80_0000, // 1
+        0xccbe_bc20, // -1e8
+        0x3f00_0000, // 0.5
+        0x8000_0000, // -0.0
+        0x4040_0000, // 3
+        0xbe80_0000, // -0.25
+        0x7f80_0000,
+        0xff80_0000,
+        0x7f80_0001,
+        0xffc0_0055,
+        0x0000_0001,
+    ];
+
     #[test]
     fn float32_strips_are_their_ordered_sums() {
         // Strips of 119 indices and two terms (one lane: reflect by 120 of 240), of 38 and
@@ -1670,20 +1686,6 @@ mod tests {
         // where the target has SSE2, the rest and eights holding a NaN one at a time. Terms
         // whose order decides the bits (1e8 + 1 - 1e8), infinities of both signs (their sum a
         // NaN made), -0.0 and NaNs of both signs, quiet and signalling, with payloads.
-        let palette: [u32; 12] = [
-            1e8f32.to_bits(),
-            1f32.to_bits(),
-            (-1e8f32).to_bits(),
-            0.5f32.to_bits(),
-            0x8000_0000,
-            3f32.to_bits(),
-            (-0.25f32).to_bits(),
-            0x7f80_0000,
-            0xff80_0000,
-            0x7f80_0001,
-            0xffc0_0055,
-            0x0000_0001,
-        ];
         let mut next = crate::draws(0x2545_f491_4f6c_dd1du64);
         let mut cases = vec![(vec![2, 240], vec![0, 120, 0, 120], Mode::Reflect)];
         cases.push((vec![3, 2, 40], vec![0, 0, 39, 0, 0, 39], Mode::Reflect));
@@ -1696,7 +1698,7 @@ mod tests {
             let (rows, len) = (p.in_len() / axis.in_len, axis.in_len);
             for specials in [7, 12] {
                 let g: Vec<f32> =
-                    (0..p.out_len()).map(|_| palette[next(specials) as usize]).map(f32::from_bits).collect();
+                    (0..p.out_len()).map(|_| F32_PALETTE[next(specials) as usize]).map(f32::from_bits).collect();
                 let grad = Tensor::from_slice(DataType::Float32, p.out_shape().to_vec(), &g).unwrap();
                 let want: Vec<u32> = (0..rows)
                     .flat_map(|row| (0..len).map(move |k| (row, k)))
@@ -1815,20 +1817,6 @@ mod tests {
     /// declined (staged).
     #[test]
     fn float32_rows_of_several_images_are_their_nests() {
-        let palette: [u32; 12] = [
-            1e8f32.to_bits(),
-            1f32.to_bits(),
-            (-1e8f32).to_bits(),
-            0.5f32.to_bits(),
-            0x8000_0000,
-            3f32.to_bits(),
-            (-0.25f32).to_bits(),
-            0x7f80_0000,
-            0xff80_0000,
-            0x7f80_0001,
-            0xffc0_0055,
-            0x0000_0001,
-        ];
         let mut next = crate::draws(0x9e37_79b9_7f4a_7c15u64);
         // Reflections of one and two images on both axes, a crop, pads past the axis (three
         // and more images), an edge's corner of eleven (declined), then random plans.
@@ -1860,7 +1848,7 @@ mod tests {
             let mut k = vec![0; shape.len()];
             for specials in [7, 12] {
                 let g: Vec<f32> =
-                    (0..p.out_len()).map(|_| palette[next(specials) as usize]).map(f32::from_bits).collect();
+                    (0..p.out_len()).map(|_| F32_PALETTE[next(specials) as usize]).map(f32::from_bits).collect();
                 let grad = Tensor::from_slice(DataType::Float32, p.out_shape().to_vec(), &g).unwrap();
                 let want: Vec<u32> = (0..p.in_len())
                     .map(|i| {

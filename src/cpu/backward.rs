@@ -500,7 +500,10 @@ fn f32_rows() -> Rows<'static, f32> {
 /// ([`gathered_ieee`]), then their sum.
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 fn f32_image_rows(axis: &GatherAxis, srcs: &[&[f32]], dst: &mut [MaybeUninit<f32>]) {
+    use eights::f32_sums_sse2_unchecked;
     assert_eq!(dst.len(), axis.in_len, "a row of the innermost axis");
+    // Every term of the row's sums inside every row of grad_out, checked once for its calls.
+    assert!(srcs.iter().all(|src| src.len() >= axis.reach), "a row of grad_out shorter than its axis's images");
     let mut k = 0;
     for strip in axis.strips.iter().map(Some).chain([None]) {
         // Up to the strip: kept indices of their kept position alone, cropped ones of none.
@@ -508,11 +511,16 @@ fn f32_image_rows(axis: &GatherAxis, srcs: &[&[f32]], dst: &mut [MaybeUninit<f32
         let kept = axis.kept.start.clamp(k, end)..axis.kept.end.clamp(k, end);
         filled(&mut dst[k..kept.start], 0.0);
         let from = axis.kept_from + kept.start.saturating_sub(axis.kept.start);
-        f32_sums_sse2(srcs, &[from], &[true], 0, &mut dst[kept.clone()]);
+        // SAFETY: kept indices read from kept_from on, within the axis's reach (checked).
+        unsafe { f32_sums_sse2_unchecked(srcs, &[from], &[true], 0, &mut dst[kept.clone()]) };
         filled(&mut dst[kept.end..end], 0.0);
         let Some(strip) = strip else { break };
         match strip.first.len() <= IMAGE_ROWS_MAX_TERMS {
-            true => f32_sums_sse2(srcs, &strip.first, &strip.ascends, 0, &mut dst[strip.ks.clone()]),
+            // SAFETY: the strip's terms over its indices are within the axis's reach (checked),
+            // its descending ones at 0 or above (GatherAxis::reach_of's assertion).
+            true => unsafe {
+                f32_sums_sse2_unchecked(srcs, &strip.first, &strip.ascends, 0, &mut dst[strip.ks.clone()])
+            },
             false => {
                 let (mut listed, mut sums) = (Vec::with_capacity(strip.first.len()), vec![0.0; srcs.len()]);
                 for (k, d) in strip.ks.clone().zip(&mut dst[strip.ks.clone()]) {
@@ -809,6 +817,9 @@ struct GatherAxis {
     kept: std::ops::Range<usize>,
     kept_from: usize,
     strips: Vec<Strip>,
+    /// One past the furthest image any index reads ([`GatherAxis::reach_of`]): a row of
+    /// grad_out this long along the axis holds every term of its sums.
+    reach: usize,
 }
 
 /// Consecutive indices `ks` of an axis with as many images each (several), the t-th image of
@@ -901,6 +912,7 @@ impl GatherAxis {
                 kept,
                 kept_from: 0,
                 strips,
+                reach: in_len,
             };
         };
         // One image each: kept indices, whose images are their kept positions, consecutive.
@@ -908,7 +920,29 @@ impl GatherAxis {
         let (copy, copy_from) = (map.crop_start + ones.start..map.crop_start + ones.end, map.pad_before + ones.start);
         let (kept, kept_from) = (map.crop_start..map.crop_start + map.kept, map.pad_before);
         let strips = Strip::all(&pad_runs(map, mode), map);
-        GatherAxis { in_len, in_stride, out_stride, touched: true, copy, copy_from, kept, kept_from, strips }
+        let reach = GatherAxis::reach_of(&copy, copy_from, &kept, kept_from, &strips);
+        GatherAxis { in_len, in_stride, out_stride, touched: true, copy, copy_from, kept, kept_from, strips, reach }
+    }
+
+    /// One past the furthest image the copied run, the kept indices and the strips read,
+    /// each strip's descending terms asserted to stay at 0 or above over its indices.
+    fn reach_of(
+        copy: &std::ops::Range<usize>,
+        copy_from: usize,
+        kept: &std::ops::Range<usize>,
+        kept_from: usize,
+        strips: &[Strip],
+    ) -> usize {
+        let runs = [(copy.len(), copy_from), (kept.len(), kept_from)];
+        let mut reach = runs.iter().filter(|r| r.0 > 0).map(|&(len, from)| from + len).max().unwrap_or(0);
+        for strip in strips {
+            for (&first, &up) in strip.first.iter().zip(&strip.ascends) {
+                let len = strip.ks.len();
+                assert!(up || first + 1 >= len, "a strip's term from {first} descends below 0 over {len} indices");
+                reach = reach.max(if up { first + len } else { first + 1 });
+            }
+        }
+        reach
     }
 }
 
@@ -1571,11 +1605,16 @@ mod tests {
                     };
                     let map = &p.axes()[0];
                     let axis = GatherAxis::new(n, 1, 1, Some((map, mode)));
+                    let mut furthest = None;
                     for k in 0..n {
                         let want = crate::adjoint::images(map, mode, k);
                         assert_eq!(axis.images_of(k, &mut listed), &want[..], "{mode} n={n} pads ({b},{e}): {k}");
+                        furthest = want.iter().copied().chain(furthest).max();
                         checked += 1;
                     }
+                    // Its reach (what f32_image_rows checks once a row) is one past the
+                    // furthest image any index reads.
+                    assert_eq!(axis.reach, furthest.map_or(0, |f| f + 1), "{mode} n={n} pads ({b},{e}): reach");
                 }
             }
         }

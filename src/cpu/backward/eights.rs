@@ -27,7 +27,6 @@ pub(super) fn f32_sums_sse2(
     dst: &mut [MaybeUninit<f32>],
 ) {
     let n = dst.len();
-    debug_assert!(first.len() <= BLOCK && srcs.len() <= BLOCK && first.len() == ascends.len());
     // Every term's n values inside every row, checked once: the loads below are not.
     for src in srcs {
         for (&first, &up) in first.iter().zip(ascends) {
@@ -38,6 +37,25 @@ pub(super) fn f32_sums_sse2(
             assert!(n == 0 || inside, "a term at {first} ({up}) reads outside grad_out for {n} indices from {i}");
         }
     }
+    // SAFETY: checked just above.
+    unsafe { f32_sums_sse2_unchecked(srcs, first, ascends, i, dst) }
+}
+
+/// [`f32_sums_sse2`] without its check of the terms' reach: for a caller that checked every
+/// term of a whole row once (`f32_image_rows` makes five calls a row).
+///
+/// # Safety
+/// Every term's values for `dst`'s indices lie inside every row: `first[t] + i + dst.len()`
+/// at most the row's length where the term ascends, `first[t]` under it and at least
+/// `i + dst.len() - 1` where it descends.
+pub(super) unsafe fn f32_sums_sse2_unchecked(
+    srcs: &[&[f32]],
+    first: &[usize],
+    ascends: &[bool],
+    i: usize,
+    dst: &mut [MaybeUninit<f32>],
+) {
+    debug_assert!(first.len() <= BLOCK && srcs.len() <= BLOCK && first.len() == ascends.len());
     // ordered_sum's sums of a block at most: one term itself, several in order from +0.0.
     let row = |src: &[f32], j: usize| -> f32 {
         let term = |t: usize| src[if ascends[t] { first[t] + i + j } else { first[t] - i - j }];
@@ -53,8 +71,8 @@ pub(super) fn f32_sums_sse2(
     // A reflection's strips: the pad's term descending, the kept one ascending (`D` 0b01); a
     // row's kept indices: one ascending term (0).
     match (srcs.len(), ascends) {
-        // SAFETY: the terms' bounds were checked above, as `F32Eights::new` asks, and the rows,
-        // terms and directions are the arm's.
+        // SAFETY: the terms' bounds are the caller's promise, as `F32Eights::new` asks, and
+        // the rows, terms and directions are the arm's.
         (1, [false, true]) => unsafe { F32Eights::<1, 2, 0b01>::new(srcs, first, ascends, i).sums(dst, &one) },
         // SAFETY: as above.
         (2, [true]) => unsafe { F32Eights::<2, 1, 0>::new(srcs, first, ascends, i).sums(dst, &one) },

@@ -26,6 +26,9 @@
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use wgpu_pad::{cpu, DataType, Mode, OutputArena, PadPlan, PadRequest};
 
+mod backward;
+use backward::{backward_case, BACKWARD_CASES};
+
 struct Case {
     name: &'static str,
     dtype: DataType,
@@ -142,44 +145,14 @@ fn bench_many_periods(c: &mut Criterion) {
 }
 
 /// The gradient's cases (issue 84's table; benchmarks/jax_backward.py keeps the same list):
-/// name, type, shape, ONNX pads, mode.
-type BackwardCase = (&'static str, DataType, &'static [usize], &'static [i64], Mode);
-
-const BACKWARD_CASES: [BackwardCase; 9] = [
-    ("f32_1x64x256x256_hw2", DataType::Float32, &[1, 64, 256, 256], &[0, 0, 2, 2, 0, 0, 2, 2], Mode::Constant),
-    ("f32_1x64x256x256_hw2", DataType::Float32, &[1, 64, 256, 256], &[0, 0, 2, 2, 0, 0, 2, 2], Mode::Reflect),
-    ("f32_1x64x256x256_hw2", DataType::Float32, &[1, 64, 256, 256], &[0, 0, 2, 2, 0, 0, 2, 2], Mode::Edge),
-    ("f32_1x64x256x256_hw2", DataType::Float32, &[1, 64, 256, 256], &[0, 0, 2, 2, 0, 0, 2, 2], Mode::Wrap),
-    ("f32_1x64x256x256_hw2", DataType::Float32, &[1, 64, 256, 256], &[0, 0, 2, 2, 0, 0, 2, 2], Mode::Symmetric),
-    ("f32_1x3x224x224_hw100", DataType::Float32, &[1, 3, 224, 224], &[0, 0, 100, 100, 0, 0, 100, 100], Mode::Reflect),
-    ("f32_1x3x224x224_hw100", DataType::Float32, &[1, 3, 224, 224], &[0, 0, 100, 100, 0, 0, 100, 100], Mode::Edge),
-    ("f16_8x4096x256_last8", DataType::Float16, &[8, 4096, 256], &[0, 0, 0, 0, 0, 8], Mode::Reflect),
-    ("f32_16000_512", DataType::Float32, &[16000], &[512, 512], Mode::Reflect),
-];
-
 fn bench_backward(c: &mut Criterion) {
-    for (name, dtype, shape, pads, mode) in BACKWARD_CASES {
+    for case in &BACKWARD_CASES {
+        let (name, mode) = (case.0, case.4);
         let mut group = c.benchmark_group(format!("backward/{name}/{mode}"));
         group.sample_size(15);
         group.measurement_time(std::time::Duration::from_secs(2));
-        let plan = PadPlan::new(dtype, shape, &PadRequest::new(pads.to_vec()).mode(mode)).unwrap();
-        let (in_bytes, out_bytes) = plan.byte_sizes().unwrap();
-        // Small integers: no sum overflows, no NaN or subnormal slows either side.
-        let value = |i: usize| ((i % 7) as f32) - 3.0;
-        let grad = match dtype {
-            DataType::Float16 => {
-                let g: Vec<half::f16> = (0..plan.out_len()).map(|i| half::f16::from_f32(value(i))).collect();
-                wgpu_pad::Tensor::from_slice(dtype, plan.out_shape().to_vec(), &g).unwrap()
-            }
-            _ => {
-                let g: Vec<f32> = (0..plan.out_len()).map(value).collect();
-                wgpu_pad::Tensor::from_slice(dtype, plan.out_shape().to_vec(), &g).unwrap()
-            }
-        };
-        // The forward's input written, as the gradient's is: a zeroed vector is the kernel's
-        // zero page until written, every read one cached page (a copy from it took 0.70 ms
-        // where one from written memory took 1.17).
-        let input: Vec<u8> = (0..in_bytes as usize).map(|i| (i % 251) as u8).collect();
+        let (plan, grad, input) = backward_case(case);
+        let (_, out_bytes) = plan.byte_sizes().unwrap();
         let mut out = vec![0u8; out_bytes as usize];
         group.bench_function("pad_backward", |b| b.iter(|| drop(black_box(cpu::pad_backward(&plan, &grad).unwrap()))));
         // A training loop's way: the gradient's memory given back to an arena every step.

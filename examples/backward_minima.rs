@@ -117,9 +117,12 @@ mod tests {
         assert_eq!((a.filter.as_str(), a.calls, a.rounds), ("224x224", 5, 2));
         let a = args(&[]).unwrap();
         assert_eq!((a.filter.as_str(), a.calls, a.rounds), ("", 200, 3));
-        for (bad, named) in
-            [(&["--calls", "0"][..], "--calls"), (&["--rounds", "x"], "--rounds"), (&["--calls"], "--calls"), (&["--frob"], "--frob")]
-        {
+        for (bad, named) in [
+            (&["--calls", "0"][..], "--calls"),
+            (&["--rounds", "x"], "--rounds"),
+            (&["--calls"], "--calls"),
+            (&["--frob"], "--frob"),
+        ] {
             let e = args(bad).err().unwrap_or_else(|| panic!("{bad:?} refused"));
             assert!(e.contains(named), "{bad:?}: {e}");
         }

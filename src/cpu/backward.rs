@@ -921,21 +921,15 @@ impl GatherAxis {
         let (copy, copy_from) = (map.crop_start + ones.start..map.crop_start + ones.end, map.pad_before + ones.start);
         let (kept, kept_from) = (map.crop_start..map.crop_start + map.kept, map.pad_before);
         let strips = Strip::all(&pad_runs(map, mode), map);
-        let reach = GatherAxis::reach_of(&copy, copy_from, &kept, kept_from, &strips);
+        let reach = GatherAxis::reach_of(&kept, kept_from, &strips);
         GatherAxis { in_len, in_stride, out_stride, touched: true, copy, copy_from, kept, kept_from, strips, reach }
     }
 
-    /// One past the furthest image the copied run, the kept indices and the strips read,
-    /// each strip's descending terms asserted to stay at 0 or above over its indices.
-    fn reach_of(
-        copy: &std::ops::Range<usize>,
-        copy_from: usize,
-        kept: &std::ops::Range<usize>,
-        kept_from: usize,
-        strips: &[Strip],
-    ) -> usize {
-        let runs = [(copy.len(), copy_from), (kept.len(), kept_from)];
-        let mut reach = runs.iter().filter(|r| r.0 > 0).map(|&(len, from)| from + len).max().unwrap_or(0);
+    /// One past the furthest image the kept indices (the copied run among them) and the
+    /// strips read, each strip's descending terms asserted to stay at 0 or above over its
+    /// indices.
+    fn reach_of(kept: &std::ops::Range<usize>, kept_from: usize, strips: &[Strip]) -> usize {
+        let mut reach = if kept.is_empty() { 0 } else { kept_from + kept.len() };
         for strip in strips {
             for (&first, &up) in strip.first.iter().zip(&strip.ascends) {
                 let len = strip.ks.len();

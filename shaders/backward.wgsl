@@ -15,6 +15,12 @@
 // one); every other element a lane, every sum in order on it. A workgroup takes WORKGROUP
 // elements either way. WORDS (8- and 16-bit elements, the gradient-words variant): a lane a
 // u32 word of grad_in's elements (`word_on_lane`, the element's prelude).
+//
+// LEAN (one level at most: the border boxes where one axis has sums, src/gpu/backward/bulk.rs,
+// and plans with one such axis; never in parts, src/gpu/backward/windows.rs): the same sums
+// without the general walk or the parts. A CPU-based device pays, for every element, for each
+// branch and loop it could reach, taken or not (on lavapipe the borders' time more than halved).
+const LEAN: bool = MAX_LEVELS == 1u;
 
 // An axis's images of one kept index, ascending: the a-th is residue s0 or s1 (a % c) plus
 // (a / c) periods; `count` of them, the kept one the `kept_at`-th.
@@ -162,6 +168,9 @@ fn nest(first: u32, base: u32) -> f32 {
     if (first == levels) {
         return load_src(base);
     }
+    if (LEAN || first + 1u == levels) {
+        return one_level(lists[first], strides[first], base);
+    }
     var o: Odometer;
     start(&o, first, levels, base);
     loop {
@@ -172,6 +181,25 @@ fn nest(first: u32, base: u32) -> f32 {
         walk_levels(&o, moved, first, levels, base);
     }
     return 0.0;
+}
+
+// The odometer's sum over one level (its state in registers): most elements with a sum have one.
+fn one_level(l: List, stride: u32, base: u32) -> f32 {
+    let n = l.count;
+    let b = block_len(n);
+    var total = 0.0;
+    var block = 0.0;
+    var in_block = 0u;
+    for (var t = 0u; t < n; t++) {
+        block = add_in_type(block, load_src(base + image(l, t) * stride));
+        in_block += 1u;
+        if (in_block == b || t + 1u == n) {
+            total = add_in_type(total, block);
+            block = 0.0;
+            in_block = 0u;
+        }
+    }
+    return total;
 }
 
 // One addition of a sum, under the one NaN rule the CPU path's `add_f32` keeps too, so that
@@ -269,6 +297,9 @@ fn loop_rank() -> u32 {
 // without levels; its levels. Returns (the grad_out offset outside the levels, the grad_in
 // offset, 1 where it has any touched axis, 1 where it is kept on every axis).
 fn element(e: u32) -> vec4<u32> {
+    if (LEAN) {
+        return lean_element(e);
+    }
     var rest = e;
     var k_of: array<u32, MAX_RANK>;
     var dst_at = P.in_base;
@@ -300,7 +331,7 @@ fn element(e: u32) -> vec4<u32> {
         if (j >= a.kept) {
             return vec4<u32>(0u, dst_at, 1u, 0u);
         }
-        var l = list(d, j);
+        var l = list_of(d, j);
         one_term = one_term && l.count == 1u;
         if (d == P.part_axis) {
             l = part_of(l);
@@ -319,6 +350,60 @@ fn element(e: u32) -> vec4<u32> {
         }
     }
     return vec4<u32>(fixed, dst_at, touched, 1u);
+}
+
+// The list of kept index j of axis d: the axis's one-image run needs no arithmetic (most
+// elements with a sum have one axis in it).
+fn list_of(d: u32, j: u32) -> List {
+    let a = P.axes[d];
+    if (j - a.run_start < a.run_len) {
+        return List(1u, 0u, a.pad_before + j, 0u, 1u, 1u);
+    }
+    return list(d, j);
+}
+
+// LEAN: `element` for one level at most and no parts, in one pass from the innermost axis
+// (no coordinates held in an array).
+fn lean_element(e: u32) -> vec4<u32> {
+    var rest = e;
+    var dst_at = P.in_base;
+    var fixed = P.out_base;
+    var touched = 0u;
+    var kept = 1u;
+    levels = 0u;
+    one_term = true;
+    let rank = loop_rank();
+    for (var i = 0u; i < rank; i++) {
+        let d = rank - 1u - i;
+        let a = P.axes[d];
+        var k = rest;
+        if (d > 0u) {
+            rest = divide(rest, a.in_magic, a.in_shift);
+            k = k - rest * a.in_len;
+        }
+        dst_at += k * a.in_stride;
+        if (a.touched == 0u) {
+            fixed += k * a.out_stride;
+            continue;
+        }
+        touched = 1u;
+        let j = k - a.crop_start;
+        if (j >= a.kept) {
+            kept = 0u;
+            continue;
+        }
+        let l = list_of(d, j);
+        one_term = one_term && l.count == 1u;
+        if (l.count == 1u) {
+            fixed += image(l, 0u) * a.out_stride;
+        } else {
+            lists[0] = l;
+            strides[0] = a.out_stride;
+            axis_of[0] = d;
+            levels = 1u;
+        }
+    }
+    return vec4<u32>(fixed, dst_at, touched, kept);
 }
 
 @compute @workgroup_size(WORKGROUP)
@@ -397,7 +482,7 @@ fn finish_on_lane(at: vec4<u32>) {
         copy_element(at.y, at.x);
         return;
     }
-    if (P.part_axis != NO_PART) {
+    if (!LEAN && P.part_axis != NO_PART) {
         part_on_lane(at);
         return;
     }

@@ -136,9 +136,11 @@ uniform! {
         in_stride: u32 => "u32",
         /// 1 where the axis is padded or cropped (its images are summed), 0 where it passes through.
         touched: u32 => "u32",
+        /// The kept indices `[run_start, run_start + run_len)` have one image each, their kept
+        /// position (`adjoint::one_image_run`): their lists need no arithmetic.
+        run_start: u32 => "u32",
+        run_len: u32 => "u32",
         _pad0: u32 => "u32",
-        _pad1: u32 => "u32",
-        _pad2: u32 => "u32",
     }
 }
 

@@ -141,7 +141,7 @@ impl Program {
         self.pipelines[0]
     }
 
-    /// How many pipelines its dispatches run (indices `0..count`); 1 for a pad, 0 to 2 for a
+    /// How many pipelines its dispatches run (indices `0..count`); 1 for a pad, 0 to 3 for a
     /// gradient. A program without dispatches may name one no host need compile.
     pub fn pipeline_count(&self) -> usize {
         self.pipelines.len()

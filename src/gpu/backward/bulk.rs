@@ -3,11 +3,13 @@
 //! `adjoint::one_image_run`) is that image's value, bits and all, and those elements make one
 //! box, a crop of `grad_out`. It runs as the forward pad's crop (`Program::new` of a plan that
 //! crops `grad_out` to the box: the forward's kernels, at its speed). The rest, the borders,
-//! are boxes around it, each in windows of the gradient's own pipeline: for the `i`-th touched
-//! axis the indices before its run and those after it, with the touched axes before it
-//! within their runs and every other axis whole. Each element of `grad_in` is in exactly one
-//! box, and a border box holds only elements with a sum, so the gradient's walk (the cost of
-//! its pipeline on every element, used or not) runs where there are sums and nowhere else.
+//! are boxes around it, each in windows of the gradient's own pipeline: the edges, one axis's
+//! indices before its run or after it with every other axis within its run (sums on that
+//! axis alone: the one-level pipeline, LEAN, with no walk over several axes), and the corners,
+//! two axes or more outside their runs (the plan's pipeline). Each element of `grad_in` is in
+//! exactly one box, and a border box holds only elements with a sum, so the gradient's walk
+//! (the cost of its pipeline on every element, used or not) runs where there are sums and
+//! nowhere else, the general one only where two axes have them.
 
 use std::ops::Range;
 
@@ -22,13 +24,14 @@ use crate::gpu::window::MAX_WINDOWS;
 
 /// The gradient as the crop of its bulk and windows of its borders; `None` where it has no
 /// bulk (an axis with no index of one image), or where the crop or a border's window does not
-/// fit the device (the whole gradient's windows and parts take it then). With `words` (the
-/// `gradient-words` variant), the borders a lane a u32 word where every window's rows are
-/// whole words ([`Whole::word_window`]).
+/// fit the device (the whole gradient's windows and parts take it then). The edges (sums on
+/// one axis) run in the LEAN pipeline where no sum is long ([`Whole::lean`]), the corners in
+/// the whole plan's. With `words` (the `gradient-words` variant), each's borders a lane a u32
+/// word where every window's rows are whole words ([`Whole::word_window`]).
 pub(super) fn crop_and_borders(
     plan: &PadPlan,
     whole: &Whole,
-    words: Option<&Whole>,
+    words: bool,
     grad_out: &BufferView,
     grad_in: &BufferView,
     limits: &DeviceLimits,
@@ -40,29 +43,53 @@ pub(super) fn crop_and_borders(
     if runs.iter().any(|r| r.is_empty()) {
         return Ok(None);
     }
-    let Some(crop) = crop(plan, whole, &runs, grad_out, grad_in, limits)? else { return Ok(None) };
-    let mut borders = Program::of(whole.key, Vec::new(), whole.out_span, whole.in_span);
-    // Each box in windows, as few as fit.
-    for b in border_boxes(plan, &runs) {
+    let Some(mut program) = crop(plan, whole, &runs, grad_out, grad_in, limits)? else { return Ok(None) };
+    let (edges, corners) = border_boxes(plan, &runs);
+    let lean = whole.lean(plan);
+    let mut dispatches = 0;
+    for (boxes, pipeline) in [(edges, lean.as_ref().unwrap_or(whole)), (corners, whole)] {
+        let Some(group) = in_windows(plan, pipeline, &boxes, words, grad_out, grad_in, limits)? else {
+            return Ok(None);
+        };
+        dispatches += group.dispatches.len() as u64;
+        if dispatches > MAX_WINDOWS {
+            return Ok(None);
+        }
+        program = program.then(group);
+    }
+    Ok(Some(program))
+}
+
+/// A box of grad_in: a run of indices on each axis.
+pub(super) type IndexBox = Vec<Range<usize>>;
+
+/// `boxes` in windows of `whole`'s pipeline, as few as fit (with `words`, a lane a word where
+/// every window's rows are whole words); `None` where one does not fit.
+fn in_windows(
+    plan: &PadPlan,
+    whole: &Whole,
+    boxes: &[IndexBox],
+    words: bool,
+    grad_out: &BufferView,
+    grad_in: &BufferView,
+    limits: &DeviceLimits,
+) -> Result<Option<Program>> {
+    let mut dispatches = Vec::new();
+    for b in boxes {
         let b: Vec<_> = b.iter().map(|r| (r.start, r.len())).collect();
         let Some(windows) = windows(plan, whole, &b, grad_out, grad_in, limits)? else { return Ok(None) };
-        borders.dispatches.extend(windows);
-        if borders.dispatches.len() as u64 > MAX_WINDOWS {
+        dispatches.extend(windows);
+        if dispatches.len() as u64 > MAX_WINDOWS {
             return Ok(None);
         }
     }
-    if let Some(words) = words {
-        let windows: Result<Option<Vec<_>>> = borders
-            .dispatches
-            .iter()
-            .map(|d| words.word_window(d, limits))
-            .collect::<Result<Vec<_>>>()
-            .map(|w| w.into_iter().collect());
-        if let Some(windows) = windows? {
-            borders = words.program(windows);
+    if let Some(in_words) = whole.in_words().filter(|_| words) {
+        let windows = dispatches.iter().map(|d| in_words.word_window(d, limits)).collect::<Result<Vec<_>>>()?;
+        if let Some(windows) = windows.into_iter().collect::<Option<Vec<_>>>() {
+            return Ok(Some(in_words.program(windows)));
         }
     }
-    Ok(Some(crop.then(borders)))
+    Ok(Some(whole.program(dispatches)))
 }
 
 /// The bulk: on each axis the input indices of one image, a run (the whole axis where the
@@ -89,30 +116,39 @@ pub(super) fn bulk_box(plan: &PadPlan, elem: u64) -> Vec<Range<usize>> {
     runs
 }
 
-/// The borders around the bulk `runs`: per touched axis, its indices before the run and
-/// after it, the touched axes before it within their runs, every other axis whole. Empty
-/// boxes left out.
-pub(super) fn border_boxes(plan: &PadPlan, runs: &[Range<usize>]) -> Vec<Vec<Range<usize>>> {
+/// The borders around the bulk `runs`, boxes of grad_in: the edges (one axis outside its run,
+/// every other inside: an element there has sums on that axis alone), then the corners (two
+/// axes or more outside: for the first two such axes `i < j`, a side of each, the other axes
+/// before `j` inside their runs, those after it whole). Empty boxes left out.
+pub(super) fn border_boxes(plan: &PadPlan, runs: &[Range<usize>]) -> (Vec<IndexBox>, Vec<IndexBox>) {
     let shape = plan.in_shape();
-    let mut boxes = Vec::new();
-    for d in 0..shape.len() {
-        if runs[d] == (0..shape[d]) {
-            continue;
+    let outside: Vec<usize> = (0..shape.len()).filter(|&d| runs[d] != (0..shape[d])).collect();
+    let sides = |d: usize| [0..runs[d].start, runs[d].end..shape[d]];
+    let non_empty = |b: &IndexBox| b.iter().all(|r| !r.is_empty());
+    let mut edges = Vec::new();
+    for &d in &outside {
+        for side in sides(d) {
+            let mut b = runs.to_vec();
+            b[d] = side;
+            edges.push(b);
         }
-        for side in [0..runs[d].start, runs[d].end..shape[d]] {
-            let b: Vec<Range<usize>> = (0..shape.len())
-                .map(|a| match a.cmp(&d) {
-                    std::cmp::Ordering::Less => runs[a].clone(),
-                    std::cmp::Ordering::Equal => side.clone(),
-                    std::cmp::Ordering::Greater => 0..shape[a],
-                })
-                .collect();
-            if b.iter().all(|r| !r.is_empty()) {
-                boxes.push(b);
+    }
+    let mut corners = Vec::new();
+    for (n, &i) in outside.iter().enumerate() {
+        for &j in &outside[n + 1..] {
+            for (side_i, side_j) in sides(i).into_iter().flat_map(|a| sides(j).map(|b| (a.clone(), b))) {
+                let mut b = runs.to_vec();
+                (b[i], b[j]) = (side_i, side_j);
+                for (a, r) in b.iter_mut().enumerate().skip(j + 1) {
+                    *r = 0..shape[a];
+                }
+                corners.push(b);
             }
         }
     }
-    boxes
+    edges.retain(non_empty);
+    corners.retain(non_empty);
+    (edges, corners)
 }
 
 /// The forward pad's program that crops `grad_out` to the bulk and writes it into the bulk of
@@ -148,13 +184,14 @@ mod tests {
     use crate::dtype::DataType;
     use crate::mode::Mode;
 
-    /// Every element of `grad_in` lies in the bulk or in exactly one border box, and every
+    /// Every element of `grad_in` lies in the bulk or in exactly one border box, every element
+    /// of an edge has several images on one axis at most (the LEAN pipeline's), and every
     /// element of the bulk has one image on each axis (its gradient a copy); for 8- and 16-bit
     /// elements the bulk's rows are whole 4-byte words. Every mode, ranks 1-3, axes of 1-5,
     /// pads and crops of -2 to 5 a side.
     #[test]
     fn the_bulk_and_its_borders_hold_every_element_once() {
-        let mut seen = 0;
+        let (mut seen, mut corners_seen) = (0, 0);
         for mode in Mode::ALL {
             for seed in 0..400u64 {
                 let mut x = seed * 0x9e37_79b9 + 7;
@@ -172,20 +209,35 @@ mod tests {
                 };
                 for elem in [4, 2, 1] {
                     let runs = bulk_box(&plan, elem);
-                    let boxes = border_boxes(&plan, &runs);
+                    let (edges, corners) = border_boxes(&plan, &runs);
                     let mut count = vec![0u32; plan.in_len()];
-                    for b in boxes.iter().chain([&runs]) {
-                        for (e, c) in count.iter_mut().enumerate() {
-                            let mut rest = e;
-                            let inside = (0..rank).rev().all(|a| {
+                    let coordinates = |e: usize| {
+                        let mut rest = e;
+                        let mut k: Vec<usize> = (0..rank)
+                            .rev()
+                            .map(|a| {
                                 let k = rest % shape[a];
                                 rest /= shape[a];
-                                b[a].contains(&k)
-                            });
+                                k
+                            })
+                            .collect();
+                        k.reverse();
+                        k
+                    };
+                    for (n, b) in edges.iter().chain(&corners).chain([&runs]).enumerate() {
+                        for (e, c) in count.iter_mut().enumerate() {
+                            let k = coordinates(e);
+                            let inside = (0..rank).all(|a| b[a].contains(&k[a]));
                             *c += u32::from(inside);
+                            // An edge's elements have sums on one axis at most (the LEAN pipeline's).
+                            let several = (0..rank).filter(|&a| images(&plan.axes()[a], mode, k[a]).len() > 1);
+                            if inside && n < edges.len() {
+                                assert!(several.count() <= 1, "{mode} {plan:?} edge {b:?} element {k:?}");
+                            }
                         }
                     }
                     assert!(count.iter().all(|&c| c == 1), "{mode} {plan:?} elem {elem}: {count:?}");
+                    corners_seen += corners.len();
                     for (a, (axis, run)) in plan.axes().iter().zip(&runs).enumerate() {
                         for k in run.clone().filter(|_| !axis.is_identity()) {
                             assert_eq!(images(axis, mode, k).len(), 1, "{mode} {plan:?} axis {a} index {k}");
@@ -195,11 +247,12 @@ mod tests {
                     let per_word = 4 / elem as usize;
                     let words = last.start.is_multiple_of(per_word) && last.end.is_multiple_of(per_word);
                     assert!(words, "{mode} {plan:?} elem {elem}");
-                    seen += usize::from(boxes.len() > 1 && runs.iter().all(|r| !r.is_empty()));
+                    seen += usize::from(edges.len() > 1 && runs.iter().all(|r| !r.is_empty()));
                 }
             }
         }
         assert!(seen > 300, "{seen} plans with a bulk and borders on two sides or more");
+        assert!(corners_seen > 300, "{corners_seen} corners");
     }
 
     /// `gradient-words`: the borders of 8- and 16-bit gradients a lane a word where every
@@ -302,18 +355,21 @@ mod tests {
         let plan =
             PadPlan::new(DataType::Float32, &[6, 64, 64], &request(vec![0, 1, 1, 0, 2, 3], Mode::Reflect)).unwrap();
         let p = dense_program(&plan);
-        assert_eq!(p.pipeline_count(), 2);
+        assert_eq!(p.pipeline_count(), 3);
         assert!(!p.wgsl(0).contains("fn nest(") && p.wgsl(1).contains("fn nest("), "the crop, then the sums");
+        assert!(p.label(1).ends_with("levels 1") && p.label(2).ends_with("levels 2"), "{} {}", p.label(1), p.label(2));
         let (crop, borders) = p.dispatches().split_first().unwrap();
         assert_eq!(crop.pipeline(), 0);
-        assert!(borders.iter().all(|d| d.pipeline() == 1));
         // Reflect by 1 then 2 (axis 1: indices 1, 61 and 62 read twice) and by 1 then 3 (axis
         // 2: 1, 60, 61, 62): one-image runs 2..61 and 2..60.
         let runs = bulk_box(&plan, 4);
         assert_eq!(runs, [0..6, 2..61, 2..60]);
-        assert_eq!(borders.len(), 4);
+        // The edges (sums on one axis) in the LEAN pipeline, the corners in the plan's.
+        let pipelines: Vec<usize> = borders.iter().map(|d| d.pipeline()).collect();
+        assert_eq!(pipelines, [1, 1, 1, 1, 2, 2, 2, 2]);
         let counts: Vec<u32> = borders.iter().map(|d| d.params.gradient().count).collect();
-        assert_eq!(counts, [6 * 2 * 64, 6 * 3 * 64, 6 * 59 * 2, 6 * 59 * 4]);
+        let edges = [6 * 2 * 58, 6 * 3 * 58, 6 * 59 * 2, 6 * 59 * 4];
+        assert_eq!(counts, [edges, [6 * 2 * 2, 6 * 2 * 4, 6 * 3 * 2, 6 * 3 * 4]].concat());
         assert_eq!(counts.iter().sum::<u32>() as usize, plan.in_len() - 6 * 59 * 58);
         // The crop writes the bulk's rows: from element (0, 2, 2) of grad_in.
         assert!(crop.output().0 <= (2 * 64 + 2) * 4);
@@ -334,11 +390,18 @@ mod tests {
         let tall = PadPlan::new(DataType::Float16, &[40, 16], &request(vec![2, 2, 2, 2], Mode::Reflect)).unwrap();
         let (i, o) = tall.byte_sizes().unwrap();
         let p = Program::backward(&tall, &BufferView::dense(0, o), &BufferView::dense(0, i), &kib).unwrap();
-        assert_eq!(p.pipeline_count(), 2);
-        let borders: Vec<_> = p.dispatches().iter().filter(|d| d.pipeline() == 1).collect();
+        assert_eq!(p.pipeline_count(), 3);
+        let borders: Vec<_> = p.dispatches().iter().filter(|d| d.pipeline() > 0).collect();
         let count: u32 = borders.iter().map(|d| d.params.gradient().count).sum();
         assert_eq!((bulk_box(&tall, 2), count as usize), (vec![3..37, 4..12], tall.in_len() - 34 * 8));
         assert!(borders.len() > 4 && borders.iter().all(|d| d.output().1 <= 1024 && d.input().unwrap().1 <= 1024));
+        // Edge 300 after: the last index's 301 images, a long sum, split over a workgroup's
+        // lanes (the plan's pipeline), not LEAN's; edge 30: LEAN's.
+        for (pad, label) in [(300, "split levels 1"), (30, "float32 levels 1")] {
+            let long = PadPlan::new(DataType::Float32, &[6, 40], &request(vec![0, 0, 0, pad], Mode::Edge)).unwrap();
+            let p = dense_program(&long);
+            assert!(p.pipeline_count() == 2 && p.label(1).ends_with(label), "{pad}: {}", p.label(1));
+        }
         // A wrap of [2] by 3: every index has two images or more, no bulk.
         let wrap = PadPlan::new(DataType::Float32, &[2], &request(vec![3, 3], Mode::Wrap)).unwrap();
         let p = dense_program(&wrap);

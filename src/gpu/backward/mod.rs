@@ -43,7 +43,8 @@ impl Program {
     /// bfloat16 and the float8s but float8e8m0. The elements whose every axis has one image
     /// there (the bulk: a pad's interior, all but its borders) are a copy: the forward pad's
     /// crop of `grad_out` (its pipeline and windows); the borders' sums then a window each
-    /// of the gradient's own pipeline (two pipelines in all). Where there is no bulk or a
+    /// of the gradient's own pipeline (the edges, sums on one axis, in its one-level
+    /// pipeline; the corners in the plan's: three pipelines at most). Where there is no bulk or a
     /// border's window does not fit a binding, the gradient's pipeline on every element: one
     /// dispatch where both views fit a storage binding; past it, one a window (an index of the outer axes and a run of one axis,
     /// padded or not), each window's
@@ -79,8 +80,8 @@ pub(crate) fn program(
     }
     let whole = Whole::new(plan, grad_out, grad_in, limits)?;
     if variant != KernelVariant::GradientWhole {
-        let words = whole.in_words().filter(|_| variant == KernelVariant::GradientWords);
-        if let Some(program) = bulk::crop_and_borders(plan, &whole, words.as_ref(), grad_out, grad_in, limits)? {
+        let words = variant == KernelVariant::GradientWords;
+        if let Some(program) = bulk::crop_and_borders(plan, &whole, words, grad_out, grad_in, limits)? {
             return Ok(program);
         }
     }
@@ -115,7 +116,7 @@ fn whole_program(
         return Ok(whole.program(dispatches));
     }
     match parts(plan, whole, grad_out, grad_in, limits)? {
-        Ok(dispatches) => Ok(whole.program(dispatches)),
+        Ok(program) => Ok(program),
         Err(why) => {
             let what = format!("the gradient: no window of it fits a binding of {} bytes; {why}", limits.max_binding);
             Err(limit(GpuLimit::Windows, what))

@@ -125,6 +125,7 @@ impl Whole {
                 }
                 let (in_magic, in_shift) = magic_divisor(a.in_len.max(1) as u32);
                 let (period_magic, period_shift) = magic_divisor(period as u32);
+                let run = crate::adjoint::one_image_run(a, plan.mode());
                 p.axes[d] = BackAxis {
                     in_len: a.in_len as u32,
                     in_magic,
@@ -139,11 +140,29 @@ impl Whole {
                     out_stride: out_strides[d] as u32,
                     in_stride: in_strides[d] as u32,
                     touched: u32::from(!a.is_identity()),
+                    run_start: run.start as u32,
+                    run_len: run.len() as u32,
                     ..BackAxis::default()
                 };
             }
         }
         Ok(Whole { key, params: p, elem, out_strides, in_strides, out_span, in_span, part: None })
+    }
+
+    /// This gradient in the pipeline of `levels` levels of state, split or not (the shader's
+    /// LEAN where one level: no general walk, no parts).
+    pub(super) fn in_state(&self, split: bool, levels: u8) -> Whole {
+        let Shader::Backward { element, words, .. } = self.key.shader else { unreachable!("a gradient's key") };
+        let shader = Shader::Backward { split, element, levels, words };
+        Whole { key: PipelineKey::new(self.key.mode, self.key.word_bytes, false, shader, false), ..self.clone() }
+    }
+
+    /// This gradient's elements of one level at most (a border box where one axis has sums)
+    /// in the LEAN pipeline, where no sum needs splitting (no index has more than a block's
+    /// images); `None` where one does.
+    pub(super) fn lean(&self, plan: &PadPlan) -> Option<Whole> {
+        let long = plan.axes().iter().any(|a| most_images(a, plan.mode()) > BLOCK as u64);
+        (!long).then(|| self.in_state(false, 1))
     }
 
     /// The program of `dispatches`.

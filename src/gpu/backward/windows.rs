@@ -2,12 +2,14 @@
 
 use crate::adjoint::{image_hull, BLOCK};
 use crate::error::{GpuLimit, PadError, Result};
+use crate::mode::Mode;
 use crate::plan::PadPlan;
 
 use std::ops::Range;
 
 use super::whole::{most_images, Part, Whole, WindowAxis};
-use crate::gpu::program::{BufferView, DeviceLimits, Dispatch};
+use crate::gpu::kernels::Shader;
+use crate::gpu::program::{BufferView, DeviceLimits, Dispatch, Program};
 use crate::gpu::window::{every_index, split, Extent, MAX_WINDOWS};
 
 /// Windows of the gradient past one binding, cut from grad_in's axes as every program's are
@@ -70,9 +72,18 @@ pub(super) fn parts(
     grad_out: &BufferView,
     grad_in: &BufferView,
     limits: &DeviceLimits,
-) -> Result<std::result::Result<Vec<Dispatch>, String>> {
+) -> Result<std::result::Result<Program, String>> {
     let Some(c) = plan.axes().iter().position(|a| !a.is_identity()) else {
         return Ok(Err("nor in parts: no axis is padded or cropped".into()));
+    };
+    if plan.mode() == Mode::Constant {
+        // An index's one image lies in its window: its windows fit where any do.
+        return Ok(Err("nor in parts: a constant pad's windows fit wherever its parts would".into()));
+    }
+    // Parts need the walk that LEAN (one level) leaves out.
+    let whole = &match whole.key.shader {
+        Shader::Backward { split, levels: 1, .. } => whole.in_state(split, 2),
+        _ => whole.clone(),
     };
     let axis = &plan.axes()[c];
     let images = most_images(axis, plan.mode());
@@ -111,7 +122,7 @@ pub(super) fn parts(
             }
         }
     }
-    Ok(Ok(dispatches))
+    Ok(Ok(whole.program(dispatches)))
 }
 
 impl Part {
@@ -213,6 +224,8 @@ mod tests {
         let p = super::super::whole(&rows, &BufferView::dense(0, ro), &BufferView::dense(0, ri), &kib).unwrap();
         let q: BackParams = *p.dispatches()[0].params.gradient();
         assert_eq!((q.part_axis, q.part_lo, q.part_hi, q.part_continues), (1, 0, 5, 0));
+        // One axis of sums, but parts need the walk that LEAN (one level) compiles out.
+        assert!(p.label(0).ends_with("float32 levels 2"), "{}", p.label(0));
         // More than a block's images an index: parts would cut its sums' blocks.
         let wide = PadPlan::new(DataType::Float32, &[4], &PadRequest::new(vec![600, 600]).mode(Mode::Wrap)).unwrap();
         let (wi, wo) = wide.byte_sizes().unwrap();

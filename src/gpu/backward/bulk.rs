@@ -43,7 +43,9 @@ pub(super) fn crop_and_borders(
     if runs.iter().any(|r| r.is_empty()) {
         return Ok(None);
     }
-    let Some(mut program) = crop(plan, whole, &runs, grad_out, grad_in, limits)? else { return Ok(None) };
+    let Some(mut program) = crop(plan, whole, &widened(plan, &runs), grad_out, grad_in, limits)? else {
+        return Ok(None);
+    };
     let (edges, corners) = border_boxes(plan, &runs);
     let lean = whole.lean(plan);
     let mut dispatches = 0;
@@ -114,6 +116,20 @@ pub(super) fn bulk_box(plan: &PadPlan, elem: u64) -> Vec<Range<usize>> {
         *last = start..end.max(start);
     }
     runs
+}
+
+/// The box the crop writes: the bulk `runs`, but whole on each axis whose every index has a
+/// kept position and whose borders are at most an eighth of it. The crop then writes those
+/// borders too (the border boxes' dispatches, after it, write them again), in rows the forward
+/// writes in wider words with fewer lanes (float16 rows of 256 reflected by 8: 16-byte words,
+/// not 4) for an eighth more bytes at most an axis.
+pub(super) fn widened(plan: &PadPlan, runs: &[Range<usize>]) -> Vec<Range<usize>> {
+    let axes = plan.axes().iter().zip(runs);
+    axes.map(|(a, r)| match a.crop_start == 0 && a.kept == a.in_len && (a.in_len - r.len()) * 8 <= a.in_len {
+        true => 0..a.in_len,
+        false => r.clone(),
+    })
+    .collect()
 }
 
 /// The borders around the bulk `runs`, boxes of grad_in: the edges (one axis outside its run,
@@ -253,6 +269,26 @@ mod tests {
         }
         assert!(seen > 300, "{seen} plans with a bulk and borders on two sides or more");
         assert!(corners_seen > 300, "{corners_seen} corners");
+    }
+
+    /// The crop's box: whole on an axis whose borders are an eighth of it or less and whose
+    /// every index has a kept position, else the bulk's run (a wide border, a crop of the
+    /// input, a border past an eighth).
+    #[test]
+    fn the_crop_writes_whole_axes_where_their_borders_are_narrow() {
+        let plan = |shape: &[usize], pads: Vec<i64>| {
+            PadPlan::new(DataType::Float16, shape, &PadRequest::new(pads).mode(Mode::Reflect)).unwrap()
+        };
+        // Rows of 256 reflected by 8 after: the bulk's words 0..246, the crop's whole rows.
+        let rows = plan(&[8, 256], vec![0, 0, 0, 8]);
+        assert_eq!((bulk_box(&rows, 2), widened(&rows, &bulk_box(&rows, 2))), (vec![0..8, 0..246], vec![0..8, 0..256]));
+        // Borders of 32 of 256 (an eighth: reflected by 15 a side, runs 16..240) widen; of 34
+        // (by 16) do not; nor an axis cropped by one.
+        for (pads, want) in [(vec![0, 15, 0, 15], 0..256), (vec![0, 16, 0, 16], 17..239), (vec![0, -1, 0, 1], 1..254)] {
+            let p = plan(&[2, 256], pads.clone());
+            let runs = bulk_box(&p, 4);
+            assert_eq!(widened(&p, &runs)[1], want, "{pads:?}: bulk {runs:?}");
+        }
     }
 
     /// `gradient-words`: the borders of 8- and 16-bit gradients a lane a word where every

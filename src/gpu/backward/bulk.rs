@@ -43,8 +43,16 @@ pub(super) fn crop_and_borders(
     if runs.iter().any(|r| r.is_empty()) {
         return Ok(None);
     }
-    let Some(mut program) = crop(plan, whole, &widened(plan, &runs), grad_out, grad_in, limits)? else {
-        return Ok(None);
+    // The widened box, else the bulk alone (8- and 16-bit rows of an odd length in a view whose
+    // rows start at words: only the bulk's whole words crop).
+    let wide = widened(plan, &runs);
+    let mut program = match crop(plan, whole, &wide, grad_out, grad_in, limits)? {
+        Some(program) => program,
+        None if wide != runs => match crop(plan, whole, &runs, grad_out, grad_in, limits)? {
+            Some(program) => program,
+            None => return Ok(None),
+        },
+        None => return Ok(None),
     };
     let (edges, corners) = border_boxes(plan, &runs);
     let lean = whole.lean(plan);
@@ -289,6 +297,18 @@ mod tests {
             let runs = bulk_box(&p, 4);
             assert_eq!(widened(&p, &runs)[1], want, "{pads:?}: bulk {runs:?}");
         }
+        // Rows of 63 halves reflected by 1 (grad_out's rows 64), in a view whose rows start at
+        // words (64 apart): whole rows are not whole words, so the bulk's words 0..60 are cropped.
+        let odd = plan(&[4, 63], vec![0, 0, 0, 1]);
+        assert_eq!((bulk_box(&odd, 2)[1].clone(), widened(&odd, &bulk_box(&odd, 2))[1].clone()), (0..60, 0..63));
+        let (_, o) = odd.byte_sizes().unwrap();
+        let rows = BufferView { offset: 0, strides: Some(&[64, 1]), end: 4 * 64 * 2, buffer_size: 4 * 64 * 2 };
+        let p =
+            Program::backward(&odd, &BufferView::dense(0, o.next_multiple_of(4)), &rows, &DeviceLimits::WEBGPU_DEFAULT)
+                .unwrap();
+        assert!(p.pipeline_count() == 2 && !p.wgsl(0).contains("fn nest("), "the crop, then the sums");
+        let counts: Vec<u32> = p.dispatches()[1..].iter().map(|d| d.params.gradient().count).collect();
+        assert_eq!(counts, [4 * 3], "the borders: indices 60..63 of each row");
     }
 
     /// `gradient-words`: the borders of 8- and 16-bit gradients a lane a word where every

@@ -291,8 +291,14 @@ mod tests {
         let rows = plan(&[8, 256], vec![0, 0, 0, 8]);
         assert_eq!((bulk_box(&rows, 2), widened(&rows, &bulk_box(&rows, 2))), (vec![0..8, 0..246], vec![0..8, 0..256]));
         // Borders of 32 of 256 (an eighth: reflected by 15 a side, runs 16..240) widen; of 34
-        // (by 16) do not; nor an axis cropped by one.
-        for (pads, want) in [(vec![0, 15, 0, 15], 0..256), (vec![0, 16, 0, 16], 17..239), (vec![0, -1, 0, 1], 1..254)] {
+        // (by 16) do not; nor an axis cropped by one at either end.
+        let cases = [
+            (vec![0, 15, 0, 15], 0..256),
+            (vec![0, 16, 0, 16], 17..239),
+            (vec![0, -1, 0, 1], 1..254),
+            (vec![0, 0, 0, -1], 0..255),
+        ];
+        for (pads, want) in cases {
             let p = plan(&[2, 256], pads.clone());
             let runs = bulk_box(&p, 4);
             assert_eq!(widened(&p, &runs)[1], want, "{pads:?}: bulk {runs:?}");

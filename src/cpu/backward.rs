@@ -9,6 +9,8 @@ use half::slice::HalfFloatSliceExt;
 use std::mem::MaybeUninit;
 
 #[cfg(all(target_arch = "x86_64", not(miri)))]
+mod chains;
+#[cfg(all(target_arch = "x86_64", not(miri)))]
 mod eights;
 
 use super::float8::Float8;
@@ -88,9 +90,7 @@ fn backward_with(plan: &PadPlan, grad_out: &Tensor, arena: Option<&OutputArena>)
         return super::pad_with(&crop, grad_out, arena);
     }
     let out = match dtype {
-        DataType::Float32 => {
-            run::<f32>(plan, bytes, arena, 1, 0.0, f32_rows(), &|s, i, o| gathered_ieee(s, i, o, 0.0, add_f32))
-        }
+        DataType::Float32 => run::<f32>(plan, bytes, arena, 1, 0.0, f32_rows(), &f32_gathered),
         DataType::Float64 => run::<f64>(plan, bytes, arena, 1, 0.0, Rows::adding(&add_rows_f64), &|s, i, o| {
             gathered_ieee(s, i, o, 0.0, add_f64)
         }),
@@ -347,8 +347,8 @@ type SumLanes<'a, T> = dyn Fn(&[&[T]], &[usize], &mut [T]) + Sync + 'a;
 const STRIP_LANES: usize = 32;
 
 /// Rows gathered side by side where a strip of one index is a long chain of additions
-/// ([`gathered`]): 8 chains in flight.
-const CHAIN_LANES: usize = 8;
+/// ([`gathered`]; float32's two registers of eight on x86-64, `chains::f32_chains`).
+const CHAIN_LANES: usize = 16;
 
 /// The most rows of the innermost axis gathered at once ([`Gather::innermost`]).
 const LANES: usize = STRIP_LANES;
@@ -420,6 +420,18 @@ where
     for (src, sum) in srcs.iter().zip(sums).filter(|(_, sum)| **sum != **sum) {
         *sum = crate::adjoint::ordered_sum(images.iter().map(|&o| src[o]), images.len(), zero, &add);
     }
+}
+
+/// float32's [`SumLanes`]: on x86-64, rows' long chains sixteen at once in AVX registers where
+/// the CPU has them (`chains::f32_chains`); a few rows or terms (an edge's pad of 2 on a row:
+/// three terms, one row; its setup took a third of that case's time), and elsewhere,
+/// [`gathered_ieee`].
+fn f32_gathered(srcs: &[&[f32]], images: &[usize], sums: &mut [f32]) {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    if srcs.len() > 1 && images.len() >= LANES_MIN_TERMS {
+        return chains::f32_chains(srcs, images, sums);
+    }
+    gathered_ieee(srcs, images, sums, 0.0, add_f32);
 }
 
 /// A type's rows of terms added: `add(acc, terms)` adds `terms` into `acc` element by
@@ -496,8 +508,8 @@ fn f32_rows() -> Rows<'static, f32> {
 /// written once, where staging reads and writes each image's row twice more (224 x 224
 /// reflected by 100: most of its rows have two images on H, most of their indices two on W).
 /// A strip of more than [`IMAGE_ROWS_MAX_TERMS`] terms (an edge's corner) an index at a
-/// time: each row's sum of its terms, [`CHAIN_LANES`] rows' chains interleaved
-/// ([`gathered_ieee`]), then their sum.
+/// time: each row's sum of its terms, every row's chain at once (`chains::f32_chains`), then
+/// their sum.
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 fn f32_image_rows(axis: &GatherAxis, srcs: &[&[f32]], dst: &mut [MaybeUninit<f32>]) {
     use eights::f32_sums_sse2_unchecked;
@@ -525,9 +537,7 @@ fn f32_image_rows(axis: &GatherAxis, srcs: &[&[f32]], dst: &mut [MaybeUninit<f32
                 let (mut listed, mut sums) = (Vec::with_capacity(strip.first.len()), vec![0.0; srcs.len()]);
                 for (k, d) in strip.ks.clone().zip(&mut dst[strip.ks.clone()]) {
                     let images = axis.images_of(k, &mut listed);
-                    for (srcs, sums) in srcs.chunks(CHAIN_LANES).zip(sums.chunks_mut(CHAIN_LANES)) {
-                        gathered_ieee(srcs, images, sums, 0.0, add_f32);
-                    }
+                    chains::f32_chains(srcs, images, &mut sums);
                     d.write(crate::adjoint::ordered_sum(sums.iter().copied(), sums.len(), 0.0, add_f32));
                 }
             }
@@ -1577,6 +1587,31 @@ mod tests {
         assert_eq!(lanes(&[64, 256], &[2, 0, 2, 0], Mode::Reflect), 1);
         // A corner of many terms (edge): its chain of additions interleaved.
         assert_eq!(lanes(&[64, 64], &[0, 40, 0, 40], Mode::Edge), CHAIN_LANES);
+    }
+
+    /// Long chains (an index of 16 terms or more on the innermost axis: an edge's corner) are
+    /// summed many rows at once where the CPU has AVX, every row of grad_out's chains at both
+    /// ends of its axis there; an edge's pad of 2 (three terms) and a single row one at a time.
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    #[test]
+    fn long_chains_are_summed_many_rows_at_once() {
+        let avx = std::arch::is_x86_feature_detected!("avx");
+        for (shape, pads, rows) in [
+            // 3 x 80 rows of grad_out, each summed at both ends: H's corners by the image
+            // rows (21 rows a call), H's edges in lanes (16, 16 and 6 rows a call).
+            (vec![3, 40, 40], vec![0, 20, 20, 0, 20, 20], 3 * 80 * 2),
+            // The end padded by 2: its three terms one row at a time.
+            (vec![3, 40, 40], vec![0, 20, 20, 0, 20, 2], 3 * 80),
+            (vec![3, 40, 40], vec![0, 2, 2, 0, 2, 2], 0),
+            (vec![1, 40], vec![0, 20, 0, 20], 0),
+        ] {
+            let p = plan(DataType::Float32, &shape, &pads, Mode::Edge);
+            let values: Vec<f32> = (0..p.out_len()).map(|i| (i % 97) as f32 - 48.0).collect();
+            let grad = Tensor::from_slice(DataType::Float32, p.out_shape().to_vec(), &values).unwrap();
+            chains::CHAINED_ROWS.set(0);
+            pad_backward(&p, &grad).unwrap();
+            assert_eq!(chains::CHAINED_ROWS.get(), if avx { rows } else { 0 }, "{shape:?} {pads:?}");
+        }
     }
 
     /// The gather against the documented nest written out element by element (each axis's

@@ -424,7 +424,7 @@ where
 
 /// float32's [`SumLanes`]: on x86-64, rows' long chains sixteen at once in AVX registers where
 /// the CPU has them (`chains::f32_chains`); a few rows or terms (an edge's pad of 2 on a row:
-/// three terms, one row, where the chains' setup made f32 [1,64,256,256] 1.3x as slow), and
+/// three terms, one row, where the chains' setup made f32 \[1,64,256,256\] 1.3x as slow), and
 /// elsewhere, [`gathered_ieee`].
 fn f32_gathered(srcs: &[&[f32]], images: &[usize], sums: &mut [f32]) {
     #[cfg(all(target_arch = "x86_64", not(miri)))]

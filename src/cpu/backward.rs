@@ -416,6 +416,15 @@ where
     T: Copy + PartialEq + std::ops::Add<Output = T>,
 {
     gathered(srcs, images, sums, zero, |a, b| a + b);
+    nan_sums_again(srcs, images, sums, zero, add);
+}
+
+/// Each lane whose sum by the hardware's additions is NaN summed again by `add`, in order (the
+/// one NaN rule: which NaN the sum keeps): [`gathered_ieee`]'s and `chains::f32_chains`' last step.
+fn nan_sums_again<T>(srcs: &[&[T]], images: &[usize], sums: &mut [T], zero: T, add: impl Fn(T, T) -> T)
+where
+    T: Copy + PartialEq,
+{
     #[allow(clippy::eq_op)] // a NaN, the one value unequal to itself
     for (src, sum) in srcs.iter().zip(sums).filter(|(_, sum)| **sum != **sum) {
         *sum = crate::adjoint::ordered_sum(images.iter().map(|&o| src[o]), images.len(), zero, &add);

@@ -4,8 +4,8 @@
 
 use std::arch::x86_64::*;
 
-use super::{add_f32, gathered_ieee};
-use crate::adjoint::{block_len, ordered_sum};
+use super::{add_f32, gathered_ieee, nan_sums_again};
+use crate::adjoint::block_len;
 
 /// Rows summed side by side: two registers of eight, two chains of additions in flight.
 const CHAIN_ROWS: usize = 16;
@@ -18,7 +18,7 @@ thread_local! {
 }
 
 /// `sums[l]`, row `srcs[l]`'s sum of its values at `images`, in their order as
-/// [`ordered_sum`] adds them (several terms: from +0.0, in blocks past [`block_len`]).
+/// [`ordered_sum`](crate::adjoint::ordered_sum) adds them (several terms: from +0.0, in blocks past [`block_len`]).
 /// Where the CPU has AVX, eight consecutive ascending images of eight rows are eight loads
 /// transposed into eight registers of a term's eight rows, two such chains in flight (224 x
 /// 224 edge 100's gradient took 1.6x as long where eight rows' chains each took a load and
@@ -36,10 +36,7 @@ pub(super) fn f32_chains(srcs: &[&[f32]], images: &[usize], sums: &mut [f32]) {
     let len = srcs.iter().map(|src| src.len()).min().unwrap_or(0);
     // SAFETY: the CPU has AVX; every row is `len` values at least.
     unsafe { chains_avx(srcs, images, sums, len) };
-    #[allow(clippy::eq_op)] // a NaN, the one value unequal to itself
-    for (src, sum) in srcs.iter().zip(sums).filter(|(_, sum)| **sum != **sum) {
-        *sum = ordered_sum(images.iter().map(|&o| src[o]), images.len(), 0.0, add_f32);
-    }
+    nan_sums_again(srcs, images, sums, 0.0, add_f32);
 }
 
 /// [`f32_chains`]'s sums, [`CHAIN_ROWS`] rows at a time (a last group short of them padded
@@ -123,6 +120,7 @@ unsafe fn in_order(rows: &[*const f32; CHAIN_ROWS], images: &[usize], len: usize
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::adjoint::ordered_sum;
 
     /// Each row's sum against `ordered_sum` of its terms by `add_f32`, bit for bit: rows 1-40
     /// (groups of sixteen, a last one short), image lists of ascending runs (eights, and runs

@@ -312,6 +312,7 @@ fn element(e: u32) -> vec4<u32> {
             rest = divide(rest, a.in_magic, a.in_shift);
             k = k - rest * a.in_len;
         }
+        k = past_gaps(k, d);
         k_of[d] = k;
         dst_at += k * a.in_stride;
     }
@@ -352,6 +353,14 @@ fn element(e: u32) -> vec4<u32> {
     return vec4<u32>(fixed, dst_at, touched, 1u);
 }
 
+// Index k of the window on axis d, past the window's gaps (a border's two sides in one
+// dispatch, src/gpu/backward/bulk.rs): on a gap's axis, its indices from the gap on lie the
+// gap's length further.
+fn past_gaps(k: u32, d: u32) -> u32 {
+    let first = select(0u, P.gaps.y, d == P.gap_axis && k >= P.gaps.x);
+    return k + first + select(0u, P.gaps.w, d == P.gap2_axis && k >= P.gaps.z);
+}
+
 // The list of kept index j of axis d: the axis's one-image run needs no arithmetic (most
 // elements with a sum have one axis in it).
 fn list_of(d: u32, j: u32) -> List {
@@ -381,6 +390,7 @@ fn lean_element(e: u32) -> vec4<u32> {
             rest = divide(rest, a.in_magic, a.in_shift);
             k = k - rest * a.in_len;
         }
+        k = past_gaps(k, d);
         dst_at += k * a.in_stride;
         if (a.touched == 0u) {
             fixed += k * a.out_stride;

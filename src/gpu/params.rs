@@ -162,10 +162,14 @@ uniform! {
         part_lo: u32 => "u32",
         part_hi: u32 => "u32",
         part_continues: u32 => "u32",
+        /// Up to two axes whose window has a gap (`NO_GAP`: none), so that a border's two
+        /// sides run in one dispatch (`gpu/backward/bulk.rs`): on `gap_axis`, the window's
+        /// indices from `gaps.x` on lie `gaps.y` further; on `gap2_axis`, from `gaps.z` on,
+        /// `gaps.w` further.
+        gap_axis: u32 => "u32",
+        gap2_axis: u32 => "u32",
         _pad0: u32 => "u32",
-        _pad1: u32 => "u32",
-        _pad2: u32 => "u32",
-        _pad: [[u32; 4]; 1] => "array<vec4<u32>, 1>",
+        gaps: [u32; 4] => "vec4<u32>",
         /// Outermost first.
         axes: [BackAxis; MAX_RANK] => "array<BackAxis, MAX_RANK>",
     }
@@ -268,14 +272,16 @@ impl Uniform {
 }
 
 impl BackParams {
-    /// All zeros but `part_axis`: the whole sums.
+    /// All zeros but `part_axis` and the gaps' axes: the whole sums, no gap.
     pub fn zeroed() -> BackParams {
-        BackParams { part_axis: NO_PART, ..bytemuck::Zeroable::zeroed() }
+        BackParams { part_axis: NO_PART, gap_axis: NO_GAP, gap2_axis: NO_GAP, ..bytemuck::Zeroable::zeroed() }
     }
 }
 
 /// [`BackParams::part_axis`] where a dispatch sums the whole of each element's images.
 pub(crate) const NO_PART: u32 = u32::MAX;
+/// [`BackParams::gap_axis`] and `gap2_axis` where a window has no gap.
+pub(crate) const NO_GAP: u32 = u32::MAX;
 
 const _: () = assert!(std::mem::size_of::<BackParams>() == std::mem::size_of::<Params>());
 const _: () = assert!(std::mem::size_of::<InteriorParams>() == std::mem::size_of::<Params>());

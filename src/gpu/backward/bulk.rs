@@ -18,8 +18,8 @@ use crate::error::{PadError, Result};
 use crate::plan::{PadPlan, PadRequest};
 
 use super::whole::Whole;
-use super::windows::windows;
-use crate::gpu::program::{BufferView, DeviceLimits, Program};
+use super::windows::{windows, Sides};
+use crate::gpu::program::{BufferView, DeviceLimits, Dispatch, Program};
 use crate::gpu::window::MAX_WINDOWS;
 
 /// The gradient as the crop of its bulk and windows of its borders; `None` where it has no
@@ -73,33 +73,61 @@ pub(super) fn crop_and_borders(
 /// A box of grad_in: a run of indices on each axis.
 pub(super) type IndexBox = Vec<Range<usize>>;
 
+/// A box of grad_in whose axes may each hold a border's two sides (a run, a gap, a run).
+pub(super) type SidedBox = Vec<Sides>;
+
 /// `boxes` in windows of `whole`'s pipeline, as few as fit (with `words`, a lane a word where
-/// every window's rows are whole words); `None` where one does not fit.
+/// every window's rows are whole words); `None` where one does not fit. A box's two sides of
+/// an axis share its windows (one dispatch where there were two, four for a corner's; where a
+/// window across the gap does not fit a binding, [`split`](crate::gpu::window::split) cuts it
+/// at the gap as at any index). A lane a word takes no gap on the innermost axis: there the
+/// sides are boxes of their own.
 fn in_windows(
     plan: &PadPlan,
     whole: &Whole,
-    boxes: &[IndexBox],
+    boxes: &[SidedBox],
     words: bool,
     grad_out: &BufferView,
     grad_in: &BufferView,
     limits: &DeviceLimits,
 ) -> Result<Option<Program>> {
-    let mut dispatches = Vec::new();
-    for b in boxes {
-        let b: Vec<_> = b.iter().map(|r| (r.start, r.len())).collect();
-        let Some(windows) = windows(plan, whole, &b, grad_out, grad_in, limits)? else { return Ok(None) };
-        dispatches.extend(windows);
-        if dispatches.len() as u64 > MAX_WINDOWS {
-            return Ok(None);
+    let of = |sided: bool| -> Result<Option<Vec<Dispatch>>> {
+        let mut dispatches = Vec::new();
+        for b in boxes {
+            let parts: Vec<SidedBox> = match sided {
+                true => vec![b.clone()],
+                false => plain(b).into_iter().map(|p| p.into_iter().map(Sides::run).collect()).collect(),
+            };
+            for part in parts {
+                let Some(windows) = windows(plan, whole, &part, grad_out, grad_in, limits)? else { return Ok(None) };
+                dispatches.extend(windows);
+                if dispatches.len() as u64 > MAX_WINDOWS {
+                    return Ok(None);
+                }
+            }
         }
-    }
+        Ok(Some(dispatches))
+    };
+    let Some(dispatches) = of(true)? else { return Ok(None) };
     if let Some(in_words) = whole.in_words().filter(|_| words) {
-        let windows = dispatches.iter().map(|d| in_words.word_window(d, limits)).collect::<Result<Vec<_>>>()?;
-        if let Some(windows) = windows.into_iter().collect::<Option<Vec<_>>>() {
-            return Ok(Some(in_words.program(windows)));
+        for dispatches in [Some(dispatches.clone()), of(false)?].into_iter().flatten() {
+            let windows = dispatches.iter().map(|d| in_words.word_window(d, limits)).collect::<Result<Vec<_>>>()?;
+            if let Some(windows) = windows.into_iter().collect::<Option<Vec<_>>>() {
+                return Ok(Some(in_words.program(windows)));
+            }
         }
     }
     Ok(Some(whole.program(dispatches)))
+}
+
+/// The plain boxes of `b`: each combination of its axes' sides.
+pub(super) fn plain(b: &[Sides]) -> Vec<IndexBox> {
+    let mut boxes = vec![Vec::new()];
+    for sides in b {
+        let runs: Vec<_> = [Some(sides.first.clone()), sides.second.clone()].into_iter().flatten().collect();
+        boxes = boxes.iter().flat_map(|b| runs.iter().map(move |r| [b.clone(), vec![r.clone()]].concat())).collect();
+    }
+    boxes
 }
 
 /// The bulk: on each axis the input indices of one image, a run (the whole axis where the
@@ -142,32 +170,36 @@ pub(super) fn widened(plan: &PadPlan, runs: &[Range<usize>]) -> Vec<Range<usize>
 
 /// The borders around the bulk `runs`, boxes of grad_in: the edges (one axis outside its run,
 /// every other inside: an element there has sums on that axis alone), then the corners (two
-/// axes or more outside: for the first two such axes `i < j`, a side of each, the other axes
-/// before `j` inside their runs, those after it whole). Empty boxes left out.
-pub(super) fn border_boxes(plan: &PadPlan, runs: &[Range<usize>]) -> (Vec<IndexBox>, Vec<IndexBox>) {
+/// axes or more outside: for the first two such axes `i < j`, their sides, the other axes
+/// before `j` inside their runs, those after it whole). An axis outside its run holds both
+/// its sides, the one before the run and the one after it. Empty boxes left out.
+pub(super) fn border_boxes(plan: &PadPlan, runs: &[Range<usize>]) -> (Vec<SidedBox>, Vec<SidedBox>) {
     let shape = plan.in_shape();
     let outside: Vec<usize> = (0..shape.len()).filter(|&d| runs[d] != (0..shape[d])).collect();
-    let sides = |d: usize| [0..runs[d].start, runs[d].end..shape[d]];
-    let non_empty = |b: &IndexBox| b.iter().all(|r| !r.is_empty());
+    let inside = |r: &Range<usize>| Sides::run(r.clone());
+    let sides = |d: usize| {
+        let (before, after) = (0..runs[d].start, runs[d].end..shape[d]);
+        match before.is_empty() {
+            true => Sides::run(after),
+            false => Sides { first: before, second: Some(after).filter(|a| !a.is_empty()) },
+        }
+    };
+    let non_empty = |b: &SidedBox| b.iter().all(|s| s.len() > 0);
     let mut edges = Vec::new();
     for &d in &outside {
-        for side in sides(d) {
-            let mut b = runs.to_vec();
-            b[d] = side;
-            edges.push(b);
-        }
+        let mut b: SidedBox = runs.iter().map(inside).collect();
+        b[d] = sides(d);
+        edges.push(b);
     }
     let mut corners = Vec::new();
     for (n, &i) in outside.iter().enumerate() {
         for &j in &outside[n + 1..] {
-            for (side_i, side_j) in sides(i).into_iter().flat_map(|a| sides(j).map(|b| (a.clone(), b))) {
-                let mut b = runs.to_vec();
-                (b[i], b[j]) = (side_i, side_j);
-                for (a, r) in b.iter_mut().enumerate().skip(j + 1) {
-                    *r = 0..shape[a];
-                }
-                corners.push(b);
+            let mut b: SidedBox = runs.iter().map(inside).collect();
+            (b[i], b[j]) = (sides(i), sides(j));
+            for (a, r) in b.iter_mut().enumerate().skip(j + 1) {
+                *r = Sides::run(0..shape[a]);
             }
+            corners.push(b);
         }
     }
     edges.retain(non_empty);
@@ -234,6 +266,14 @@ mod tests {
                 for elem in [4, 2, 1] {
                     let runs = bulk_box(&plan, elem);
                     let (edges, corners) = border_boxes(&plan, &runs);
+                    // An edge a touched axis (its two sides one box), a corner a pair of them.
+                    let outside = (0..rank).filter(|&a| runs[a] != (0..shape[a])).count();
+                    assert!(
+                        edges.len() <= outside && corners.len() <= outside * outside.saturating_sub(1) / 2,
+                        "{plan:?}"
+                    );
+                    let [edges, corners]: [Vec<IndexBox>; 2] =
+                        [edges, corners].map(|b| b.iter().flat_map(|b| plain(b)).collect());
                     let mut count = vec![0u32; plan.in_len()];
                     let coordinates = |e: usize| {
                         let mut rest = e;
@@ -426,13 +466,24 @@ mod tests {
         // 2: 1, 60, 61, 62): one-image runs 2..61 and 2..60.
         let runs = bulk_box(&plan, 4);
         assert_eq!(runs, [0..6, 2..61, 2..60]);
-        // The edges (sums on one axis) in the LEAN pipeline, the corners in the plan's.
+        // The edges (sums on one axis) in the LEAN pipeline, an axis's two sides one dispatch;
+        // the corners in the plan's, their four one dispatch.
         let pipelines: Vec<usize> = borders.iter().map(|d| d.pipeline()).collect();
-        assert_eq!(pipelines, [1, 1, 1, 1, 2, 2, 2, 2]);
+        assert_eq!(pipelines, [1, 1, 2]);
         let counts: Vec<u32> = borders.iter().map(|d| d.params.gradient().count).collect();
-        let edges = [6 * 2 * 58, 6 * 3 * 58, 6 * 59 * 2, 6 * 59 * 4];
-        assert_eq!(counts, [edges, [6 * 2 * 2, 6 * 2 * 4, 6 * 3 * 2, 6 * 3 * 4]].concat());
+        assert_eq!(counts, [6 * (2 + 3) * 58, 6 * 59 * (2 + 4), 6 * (2 + 3) * (2 + 4)]);
         assert_eq!(counts.iter().sum::<u32>() as usize, plan.in_len() - 6 * 59 * 58);
+        // Each side's length and the gap's: indices 0..2, then 61..64 (axis 1), 0..2, then
+        // 60..64 (axis 2); none on an axis inside its run.
+        let gaps = |d: &crate::gpu::program::Dispatch| {
+            let g = d.params.gradient();
+            [(g.gap_axis, g.gaps[0], g.gaps[1]), (g.gap2_axis, g.gaps[2], g.gaps[3])]
+        };
+        let none = (crate::gpu::params::NO_GAP, 0, 0);
+        assert_eq!(gaps(&borders[0]), [(1, 2, 59), none]);
+        assert_eq!(gaps(&borders[1]), [(2, 2, 58), none]);
+        assert_eq!(gaps(&borders[2]), [(1, 2, 59), (2, 2, 58)]);
+        assert_eq!(borders[2].params.gradient().axes[1].in_len, 5, "the window's indices, both sides");
         // The crop writes the bulk's rows: from element (0, 2, 2) of grad_in.
         assert!(crop.output().0 <= (2 * 64 + 2) * 4);
         // A constant pad: all bulk, a crop alone; with a crop of the input, zeros on borders.

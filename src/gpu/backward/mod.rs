@@ -30,9 +30,8 @@ use super::checks::limit;
 use super::params::MAX_RANK;
 use super::program::{BufferView, DeviceLimits, Program};
 use super::variant::KernelVariant;
-use super::window::every_index;
 use whole::Whole;
-use windows::{parts, windows};
+use windows::{parts, windows, Sides};
 
 impl Program {
     /// The program of `plan`'s gradient: reads `grad_out` (the gradient of the pad's output:
@@ -112,7 +111,7 @@ fn whole_program(
     if whole.in_span.is_none() {
         return Ok(whole.program(Vec::new()));
     }
-    if let Some(dispatches) = windows(plan, whole, &every_index(plan.in_shape()), grad_out, grad_in, limits)? {
+    if let Some(dispatches) = windows(plan, whole, &Sides::every_index(plan.in_shape()), grad_out, grad_in, limits)? {
         return Ok(whole.program(dispatches));
     }
     match parts(plan, whole, grad_out, grad_in, limits)? {

@@ -16,12 +16,14 @@ use crate::gpu::view::Span;
 /// What a binding error says the view was for.
 const WHAT: &str = "the gradient, where no window of it fits a binding";
 
-/// A window's extent on one axis: its first index and length, and the output coordinates
-/// they read (`lo..hi`; `None`: nothing, every index cropped away).
+/// A window's extent on one axis: its first index and length, its gap (`(at, len)`: its
+/// indices from the `at`-th on lie `len` further; a border's two sides in one window), and the
+/// output coordinates they read (`lo..hi`; `None`: nothing, every index cropped away).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct WindowAxis {
     pub(super) first: usize,
     pub(super) len: usize,
+    pub(super) gap: Option<(usize, usize)>,
     pub(super) reads: Option<(usize, usize)>,
 }
 
@@ -212,6 +214,7 @@ impl Whole {
         let (Uniform::Gradient(p), per_word) = (d.params, 4 / self.elem) else { return Ok(None) };
         let Some(inner) = (p.rank as usize).checked_sub(1) else { return Ok(None) };
         let whole_words = u64::from(p.in_base).is_multiple_of(per_word)
+            && ![p.gap_axis, p.gap2_axis].contains(&(inner as u32))
             && self.in_strides[inner] == 1
             && u64::from(p.axes[inner].in_len).is_multiple_of(per_word)
             && (0..inner).all(|a| p.axes[a].in_len == 1 || self.in_strides[a].is_multiple_of(per_word));
@@ -232,10 +235,17 @@ impl Whole {
         let mut p = self.params;
         let (mut in_first, mut in_last, mut out_first) = (0u64, 0u64, 0u64);
         let (mut lo, mut hi, mut reads) = (0u64, 0u64, true);
-        for (a, &WindowAxis { first, len, reads: hull }) in spans.iter().enumerate() {
+        let mut gaps = spans.iter().enumerate().filter_map(|(a, s)| Some((a as u32, s.gap?)));
+        for (axis, slot) in [(&mut p.gap_axis, 0), (&mut p.gap2_axis, 2)] {
+            if let Some((a, (at, len))) = gaps.next() {
+                (*axis, p.gaps[slot], p.gaps[slot + 1]) = (a, at as u32, len as u32);
+            }
+        }
+        assert!(gaps.next().is_none(), "a window has two gaps at most");
+        for (a, &WindowAxis { first, len, gap, reads: hull }) in spans.iter().enumerate() {
             let axis = &mut p.axes[a];
             in_first += first as u64 * self.in_strides[a];
-            in_last += (len as u64 - 1) * self.in_strides[a];
+            in_last += (len + gap.map_or(0, |(_, skipped)| skipped) - 1) as u64 * self.in_strides[a];
             if len as u32 != axis.in_len {
                 axis.in_len = len as u32;
                 (axis.in_magic, axis.in_shift) = magic_divisor(len as u32);

@@ -10,7 +10,7 @@ use std::ops::Range;
 use super::whole::{most_images, Part, Whole, WindowAxis};
 use crate::gpu::kernels::Shader;
 use crate::gpu::program::{BufferView, DeviceLimits, Dispatch, Program};
-use crate::gpu::window::{every_index, split, Extent, MAX_WINDOWS};
+use crate::gpu::window::{split, Extent, MAX_WINDOWS};
 
 /// Windows of the gradient past one binding, cut from grad_in's axes as every program's are
 /// ([`split`]); each window the whole gradient's pipeline and uniform with its own lengths
@@ -25,7 +25,7 @@ use crate::gpu::window::{every_index, split, Extent, MAX_WINDOWS};
 pub(super) fn windows(
     plan: &PadPlan,
     whole: &Whole,
-    b: &Extent,
+    b: &[Sides],
     grad_out: &BufferView,
     grad_in: &BufferView,
     limits: &DeviceLimits,
@@ -40,13 +40,58 @@ pub(super) fn windows(
         (false, Some(part)) if part.axis == a => part.clip(image_hull(&axes[a], mode, range.clone()), &axes[a], range),
         (false, _) => image_hull(&axes[a], mode, range),
     };
-    let mut window = |b: &Extent| {
-        let spans: Vec<_> = (b.iter().enumerate())
-            .map(|(a, &(first, len))| WindowAxis { first, len, reads: hull(a, first..first + len) })
+    // A window is `len` of an axis's indices from its `at`-th (counted over both sides).
+    let mut window = |w: &Extent| {
+        let spans: Vec<_> = (w.iter().zip(b).enumerate())
+            .map(|(a, (&(at, len), sides))| {
+                let (first, last) = (sides.index(at), sides.index(at + len - 1));
+                let gap = sides.gap().filter(|&(before, _)| at < before && at + len > before);
+                let gap = gap.map(|(before, skipped)| (before - at, skipped));
+                WindowAxis { first, len, gap, reads: hull(a, first..last + 1) }
+            })
             .collect();
         fits(whole.window(&spans, grad_out, grad_in, limits))
     };
-    fits(split(b, &vec![1; b.len()], limits.max_binding, &mut window))
+    let all: Vec<_> = b.iter().map(|sides| (0, sides.len())).collect();
+    fits(split(&all, &vec![1; all.len()], limits.max_binding, &mut window))
+}
+
+/// An axis of a box of grad_in: a run of indices, and where the box holds a border's two sides
+/// (`bulk.rs`), a second run after a gap.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Sides {
+    pub(super) first: Range<usize>,
+    pub(super) second: Option<Range<usize>>,
+}
+
+impl Sides {
+    /// One run, no gap.
+    pub(super) fn run(indices: Range<usize>) -> Sides {
+        Sides { first: indices, second: None }
+    }
+
+    /// Every index of axes of `lens`, no gap.
+    pub(super) fn every_index(lens: &[usize]) -> Vec<Sides> {
+        lens.iter().map(|&n| Sides::run(0..n)).collect()
+    }
+
+    /// The indices.
+    pub(super) fn len(&self) -> usize {
+        self.first.len() + self.second.as_ref().map_or(0, |r| r.len())
+    }
+
+    /// The `i`-th index.
+    fn index(&self, i: usize) -> usize {
+        match &self.second {
+            Some(second) if i >= self.first.len() => second.start + i - self.first.len(),
+            _ => self.first.start + i,
+        }
+    }
+
+    /// The gap: the indices before it, and its length.
+    fn gap(&self) -> Option<(usize, usize)> {
+        self.second.as_ref().map(|second| (self.first.len(), second.start - self.first.end))
+    }
 }
 
 /// `None` for a `GpuLimit::Windows` (what did not fit a binding).
@@ -106,7 +151,8 @@ pub(super) fn parts(
             w.part = Some(part);
             (w.params.part_axis, w.params.part_lo, w.params.part_hi) = (c as u32, part.lo as u32, part.hi as u32);
             w.params.part_continues = u32::from(continues);
-            let Some(mut windows) = windows(plan, &w, &every_index(plan.in_shape()), grad_out, grad_in, limits)? else {
+            let Some(mut windows) = windows(plan, &w, &Sides::every_index(plan.in_shape()), grad_out, grad_in, limits)?
+            else {
                 return Ok(Err(format!(
                     "nor in parts: no window of the part at output positions {}..{} of axis {c} fits",
                     part.lo, part.hi

@@ -193,6 +193,27 @@ pub(crate) fn one_image_run(axis: &AxisMap, mode: Mode) -> std::ops::Range<usize
     best.start as usize..best.end as usize
 }
 
+/// The most images any index of `axis` has in `mode` (1 for an axis left as it is); for a
+/// reflection of three elements or more and for symmetric, up to two more (every period
+/// counted with both of an index's images): what the GPU's gradient sizes its state and its
+/// lanes' sums by.
+pub(crate) fn most_images(axis: &AxisMap, mode: Mode) -> u64 {
+    if axis.is_identity() || axis.kept == 0 {
+        return 1;
+    }
+    let (out, n) = (axis.out_len as u64, axis.kept as u64);
+    match mode {
+        Mode::Constant => 1,
+        Mode::Edge if n == 1 => out,
+        Mode::Edge => (axis.pad_before.max(axis.pad_after) + 1) as u64,
+        Mode::Wrap => out.div_ceil(n),
+        // A reflection of one or two elements: each index its own mirror image, one a period.
+        Mode::Reflect if n <= 2 => out.div_ceil(mode.period(n)),
+        // Two images a period: its index and the mirror image.
+        Mode::Reflect | Mode::Symmetric => 2 * out.div_ceil(mode.period(n)),
+    }
+}
+
 /// The output coordinates of `axis` that read any of the input indices `range` (of the whole
 /// input axis), as `(lo, hi)`: the smallest of their [`images`] and one past the largest;
 /// `None` where every index of `range` is cropped away. What a window of the gradient along
@@ -259,6 +280,20 @@ mod tests {
                         check(mode, n, (b, e), plan.axes()[0]);
                     }
                 }
+            }
+        }
+    }
+
+    /// [`each_small_axis`], then axes of 1-9 elements padded by 0-21 a side.
+    fn each_axis_and_wide_pads(check: impl Fn(Mode, usize, (i64, i64), AxisMap)) {
+        each_small_axis(&check);
+        for (mode, n, b, e) in Mode::ALL
+            .into_iter()
+            .flat_map(|m| (1..10).map(move |n| (m, n)))
+            .flat_map(|(m, n)| (0..22).flat_map(move |b| (0..22).map(move |e| (m, n, b, e))))
+        {
+            if let Ok(plan) = PadPlan::new(DataType::Float32, &[n], &PadRequest::new(vec![b, e]).mode(mode)) {
+                check(mode, n, (b, e), plan.axes()[0]);
             }
         }
     }
@@ -334,16 +369,23 @@ mod tests {
             let longest = ones.split(|&one| !one).map(<[bool]>::len).max().unwrap_or(0);
             assert_eq!(run.len(), longest, "{what}");
         };
-        each_small_axis(check);
-        for (mode, n, b, e) in Mode::ALL
-            .into_iter()
-            .flat_map(|m| (1..10).map(move |n| (m, n)))
-            .flat_map(|(m, n)| (0..22).flat_map(move |b| (0..22).map(move |e| (m, n, b, e))))
-        {
-            if let Ok(plan) = PadPlan::new(DataType::Float32, &[n], &PadRequest::new(vec![b, e]).mode(mode)) {
-                check(mode, n, (b, e), plan.axes()[0]);
+        each_axis_and_wide_pads(check);
+    }
+
+    /// The most images an index has is the most of any index's [`images`] (a reflection's at
+    /// most two more: its last period counted whole), every mode, crops, pads of many periods.
+    #[test]
+    fn most_images_is_the_most_any_index_has() {
+        let check = |mode: Mode, n: usize, (b, e): (i64, i64), axis: AxisMap| {
+            let most = (0..axis.in_len).map(|k| images(&axis, mode, k).len()).max().unwrap_or(0).max(1);
+            let bound = most_images(&axis, mode) as usize;
+            let what = format!("{mode} n={n} pads ({b},{e}): {bound} for {most}");
+            match mode {
+                Mode::Reflect | Mode::Symmetric => assert!(bound >= most && bound <= most + 2, "{what}"),
+                Mode::Constant | Mode::Edge | Mode::Wrap => assert_eq!(bound, most, "{what}"),
             }
-        }
+        };
+        each_axis_and_wide_pads(check);
     }
 
     /// A range's hull is the least and one past the greatest of its indices' images, every

@@ -255,7 +255,7 @@ mod tests {
             PadPlan::new(DataType::Float32, &[2], &PadRequest::new(vec![30000, 30000]).mode(Mode::Wrap)).unwrap();
         let (wi, wo) = wide.byte_sizes().unwrap();
         let p = whole(&wide, &BufferView::dense(0, wo), &BufferView::dense(0, wi), &limits).unwrap();
-        assert_eq!(super::whole::most_images(&wide.axes()[0], Mode::Wrap), 30001);
+        assert_eq!(crate::adjoint::most_images(&wide.axes()[0], Mode::Wrap), 30001);
         assert_eq!(crate::adjoint::images(&wide.axes()[0], Mode::Wrap, 0).len(), 30001);
         assert_eq!(crate::adjoint::block_len(30001), 469);
         assert!(p.wgsl(0).contains("const SPLIT: bool = true;"));

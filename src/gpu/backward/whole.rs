@@ -2,10 +2,9 @@
 //! every check made once; one dispatch of it, or of one window.
 
 use crate::error::{GpuLimit, PadError, Result, Side};
-use crate::mode::Mode;
 use crate::plan::PadPlan;
 
-use crate::adjoint::{block_len, BLOCK};
+use crate::adjoint::{block_len, most_images, BLOCK};
 use crate::gpu::checks::{binding, check_views, grid, limit, view};
 use crate::gpu::kernels::{GradientElement, Shader};
 use crate::gpu::params::{magic_divisor, BackAxis, BackParams, Uniform, INDEX_LIMIT, MAX_RANK};
@@ -308,20 +307,4 @@ pub(super) fn split_lane_terms(counts: &[u64], d: usize) -> u64 {
     let blocks = n.div_ceil(b);
     let lanes = crate::gpu::params::WORKGROUP as u64;
     outer * (blocks.div_ceil(lanes) * b * inner + blocks)
-}
-
-/// The most images any index of `axis` has in `mode` (1 for an axis left as it is).
-pub(super) fn most_images(axis: &crate::plan::AxisMap, mode: Mode) -> u64 {
-    if axis.is_identity() || axis.kept == 0 {
-        return 1;
-    }
-    let (out, n) = (axis.out_len as u64, axis.kept as u64);
-    match mode {
-        Mode::Constant => 1,
-        Mode::Edge if n == 1 => out,
-        Mode::Edge => (axis.pad_before.max(axis.pad_after) + 1) as u64,
-        Mode::Wrap => out.div_ceil(n),
-        // Two images a period: its index and the mirror image.
-        Mode::Reflect | Mode::Symmetric => 2 * out.div_ceil(mode.period(n)),
-    }
 }

@@ -1,13 +1,13 @@
 //! The gradient past one binding: windows of its axes, or its sums in parts.
 
-use crate::adjoint::{image_hull, BLOCK};
+use crate::adjoint::{image_hull, most_images, BLOCK};
 use crate::error::{GpuLimit, PadError, Result};
 use crate::mode::Mode;
 use crate::plan::PadPlan;
 
 use std::ops::Range;
 
-use super::whole::{most_images, Part, Whole, WindowAxis};
+use super::whole::{Part, Whole, WindowAxis};
 use crate::gpu::kernels::Shader;
 use crate::gpu::program::{BufferView, DeviceLimits, Dispatch, Program};
 use crate::gpu::window::{split, Extent, MAX_WINDOWS};

@@ -4,9 +4,11 @@
 //! box, a crop of `grad_out`. It runs as the forward pad's crop (`Program::new` of a plan that
 //! crops `grad_out` to the box: the forward's kernels, at its speed). The rest, the borders,
 //! are boxes around it, each in windows of the gradient's own pipeline: the edges, one axis's
-//! indices before its run or after it with every other axis within its run (sums on that
+//! indices before its run and after it with every other axis within its run (sums on that
 //! axis alone: the one-level pipeline, LEAN, with no walk over several axes), and the corners,
-//! two axes or more outside their runs (the plan's pipeline). Each element of `grad_in` is in
+//! two axes or more outside their runs (the plan's pipeline); an axis's two sides are one box,
+//! its windows' indices skipping the run between them (a gap in the uniform), so that a 2-D
+//! pad's borders are three dispatches, not eight. Each element of `grad_in` is in
 //! exactly one box, and a border box holds only elements with a sum, so the gradient's walk
 //! (the cost of its pipeline on every element, used or not) runs where there are sums and
 //! nowhere else, the general one only where two axes have them.
@@ -447,7 +449,8 @@ mod tests {
     }
 
     /// The gradient's program: the forward's crop of the bulk first (its own pipeline, not
-    /// the gradient's), then a window of the gradient's pipeline per border box, which
+    /// the gradient's), then a window of the gradient's pipeline per border box (an edge an
+    /// axis, a corner a pair of axes, each axis's two sides one window with a gap), which
     /// together hold every element the crop does not; a pad with nothing but one-image
     /// indices is the crop alone; 16-bit elements crop their rows in whole words; where no
     /// index has one image, the gradient's pipeline alone.

@@ -19,9 +19,10 @@ use crate::gpu::window::{split, Extent, MAX_WINDOWS};
 /// whole axis's kept index, in wrapping arithmetic), and the window binds the hull of its
 /// images in `grad_out` ([`crate::adjoint`]'s `image_hull`), its base counted from there
 /// (wrapping where the hull starts past the window's first position: only the sums of the
-/// offsets are bound). Of `b`, a box of grad_in (per axis: first index and length); `None`
-/// where no windows fit (a wrap whose images span the axis, say: [`parts`]). With a part, the
-/// images in it only.
+/// offsets are bound). Of `b`, a box of grad_in (per axis: a run of indices, or two with a
+/// gap between, [`Sides`]: a window across the gap binds the hull of both and skips the gap's
+/// indices); `None` where no windows fit (a wrap whose images span the axis, say: [`parts`]).
+/// With a part, the images in it only.
 pub(super) fn windows(
     plan: &PadPlan,
     whole: &Whole,

@@ -112,11 +112,16 @@ fn in_windows(
     };
     let Some(dispatches) = of(true)? else { return Ok(None) };
     if let Some(in_words) = whole.in_words().filter(|_| words) {
-        for dispatches in [Some(dispatches.clone()), of(false)?].into_iter().flatten() {
+        let in_words_of = |dispatches: &[Dispatch]| -> Result<Option<Program>> {
             let windows = dispatches.iter().map(|d| in_words.word_window(d, limits)).collect::<Result<Vec<_>>>()?;
-            if let Some(windows) = windows.into_iter().collect::<Option<Vec<_>>>() {
-                return Ok(Some(in_words.program(windows)));
-            }
+            Ok(windows.into_iter().collect::<Option<Vec<_>>>().map(|w| in_words.program(w)))
+        };
+        // The sides apart only where the sides together do not take words.
+        if let Some(program) = in_words_of(&dispatches)? {
+            return Ok(Some(program));
+        }
+        if let Some(program) = of(false)?.map(|apart| in_words_of(&apart)).transpose()?.flatten() {
+            return Ok(Some(program));
         }
     }
     Ok(Some(whole.program(dispatches)))
@@ -178,7 +183,6 @@ pub(super) fn widened(plan: &PadPlan, runs: &[Range<usize>]) -> Vec<Range<usize>
 pub(super) fn border_boxes(plan: &PadPlan, runs: &[Range<usize>]) -> (Vec<SidedBox>, Vec<SidedBox>) {
     let shape = plan.in_shape();
     let outside: Vec<usize> = (0..shape.len()).filter(|&d| runs[d] != (0..shape[d])).collect();
-    let inside = |r: &Range<usize>| Sides::run(r.clone());
     let sides = |d: usize| {
         let (before, after) = (0..runs[d].start, runs[d].end..shape[d]);
         match before.is_empty() {
@@ -189,14 +193,14 @@ pub(super) fn border_boxes(plan: &PadPlan, runs: &[Range<usize>]) -> (Vec<SidedB
     let non_empty = |b: &SidedBox| b.iter().all(|s| s.len() > 0);
     let mut edges = Vec::new();
     for &d in &outside {
-        let mut b: SidedBox = runs.iter().map(inside).collect();
+        let mut b: SidedBox = runs.iter().cloned().map(Sides::run).collect();
         b[d] = sides(d);
         edges.push(b);
     }
     let mut corners = Vec::new();
     for (n, &i) in outside.iter().enumerate() {
         for &j in &outside[n + 1..] {
-            let mut b: SidedBox = runs.iter().map(inside).collect();
+            let mut b: SidedBox = runs.iter().cloned().map(Sides::run).collect();
             (b[i], b[j]) = (sides(i), sides(j));
             for (a, r) in b.iter_mut().enumerate().skip(j + 1) {
                 *r = Sides::run(0..shape[a]);

@@ -10,7 +10,10 @@
 //! ```
 //!
 //! FILTER keeps the cases whose `backward/NAME/MODE` contains it; `--calls` (default 200) a
-//! round's calls of each, `--rounds` (default 3) the rounds, each case's in turn.
+//! round's calls of each, `--rounds` (default 3) the rounds, each case's in turn. `--alone`
+//! makes a round each function's calls one after another rather than in turn: one function
+//! repeated, as `benchmarks/jax_backward.py` times XLA (in turn, each call finds the caches
+//! holding the others' bytes, a handicap the XLA side does not have).
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -25,10 +28,11 @@ struct Args {
     filter: String,
     calls: usize,
     rounds: usize,
+    alone: bool,
 }
 
 fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
-    let mut parsed = Args { filter: String::new(), calls: 200, rounds: 3 };
+    let mut parsed = Args { filter: String::new(), calls: 200, rounds: 3, alone: false };
     while let Some(arg) = args.next() {
         let mut count = |flag: &str| {
             let value = args.next().ok_or(format!("{flag} needs a count"))?;
@@ -40,6 +44,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         match arg.as_str() {
             "--calls" => parsed.calls = count("--calls")?,
             "--rounds" => parsed.rounds = count("--rounds")?,
+            "--alone" => parsed.alone = true,
             flag if flag.starts_with('-') => return Err(format!("unknown flag '{flag}'")),
             filter => parsed.filter = filter.to_string(),
         }
@@ -80,23 +85,26 @@ fn main() {
         }
     };
     let threads = std::env::var("WGPU_PAD_CPU_THREADS").unwrap_or_else(|_| "unset".into());
-    println!("# {} calls a round, {} rounds; WGPU_PAD_CPU_THREADS {threads}", args.calls, args.rounds);
+    let order = if args.alone { "each function's calls in a row" } else { "the functions in turn" };
+    println!("# {} calls a round, {} rounds, {order}; WGPU_PAD_CPU_THREADS {threads}", args.calls, args.rounds);
     let arena = OutputArena::new(1 << 30);
     for case in BACKWARD_CASES.iter().filter(|c| format!("backward/{}/{}", c.0, c.4).contains(&args.filter)) {
         let (plan, grad, input) = backward_case(case);
         let mut out = vec![0u8; plan.byte_sizes().expect("sizes that fit").1 as usize];
         for round in 1..=args.rounds {
             let mut times = [(); 3].map(|_| Vec::with_capacity(args.calls));
-            for _ in 0..args.calls {
+            let mut call = |f: usize| {
                 let t = Instant::now();
-                drop(black_box(cpu::pad_backward(&plan, &grad).expect("a gradient")));
-                times[0].push(t.elapsed().as_secs_f64() * 1e6);
-                let t = Instant::now();
-                arena.recycle(black_box(cpu::pad_backward_in(&plan, &grad, &arena).expect("a gradient")));
-                times[1].push(t.elapsed().as_secs_f64() * 1e6);
-                let t = Instant::now();
-                cpu::pad_into(&plan, black_box(&input), &mut out).expect("a pad");
-                times[2].push(t.elapsed().as_secs_f64() * 1e6);
+                match f {
+                    0 => drop(black_box(cpu::pad_backward(&plan, &grad).expect("a gradient"))),
+                    1 => arena.recycle(black_box(cpu::pad_backward_in(&plan, &grad, &arena).expect("a gradient"))),
+                    _ => cpu::pad_into(&plan, black_box(&input), &mut out).expect("a pad"),
+                }
+                times[f].push(t.elapsed().as_secs_f64() * 1e6);
+            };
+            match args.alone {
+                true => (0..3).for_each(|f| (0..args.calls).for_each(|_| call(f))),
+                false => (0..args.calls).for_each(|_| (0..3).for_each(&mut call)),
             }
             println!("{}", report(case, round, times.map(min_median)));
         }
@@ -113,10 +121,10 @@ mod tests {
 
     #[test]
     fn flags_are_read_and_bad_ones_named() {
-        let a = args(&["224x224", "--calls", "5", "--rounds", "2"]).unwrap();
-        assert_eq!((a.filter.as_str(), a.calls, a.rounds), ("224x224", 5, 2));
+        let a = args(&["224x224", "--calls", "5", "--rounds", "2", "--alone"]).unwrap();
+        assert_eq!((a.filter.as_str(), a.calls, a.rounds, a.alone), ("224x224", 5, 2, true));
         let a = args(&[]).unwrap();
-        assert_eq!((a.filter.as_str(), a.calls, a.rounds), ("", 200, 3));
+        assert_eq!((a.filter.as_str(), a.calls, a.rounds, a.alone), ("", 200, 3, false));
         for (bad, named) in [
             (&["--calls", "0"][..], "--calls"),
             (&["--rounds", "x"], "--rounds"),

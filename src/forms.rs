@@ -58,28 +58,30 @@ fn not_in_version(what: impl Into<String>, form: &str, hint: impl Into<String>) 
 
 const LENIENT: &str = "FormOptions::lenient accepts it";
 
+/// Each form's modes (a mode not listed is refused unless lenient): ONNX's with the Pad
+/// version that added it, com.microsoft's and OpenVINO's.
+const ONNX_MODES: [(Mode, u32); 4] = [(Mode::Constant, 1), (Mode::Reflect, 1), (Mode::Edge, 1), (Mode::Wrap, 19)];
+const MICROSOFT_MODES: [Mode; 3] = [Mode::Constant, Mode::Reflect, Mode::Edge];
+const OPENVINO_MODES: [Mode; 4] = [Mode::Constant, Mode::Reflect, Mode::Edge, Mode::Symmetric];
+
 /// Parses `mode` and checks it and `dtype` against ONNX Pad-`version`.
 fn onnx_check(version: u32, mode: &str, dtype: DataType, opts: &FormOptions) -> Result<Mode> {
     let mode: Mode = mode.parse()?;
     let form = format!("ONNX Pad-{version}");
-    let mode_since = match mode {
-        Mode::Constant | Mode::Reflect | Mode::Edge => Some(1),
-        Mode::Wrap => Some(19),
-        Mode::Symmetric => None,
-    };
     if !opts.lenient {
-        match mode_since {
-            Some(since) if since > version => {
+        match ONNX_MODES.iter().find(|&&(m, _)| m == mode) {
+            Some(&(_, since)) if since > version => {
                 return Err(not_in_version(format!("mode {mode}"), &form, format!("added in Pad-{since}; {LENIENT}")))
             }
+            Some(_) => {}
             None => {
+                let whose = if OPENVINO_MODES.contains(&mode) { " (OpenVINO's)" } else { "" };
                 return Err(not_in_version(
                     format!("mode {mode}"),
                     &form,
-                    format!("symmetric is OpenVINO's; {LENIENT}"),
-                ))
+                    format!("not an ONNX mode{whose}; {LENIENT}"),
+                ));
             }
-            _ => {}
         }
         let since = onnx_type_since(dtype);
         if since > version {
@@ -228,7 +230,7 @@ pub fn microsoft_pad(
 ) -> Result<PadPlan> {
     let form = "com.microsoft Pad-1";
     let mode: Mode = mode.parse()?;
-    if matches!(mode, Mode::Wrap | Mode::Symmetric) && !opts.lenient {
+    if !MICROSOFT_MODES.contains(&mode) && !opts.lenient {
         return Err(not_in_version(format!("mode {mode}"), form, LENIENT));
     }
     let mut req = request(int_values(pads, form, "pads", false, true)?, mode, &opts);
@@ -258,8 +260,8 @@ pub fn openvino_pad(
 ) -> Result<PadPlan> {
     let form = "OpenVINO Pad-1";
     let mode: Mode = pad_mode.parse()?;
-    if mode == Mode::Wrap && !opts.lenient {
-        return Err(not_in_version("mode wrap", form, LENIENT));
+    if !OPENVINO_MODES.contains(&mode) && !opts.lenient {
+        return Err(not_in_version(format!("mode {mode}"), form, LENIENT));
     }
     let begin = int_values(pads_begin, form, "pads_begin", true, false)?;
     let end = int_values(pads_end, form, "pads_end", true, false)?;
@@ -422,6 +424,40 @@ mod tests {
         assert!(e.to_string().contains("input pads: type int32, expected int64"), "{e}");
         let e = onnx_pad(11, DataType::Float32, &[2], "Edge", OnnxPadInputs::new(&pads), D).unwrap_err();
         assert!(matches!(e, PadError::InvalidMode { .. }), "{e}");
+    }
+
+    /// Each form takes the modes its spec lists (ONNX Pad-13 and Pad-24, com.microsoft's,
+    /// OpenVINO's) and refuses the others but when lenient, saying why.
+    #[test]
+    fn each_form_takes_its_own_modes() {
+        let (pads, one) = (i64s(&[1, 1]), Tensor::from_slice(DataType::Int64, vec![1], &[1i64]).unwrap());
+        let lists: [(&str, &[&str]); 4] = [
+            ("ONNX Pad-13", &["constant", "reflect", "edge"]),
+            ("ONNX Pad-24", &["constant", "reflect", "edge", "wrap"]),
+            ("com.microsoft Pad-1", &["constant", "reflect", "edge"]),
+            ("OpenVINO Pad-1", &["constant", "reflect", "edge", "symmetric"]),
+        ];
+        for (form, list) in lists {
+            for mode in Mode::ALL.map(Mode::name) {
+                let run = |opts: FormOptions| match form {
+                    "ONNX Pad-13" => onnx_pad(13, DataType::Float32, &[2], mode, OnnxPadInputs::new(&pads), opts),
+                    "ONNX Pad-24" => onnx_pad(24, DataType::Float32, &[2], mode, OnnxPadInputs::new(&pads), opts),
+                    "com.microsoft Pad-1" => microsoft_pad(DataType::Float32, &[2], mode, &pads, None, opts),
+                    _ => openvino_pad(DataType::Float32, &[2], mode, &one, &one, None, opts),
+                };
+                assert!(run(FormOptions::lenient()).is_ok(), "{form} {mode} lenient");
+                match run(D) {
+                    Ok(_) => assert!(list.contains(&mode), "{form} took {mode}"),
+                    Err(e) => {
+                        assert!(!list.contains(&mode), "{form} refused {mode}: {e}");
+                        assert!(matches!(e, PadError::NotInVersion { .. }), "{e}");
+                        assert!(e.to_string().contains(&format!("mode {mode}")), "{e}");
+                    }
+                }
+            }
+        }
+        let e = onnx_pad(24, DataType::Float32, &[2], "symmetric", OnnxPadInputs::new(&pads), D).unwrap_err();
+        assert!(e.to_string().contains("not an ONNX mode (OpenVINO's)"), "{e}");
     }
 
     #[test]

@@ -376,31 +376,6 @@ const WGSL_RESERVED: &[&str] = &[
     "yield",
 ];
 
-/// The mode's rule on one axis: the body of `{p}kept_index` after the kept range.
-/// Inside the kept places: constant mode's interior padding keeps every `step`-th (a uniform
-/// branch where there is none); the other modes have none.
-fn kept_rule(mode: Mode) -> &'static str {
-    match mode {
-        Mode::Constant => {
-            "if (a.step <= 1u) {\n            return j;\n        }\n        let k = j / a.step;\n        return select(NONE, k, k * a.step == j);"
-        }
-        Mode::Edge | Mode::Reflect | Mode::Wrap | Mode::Symmetric => "return j;",
-    }
-}
-
-fn rule(mode: Mode) -> &'static str {
-    match mode {
-        Mode::Constant => "return NONE;",
-        Mode::Edge => "return select(a.kept - 1u, 0u, o < a.pad_before);",
-        // The position in the period, (o - pad_before) mod period, without a signed value.
-        Mode::Wrap => "return (o + a.period_offset) % a.period;",
-        Mode::Reflect => "let k = (o + a.period_offset) % a.period;\n    return select(a.period - k, k, k < a.kept);",
-        Mode::Symmetric => {
-            "let k = (o + a.period_offset) % a.period;\n    return select(a.period - 1u - k, k, k < a.kept);"
-        }
-    }
-}
-
 fn functions(mode: Mode, rank: usize, p: &str) -> String {
     let mut s = format!(
         "// wgpu-pad {mode} pad of rank {rank}, as functions (wgpu_pad::fused)\n\
@@ -408,8 +383,8 @@ fn functions(mode: Mode, rank: usize, p: &str) -> String {
          struct {p}Axis {{\n    pad_before: u32,\n    kept: u32,\n    crop_start: u32,\n    period: u32,\n    period_offset: u32,\n    in_stride: u32,\n    out_len: u32,\n    step: u32,\n}}\n\
          struct {p}Params {{\n    axes: array<{p}Axis, {rank}>,\n    constant: vec4<u32>,\n}}\n\
          fn {p}kept_index(o: u32, a: {p}Axis) -> u32 {{\n    let j = o - a.pad_before; // wraps past kept when o < pad_before\n    if (j < a.kept) {{\n        {}\n    }}\n    {}\n}}\n",
-        kept_rule(mode).replace("NONE", &format!("{p}NONE")),
-        rule(mode).replace("NONE", &format!("{p}NONE"))
+        mode.wgsl().fused_kept.replace("NONE", &format!("{p}NONE")),
+        mode.wgsl().fused_pad.replace("NONE", &format!("{p}NONE"))
     );
     let _ = writeln!(s, "fn {p}source(p: {p}Params, o: array<u32, {rank}>) -> u32 {{\n    var src = 0u;");
     for d in 0..rank {
@@ -474,35 +449,9 @@ mod tests {
         for (a, &o) in axes.iter().zip(o) {
             let [pad_before, kept, crop_start, period, period_offset, in_stride, _, _] = *a;
             let j = o.wrapping_sub(pad_before);
-            let k = if j < kept {
-                j
-            } else {
-                let k = (o + period_offset) % period;
-                match mode {
-                    Mode::Constant => return None,
-                    Mode::Edge => {
-                        if o < pad_before {
-                            0
-                        } else {
-                            kept - 1
-                        }
-                    }
-                    Mode::Wrap => k,
-                    Mode::Reflect => {
-                        if k < kept {
-                            k
-                        } else {
-                            period - k
-                        }
-                    }
-                    Mode::Symmetric => {
-                        if k < kept {
-                            k
-                        } else {
-                            period - 1 - k
-                        }
-                    }
-                }
+            let k = match j < kept {
+                true => j,
+                false => crate::mode::fused_pad_on_host(mode, o, [pad_before, kept, period, period_offset])?,
             };
             src += (crop_start + k) * in_stride;
         }

@@ -102,6 +102,87 @@ impl Mode {
             Mode::Symmetric => "mirror",
         }
     }
+
+    /// The mode's index rule in WGSL, every piece a shader takes by mode ([`ModeWgsl`]): the
+    /// one place a new mode gives the GPU its rule.
+    pub(crate) fn wgsl(self) -> ModeWgsl {
+        match self {
+            Mode::Constant => ModeWgsl {
+                source_coord: include_str!("../shaders/constant.wgsl"),
+                gradient_list: include_str!("../shaders/backward/constant.wgsl"),
+                gradient_mirror: 0,
+                fused_kept: "if (a.step <= 1u) {\n            return j;\n        }\n        let k = j / a.step;\n        return select(NONE, k, k * a.step == j);",
+                fused_pad: "return NONE;",
+            },
+            Mode::Reflect => ModeWgsl {
+                source_coord: include_str!("../shaders/reflect.wgsl"),
+                gradient_list: include_str!("../shaders/backward/periodic.wgsl"),
+                gradient_mirror: 1,
+                fused_kept: "return j;",
+                fused_pad: "let k = (o + a.period_offset) % a.period;\n    return select(a.period - k, k, k < a.kept);",
+            },
+            Mode::Edge => ModeWgsl {
+                source_coord: include_str!("../shaders/edge.wgsl"),
+                gradient_list: include_str!("../shaders/backward/edge.wgsl"),
+                gradient_mirror: 0,
+                fused_kept: "return j;",
+                fused_pad: "return select(a.kept - 1u, 0u, o < a.pad_before);",
+            },
+            Mode::Wrap => ModeWgsl {
+                source_coord: include_str!("../shaders/wrap.wgsl"),
+                gradient_list: include_str!("../shaders/backward/periodic.wgsl"),
+                gradient_mirror: 0,
+                fused_kept: "return j;",
+                // The position in the period, (o - pad_before) mod period, without a signed value.
+                fused_pad: "return (o + a.period_offset) % a.period;",
+            },
+            Mode::Symmetric => ModeWgsl {
+                source_coord: include_str!("../shaders/symmetric.wgsl"),
+                gradient_list: include_str!("../shaders/backward/periodic.wgsl"),
+                gradient_mirror: 2,
+                fused_kept: "return j;",
+                fused_pad: "let k = (o + a.period_offset) % a.period;\n    return select(a.period - 1u - k, k, k < a.kept);",
+            },
+        }
+    }
+}
+
+/// A mode's index rule in WGSL ([`Mode::wgsl`]), as each kind of shader takes it. Each is
+/// [`source_index`] over the host's words for the axis (`gpu::params`, `fused`'s `Axis`);
+/// the tests of each kind hold it to the CPU path's bits.
+pub(crate) struct ModeWgsl {
+    /// The forward kernels' `source_coord(o, d)` (`shaders/<mode>.wgsl`).
+    pub source_coord: &'static str,
+    /// The gradient's `list` of a kept index's images (`shaders/backward/`: constant's, edge's,
+    /// or the periodic modes' one).
+    pub gradient_list: &'static str,
+    /// The gradient's `MIRROR` for the periodic list: 0 none (wrap), 1 reflect's (the edge
+    /// not repeated), 2 symmetric's.
+    pub gradient_mirror: u32,
+    /// The `fused` functions' `kept_index` inside the kept range (constant mode's interior
+    /// padding keeps every `step`-th, a uniform branch where there is none) ...
+    pub fused_kept: &'static str,
+    /// ... and past it (`NONE` where the constant goes), over `o`, `j = o - pad_before` and
+    /// the axis `a`.
+    pub fused_pad: &'static str,
+}
+
+/// [`ModeWgsl::fused_pad`] read on the host, over the same words (`[pad_before, kept, period,
+/// period_offset]`): `fused`'s tests hold the host's reading to the plan's index function.
+#[cfg(test)]
+pub(crate) fn fused_pad_on_host(
+    mode: Mode,
+    o: u32,
+    [pad_before, kept, period, period_offset]: [u32; 4],
+) -> Option<u32> {
+    let k = (o + period_offset) % period;
+    match mode {
+        Mode::Constant => None,
+        Mode::Edge => Some(if o < pad_before { 0 } else { kept - 1 }),
+        Mode::Wrap => Some(k),
+        Mode::Reflect => Some(if k < kept { k } else { period - k }),
+        Mode::Symmetric => Some(if k < kept { k } else { period - 1 - k }),
+    }
 }
 
 /// [`Mode::period`] in any wide enough integer (`source_index` works in i64 and i128), for

@@ -135,12 +135,11 @@ impl PipelineKey {
         let Some(bytes) = dtype.width().bytes().map(|b| b as u8) else { return Vec::new() };
         match kind {
             ProgramKind::Pad => PipelineKey::all_for(mode, bytes, variant),
-            ProgramKind::InteriorPad => match mode {
-                Mode::Constant => {
-                    vec![PipelineKey::new(mode, bytes, false, Shader::Interior { narrow: bytes < 4 }, false)]
-                }
-                Mode::Reflect | Mode::Edge | Mode::Wrap | Mode::Symmetric => Vec::new(),
-            },
+            // Interior padding is constant mode's alone (`PadPlan` refuses it in the others).
+            ProgramKind::InteriorPad if mode == Mode::Constant => {
+                vec![PipelineKey::new(mode, bytes, false, Shader::Interior { narrow: bytes < 4 }, false)]
+            }
+            ProgramKind::InteriorPad => Vec::new(),
             ProgramKind::Gradient => {
                 if !crate::cpu::has_gradient(dtype) {
                     return Vec::new();
@@ -153,12 +152,12 @@ impl PipelineKey {
                 let parts = if dtype == DataType::Complex64 { DataType::Float32 } else { dtype };
                 let Some(element) = GradientElement::of(parts) else { return keys };
                 let elem = element.bytes() as u8;
-                // A constant pad's images are one an index: one level, no long sums.
-                let shapes: Vec<(bool, u8)> = match mode {
-                    Mode::Constant => vec![(false, 1)],
-                    Mode::Reflect | Mode::Edge | Mode::Wrap | Mode::Symmetric => {
-                        [false, true].into_iter().flat_map(|s| GRADIENT_LEVELS.map(|l| (s, l))).collect()
-                    }
+                // A constant pad's pads read nothing, so an index's images are its kept
+                // position alone: one level, no long sums. Every other mode's pads read kept
+                // indices.
+                let shapes: Vec<(bool, u8)> = match mode == Mode::Constant {
+                    true => vec![(false, 1)],
+                    false => [false, true].into_iter().flat_map(|s| GRADIENT_LEVELS.map(|l| (s, l))).collect(),
                 };
                 for (split, levels) in shapes {
                     keys.push(PipelineKey::new(

@@ -1,7 +1,7 @@
 //! The pad's gradient's pipeline pieces (`gpu/backward/` builds its programs; `PipelineKey::wgsl`
 //! assembles them as every kernel's): its uniform and bindings, its constants, the element
-//! type's loads, stores and rounded addition, the mode's list of images, and
-//! `shaders/backward.wgsl`.
+//! type's loads, stores and rounded addition, and `shaders/backward.wgsl` (the mode's list of
+//! an index's images is `Mode::wgsl`'s).
 
 use super::GradientElement;
 use crate::adjoint::{BLOCK, MAX_BLOCKS};
@@ -38,16 +38,11 @@ pub(super) fn constants(
     levels: u8,
     words: bool,
 ) -> Vec<(&'static str, WgslValue)> {
-    let mirror = match mode {
-        Mode::Reflect => 1,
-        Mode::Symmetric => 2,
-        Mode::Constant | Mode::Edge | Mode::Wrap => 0,
-    };
     let mut c = vec![
         ("MAX_LEVELS", WgslValue::U32(levels.into())),
         ("BLOCK", WgslValue::U32(BLOCK as u32)),
         ("MAX_BLOCKS", WgslValue::U32(MAX_BLOCKS as u32)),
-        ("MIRROR", WgslValue::U32(mirror)),
+        ("MIRROR", WgslValue::U32(mode.wgsl().gradient_mirror)),
         ("SPLIT", WgslValue::Bool(split)),
         ("WORDS", WgslValue::Bool(words)),
         ("NO_PART", WgslValue::U32(crate::gpu::params::NO_PART)),
@@ -79,15 +74,6 @@ pub(super) fn element_code(element: GradientElement) -> String {
         GradientElement::Float16 => packed(include_str!("../../../shaders/backward/float16.wgsl")),
         GradientElement::Bfloat16 => packed(include_str!("../../../shaders/backward/bfloat16.wgsl")),
         GradientElement::Float8(_) => packed(include_str!("../../../shaders/backward/float8.wgsl")),
-    }
-}
-
-/// The mode's `list` of an index's images.
-pub(super) fn list(mode: Mode) -> &'static str {
-    match mode {
-        Mode::Constant => include_str!("../../../shaders/backward/constant.wgsl"),
-        Mode::Edge => include_str!("../../../shaders/backward/edge.wgsl"),
-        Mode::Reflect | Mode::Wrap | Mode::Symmetric => include_str!("../../../shaders/backward/periodic.wgsl"),
     }
 }
 

@@ -353,14 +353,10 @@ impl Shader {
     /// The mode's index rule: a pad's `source_coord`, the gradient's `list` of images; none
     /// for the interior pad (constant only: its element's source is its kernel's).
     pub(crate) fn mode_wgsl(self, mode: Mode) -> &'static str {
-        match (self, mode) {
-            (Shader::Backward { .. }, mode) => gradient::list(mode),
-            (Shader::Interior { .. }, _) => "",
-            (_, Mode::Constant) => include_str!("../../../shaders/constant.wgsl"),
-            (_, Mode::Reflect) => include_str!("../../../shaders/reflect.wgsl"),
-            (_, Mode::Edge) => include_str!("../../../shaders/edge.wgsl"),
-            (_, Mode::Wrap) => include_str!("../../../shaders/wrap.wgsl"),
-            (_, Mode::Symmetric) => include_str!("../../../shaders/symmetric.wgsl"),
+        match self {
+            Shader::Backward { .. } => mode.wgsl().gradient_list,
+            Shader::Interior { .. } => "",
+            Shader::Rows(_) | Shader::Flat(_) | Shader::Narrow(_) | Shader::Rows16 => mode.wgsl().source_coord,
         }
     }
 

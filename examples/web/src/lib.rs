@@ -42,6 +42,13 @@ pub async fn create_padder() -> Result<Padder, JsError> {
     Ok(Padder { gpu, adapter })
 }
 
+/// Every mode's name (`Mode::ALL`), for the page's list: a new mode shows without a change
+/// to the page.
+#[wasm_bindgen]
+pub fn modes() -> Vec<String> {
+    Mode::ALL.iter().map(|m| m.name().to_string()).collect()
+}
+
 /// The plan for an RGBA image padded on its height and width: `pads` are
 /// `[top, left, bottom, right]` (negative crops), `value` the constant for every channel.
 fn image_plan(height: usize, width: usize, mode: &str, pads: &[i32], value: u8) -> Result<PadPlan, JsError> {

@@ -2,9 +2,8 @@
 // WebGPU and on the wasm CPU path, draws input and outputs, and times both.
 // Pads negative crop. The query string can set them: ?pads=top,left,bottom,right&value=v.
 // For scripted checks, `window.demoResult` holds every output's bytes from both paths.
-import init, { createPadder, padCpu } from './pkg/wgpu_pad_web.js';
+import init, { createPadder, modes, padCpu } from './pkg/wgpu_pad_web.js';
 
-const MODES = ['constant', 'reflect', 'edge', 'wrap', 'symmetric'];
 const RUNS = 5; // timed runs per path, after one warm-up run; the median is shown
 const $ = (id) => document.getElementById(id);
 
@@ -56,9 +55,10 @@ async function run(padder, image) {
   const height = image.height + top + bottom;
   $('grid').replaceChildren();
   figure(`input ${image.width}×${image.height}`, image.width, image.height, image.rgba);
-  const result = { adapter: padder ? padder.adapter() : null, pads, value, width, height, modes: {} };
+  const all = modes(); // the crate's Mode::ALL
+  const result = { adapter: padder ? padder.adapter() : null, pads, value, width, height, all, modes: {} };
   let allEqual = true;
-  for (const mode of MODES) {
+  for (const mode of all) {
     let cpu, cpuTimes = [];
     for (let i = 0; i <= RUNS; i++) {
       const t = performance.now();
@@ -98,7 +98,7 @@ async function run(padder, image) {
   }
   result.allEqual = allEqual;
   $('status').textContent = allEqual
-    ? `done: all ${MODES.length} modes, GPU output equals the CPU path's, byte for byte`
+    ? `done: all ${all.length} modes, GPU output equals the CPU path's, byte for byte`
     : 'done: the GPU and CPU outputs differ, or the GPU path failed (see above)';
   $('status').className = allEqual ? '' : 'bad';
   window.demoResult = result;

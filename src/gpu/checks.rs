@@ -102,29 +102,56 @@ pub(super) fn check_view_bounds(v: &View, limits: &DeviceLimits) -> Result<()> {
     Ok(())
 }
 
-/// A view's one binding: its span from an aligned start, in whole words; offsets within it
-/// in elements. A `GpuLimit` where it does not fit the device's bindings, `what` naming the
-/// pad and why no window can take it.
-pub(super) fn binding(v: &View, (start, end): (u64, u64), limits: &DeviceLimits, what: &str) -> Result<(u64, u64)> {
-    let align = limits.storage_alignment.max(4);
+/// A view's binding of its bytes `start..end`, the one rule every program binds by: from the
+/// device's alignment down (or `granule`'s, where wider), in whole `granule`-byte words up
+/// (WebGPU binds storage in 4-byte words whatever alignment a device reports; rows16 in 16).
+/// `Ok(Err(size))` where its `size` bytes are more than `max` or than the device binds: the
+/// caller cuts its window. `BufferTooSmall` where it would end past the buffer, an error naming the side
+/// where past the last byte an offset can name (a view at the top of the address space, on a
+/// device claiming unbounded buffers).
+pub(super) fn binding(
+    v: &View,
+    (start, end): (u64, u64),
+    granule: u64,
+    max: u64,
+    limits: &DeviceLimits,
+) -> Result<std::result::Result<(u64, u64), u64>> {
+    let align = limits.storage_alignment.max(granule);
     let start = start / align * align;
-    let size = end.next_multiple_of(4) - start;
-    let max = limits.max_binding.min(u32::MAX as u64 * 4);
-    if size > max || end.next_multiple_of(4) > v.buffer_size {
-        return match size > max {
-            true => Err(limit(
-                GpuLimit::Windows,
-                format!("{what}: its {} view needs a binding of {size} bytes; the device binds at most {max}", v.which),
-            )),
-            false => Err(PadError::BufferTooSmall {
-                which: v.which,
-                needed: end.next_multiple_of(4) - v.offset,
-                offset: v.offset,
-                size: v.buffer_size,
-            }),
-        };
+    let Some(end) = end.checked_next_multiple_of(granule) else {
+        return Err(invalid(
+            v.which,
+            format!(
+                "its binding of bytes {start}..{end} (bound in whole {granule}-byte words) would end past byte {}",
+                u64::MAX
+            ),
+        ));
+    };
+    if end - start > max.min(limits.max_binding) {
+        return Ok(Err(end - start));
     }
-    Ok((start, size))
+    if end > v.buffer_size {
+        return Err(PadError::BufferTooSmall {
+            which: v.which,
+            needed: end - v.offset,
+            offset: v.offset,
+            size: v.buffer_size,
+        });
+    }
+    Ok(Ok((start, end - start)))
+}
+
+/// [`binding`] of 4-byte words indexed by u32 (the interior pad's and the gradient's), a
+/// `GpuLimit::Windows` where it does not fit, `what` naming the pad and why no window can
+/// take it.
+pub(super) fn word_binding(v: &View, span: (u64, u64), limits: &DeviceLimits, what: &str) -> Result<(u64, u64)> {
+    let max = u32::MAX as u64 * 4;
+    binding(v, span, 4, max, limits)?.map_err(|size| {
+        let most = max.min(limits.max_binding);
+        let why =
+            format!("{what}: its {} view needs a binding of {size} bytes; the device binds at most {most}", v.which);
+        limit(GpuLimit::Windows, why)
+    })
 }
 
 #[cfg(test)]

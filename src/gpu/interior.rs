@@ -8,7 +8,7 @@ use crate::error::{GpuLimit, PadError, Result, Side};
 use crate::mode::Mode;
 use crate::plan::{PadPlan, PadRequest};
 
-use super::checks::{binding, check_views, grid, limit, view};
+use super::checks::{check_views, grid, limit, view, word_binding};
 use super::kernels::{narrow, Shader};
 use super::params::{
     constant_word, magic_divisor, InteriorAxis, InteriorParams, Uniform, INDEX_LIMIT, MAX_RANK, WORKGROUP,
@@ -133,8 +133,8 @@ fn one_dispatch(plan: &PadPlan, input: &BufferView, output: &BufferView, limits:
         return Err(limit(GpuLimit::Rank, format!("{rank} axes; the GPU's interior pad takes at most {MAX_RANK}")));
     }
     let what = "an interior pad, which runs in one binding a side";
-    let bound_out = binding(&write, out_span, limits, what)?;
-    let bound_in = in_span.map(|span| binding(&read, span, limits, what)).transpose()?;
+    let bound_out = word_binding(&write, out_span, limits, what)?;
+    let bound_in = in_span.map(|span| word_binding(&read, span, limits, what)).transpose()?;
     // Offsets into the bindings: in elements for 8- and 16-bit types, in u32 words for wider.
     let unit = elem.min(4);
     let (in_base, out_base) =

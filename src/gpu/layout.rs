@@ -8,7 +8,7 @@ use crate::error::{GpuLimit, PadError, Result, Side};
 use crate::mode::Mode;
 use crate::plan::{AxisMap, PadPlan};
 
-use super::checks::{check_views, limit, view};
+use super::checks::{binding, check_views, limit, view};
 use super::kernels::{Kernel, Shader};
 use super::params::{constant_word, magic_divisor, AxisParams, Params, Uniform, INDEX_LIMIT, MAX_RANK};
 use super::program::{BufferView, DeviceLimits, Dispatch, Program};
@@ -99,35 +99,14 @@ fn lay_out(
     kernel.check_output(plan, &out_strides, elem)?;
     let multi_period = check_index_range(mode, &axes)?;
     let constant = constant_word(plan, kernel.constant_bytes(word));
-    let splitter = Splitter { mode, axes: &axes, word, in_off, out_off, limits, kernel, constant };
+    let splitter = Splitter { mode, axes: &axes, word, in_off, out_off, input, output, limits, kernel, constant };
     let mut windows = splitter.windows()?;
-    check_bindings_inside(&windows, input, output)?;
     let mid_words: Vec<bool> = windows.iter().map(|w| w.mid_word).collect();
     let mut grids: Vec<_> = windows.iter_mut().map(|w| (&mut w.params, &mut w.workgroups)).collect();
     let shader = kernel.shader(&mut grids, &mid_words, word, limits.max_groups as u64);
     let key = PipelineKey::new(mode, word as u8, multi_period, shader, kernel.read_only_input());
     let dispatches = windows.into_iter().map(Window::dispatch).collect();
     Ok(Program::of(key, dispatches, in_span, Some(out_span)))
-}
-
-/// Every binding, whole words from an aligned offset, lies inside its buffer (PadKernel and
-/// every host bind exactly these ranges).
-fn check_bindings_inside(windows: &[Window], input: &View, output: &View) -> Result<()> {
-    for d in windows {
-        for (v, bind) in [(input, d.input), (output, Some(d.output))] {
-            if let Some((offset, size)) = bind {
-                if offset.checked_add(size).is_none_or(|end| end > v.buffer_size) {
-                    return Err(PadError::BufferTooSmall {
-                        which: v.which,
-                        needed: (offset.saturating_add(size)).saturating_sub(v.offset),
-                        offset: v.offset,
-                        size: v.buffer_size,
-                    });
-                }
-            }
-        }
-    }
-    Ok(())
 }
 
 /// The plan's axes with their view strides, adjacent ones merged where plan and both views
@@ -244,6 +223,8 @@ struct Splitter<'a> {
     word: u64,
     in_off: u64,
     out_off: u64,
+    input: &'a View<'a>,
+    output: &'a View<'a>,
     limits: &'a DeviceLimits,
     kernel: Kernel,
     constant: [u32; 4],
@@ -257,28 +238,17 @@ impl Splitter<'_> {
         split(&whole, &vec![1; whole.len()], self.limits.max_binding, &mut |b| self.window(b))
     }
 
-    /// A binding of the words `lo..=hi`: (offset, size) in bytes, both multiples of 4 (WebGPU
-    /// binds storage in whole 4-byte words, whatever alignment a device reports), or of the
-    /// kernel's bound word where it is wider.
-    /// An error where the binding would end past the last byte an offset can name (a view
-    /// at the top of the address space, on a device claiming unbounded buffers).
-    fn binding(&self, which: Side, lo: u64, hi: u64) -> Result<(u64, u64)> {
-        let granule = self.kernel.binding_granule();
-        let align = self.limits.storage_alignment.max(granule);
-        let start = lo.checked_mul(self.word).map(|b| b / align * align);
-        let end =
-            hi.checked_add(1).and_then(|w| w.checked_mul(self.word)).and_then(|b| b.checked_next_multiple_of(granule));
-        match (start, end) {
-            (Some(start), Some(end)) => Ok((start, end - start)),
-            _ => Err(invalid(
-                which,
-                format!(
-                    "its binding of words {lo}..={hi} ({} bytes each, bound in whole {granule}-byte words) would end past byte {} of the buffer",
-                    self.word,
-                    u64::MAX
-                ),
-            )),
-        }
+    /// The binding of words `lo..=hi` of view `v` ([`binding`]: in the kernel's bound words,
+    /// within what its shaders index), or `Err(size)` where it does not fit one.
+    fn binding(&self, v: &View, lo: u64, hi: u64) -> Result<std::result::Result<(u64, u64), u64>> {
+        let bytes = |w: u64| {
+            w.checked_mul(self.word).ok_or_else(|| {
+                let what = format!("its words {lo}..={hi} of {} bytes lie past byte {}", self.word, u64::MAX);
+                invalid(v.which, what)
+            })
+        };
+        let span = (bytes(lo)?, bytes(hi.saturating_add(1))?);
+        binding(v, span, self.kernel.binding_granule(), self.kernel.max_binding(self.word), self.limits)
     }
 
     /// The window for a box (per axis, outermost first: start and length) and whether its
@@ -298,13 +268,15 @@ impl Splitter<'_> {
                 _ => None,
             };
         }
-        let output = self.binding(Side::Output, out_lo, out_hi)?;
-        let input = in_range.map(|(lo, hi)| self.binding(Side::Input, lo, hi)).transpose()?;
-        // Within the device's bindings, and within what the shaders index in u32 words.
-        let max = self.limits.max_binding.min(self.kernel.max_binding(self.word));
-        if output.1 > max || input.is_some_and(|i| i.1 > max) {
-            return Ok(None);
-        }
+        // Each binding within the device's and what the shaders index, or the box is cut.
+        let input = match in_range {
+            Some((lo, hi)) => match self.binding(self.input, lo, hi)? {
+                Ok(bound) => Some(bound),
+                Err(_) => return Ok(None),
+            },
+            None => None,
+        };
+        let Ok(output) = self.binding(self.output, out_lo, out_hi)? else { return Ok(None) };
 
         let mut params = Params::zeroed();
         params.rank = self.axes.len() as u32;

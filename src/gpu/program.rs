@@ -291,7 +291,8 @@ mod tests {
     /// Round seven: views at the top of the address space, on a device claiming unbounded
     /// buffers and bindings, are refused with a typed error naming the side (or laid out
     /// inside their buffers), never an arithmetic overflow: every type width, both sides,
-    /// dense and strided, offsets within a word or two of u64::MAX.
+    /// dense and strided, offsets within a word or two of u64::MAX; pads, interior pads and
+    /// (float16, float32) their gradients.
     #[test]
     fn views_at_the_top_of_the_address_space_are_errors_not_overflows() {
         use crate::error::Side;
@@ -302,8 +303,11 @@ mod tests {
         for dtype in [DataType::Uint8, DataType::Float16, DataType::Float32, DataType::Int64, DataType::Complex128] {
             let elem = dtype.width().bytes().unwrap() as u64;
             for (shape, pads) in [(&[1usize][..], &[1i64, 1][..]), (&[3, 4], &[1, 1, 1, 1]), (&[5], &[0, 0])] {
-                for mode in [Mode::Constant, Mode::Edge] {
-                    let plan = PadPlan::new(dtype, shape, &PadRequest::new(pads.to_vec()).mode(mode)).unwrap();
+                // Constant, edge, and an interior pad (its own kernel, its own gradient).
+                let dilated = PadRequest::new(pads.to_vec()).interior(vec![1; shape.len()]);
+                let requests = [Mode::Constant, Mode::Edge].map(|m| PadRequest::new(pads.to_vec()).mode(m));
+                for request in requests.into_iter().chain([dilated]) {
+                    let plan = PadPlan::new(dtype, shape, &request).unwrap();
                     let strides = [plan.out_shape().iter().product::<usize>() as u64 * 2, 2];
                     for back in [1u64, 2, 3, 4, 15, 16, 17, 255, 256, 4096] {
                         let offset = (u64::MAX - back) / elem * elem;
@@ -311,24 +315,33 @@ mod tests {
                         let far_strided = BufferView { strides: Some(&strides[..shape.len()]), ..far };
                         for far in [far, far_strided].into_iter().take(if shape.len() == 2 { 2 } else { 1 }) {
                             for (side, input, output) in [(Side::Input, far, near), (Side::Output, near, far)] {
-                                match Program::new(&plan, &input, &output, &unbounded) {
-                                    Ok(p) => {
-                                        laid += 1;
-                                        for d in p.dispatches() {
-                                            let (o, n) = d.output();
+                                // The pad, and where it has one the gradient (grad_out the
+                                // pad's output view: the read side is still `input`).
+                                let backward = matches!(dtype, DataType::Float16 | DataType::Float32);
+                                let programs = [
+                                    Some(Program::new(&plan, &input, &output, &unbounded)),
+                                    backward.then(|| Program::backward(&plan, &input, &output, &unbounded)),
+                                ];
+                                for program in programs.into_iter().flatten() {
+                                    match program {
+                                        Ok(p) => {
+                                            laid += 1;
+                                            for d in p.dispatches() {
+                                                let (o, n) = d.output();
+                                                assert!(
+                                                    o.checked_add(n).is_some(),
+                                                    "{dtype} {shape:?}: a binding past u64::MAX"
+                                                );
+                                            }
+                                        }
+                                        Err(e) => {
+                                            refused += 1;
+                                            let named = matches!(e, crate::PadError::InvalidView { which, .. } | crate::PadError::BufferTooSmall { which, .. } if which == side);
                                             assert!(
-                                                o.checked_add(n).is_some(),
-                                                "{dtype} {shape:?}: a binding past u64::MAX"
+                                                named || matches!(e, crate::PadError::GpuLimit { .. }),
+                                                "{dtype} {shape:?} {side:?}: {e}"
                                             );
                                         }
-                                    }
-                                    Err(e) => {
-                                        refused += 1;
-                                        let named = matches!(e, crate::PadError::InvalidView { which, .. } | crate::PadError::BufferTooSmall { which, .. } if which == side);
-                                        assert!(
-                                            named || matches!(e, crate::PadError::GpuLimit { .. }),
-                                            "{dtype} {shape:?} {side:?}: {e}"
-                                        );
                                     }
                                 }
                             }

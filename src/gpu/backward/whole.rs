@@ -5,7 +5,7 @@ use crate::error::{GpuLimit, PadError, Result, Side};
 use crate::plan::PadPlan;
 
 use crate::adjoint::{block_len, most_images, BLOCK};
-use crate::gpu::checks::{binding, check_views, grid, limit, view};
+use crate::gpu::checks::{check_views, grid, limit, view, word_binding};
 use crate::gpu::kernels::{GradientElement, Shader};
 use crate::gpu::params::{magic_divisor, BackAxis, BackParams, Uniform, INDEX_LIMIT, MAX_RANK};
 use crate::gpu::program::{BufferView, DeviceLimits, Dispatch, Program};
@@ -266,13 +266,13 @@ impl Whole {
         p.count = spans.iter().map(|s| s.len as u32).product();
         let write = view(Side::Output, grad_in);
         let in_start = grad_in.offset + in_first * elem;
-        let output = binding(&write, (in_start, in_start + (in_last + 1) * elem), limits, WHAT)?;
+        let output = word_binding(&write, (in_start, in_start + (in_last + 1) * elem), limits, WHAT)?;
         p.in_base = ((in_start - output.0) / elem) as u32;
         let input = match reads {
             true => {
                 let read = view(Side::Input, grad_out);
                 let span = (grad_out.offset + lo * elem, grad_out.offset + (hi + 1) * elem);
-                Some(binding(&read, span, limits, WHAT)?)
+                Some(word_binding(&read, span, limits, WHAT)?)
             }
             false => None,
         };

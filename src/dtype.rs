@@ -46,7 +46,7 @@ impl ElementWidth {
 }
 
 macro_rules! data_types {
-    ($( $variant:ident => $name:literal, $width:ident, $doc:literal; )*) => {
+    ($( $variant:ident => $name:literal, $width:ident, Pad-$since:literal, $doc:literal; )*) => {
         /// An ONNX tensor element type: the 24 types that Pad-24 accepts.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub enum DataType {
@@ -67,35 +67,40 @@ macro_rules! data_types {
             pub fn width(self) -> ElementWidth {
                 match self { $( DataType::$variant => ElementWidth::$width, )* }
             }
+
+            /// The ONNX Pad version that added the type (`forms` refuses it in earlier ones).
+            pub(crate) fn onnx_pad_since(self) -> u32 {
+                match self { $( DataType::$variant => $since, )* }
+            }
         }
     };
 }
 
 data_types! {
-    Bool => "bool", Bits8, "Boolean, one byte (0 or 1).";
-    Int8 => "int8", Bits8, "Signed 8-bit integer.";
-    Int16 => "int16", Bits16, "Signed 16-bit integer.";
-    Int32 => "int32", Bits32, "Signed 32-bit integer.";
-    Int64 => "int64", Bits64, "Signed 64-bit integer.";
-    Uint8 => "uint8", Bits8, "Unsigned 8-bit integer.";
-    Uint16 => "uint16", Bits16, "Unsigned 16-bit integer.";
-    Uint32 => "uint32", Bits32, "Unsigned 32-bit integer.";
-    Uint64 => "uint64", Bits64, "Unsigned 64-bit integer.";
-    Float16 => "float16", Bits16, "IEEE half precision.";
-    Bfloat16 => "bfloat16", Bits16, "Brain floating point, 16 bits.";
-    Float32 => "float32", Bits32, "IEEE single precision (ONNX `float`).";
-    Float64 => "float64", Bits64, "IEEE double precision (ONNX `double`).";
-    Complex64 => "complex64", Bits64, "Two f32: real, imaginary.";
-    Complex128 => "complex128", Bits128, "Two f64: real, imaginary.";
-    String => "string", String, "UTF-8 string.";
-    Float8e4m3fn => "float8e4m3fn", Bits8, "8-bit float, 4 exponent bits, finite only.";
-    Float8e4m3fnuz => "float8e4m3fnuz", Bits8, "8-bit float, 4 exponent bits, finite, unsigned zero.";
-    Float8e5m2 => "float8e5m2", Bits8, "8-bit float, 5 exponent bits.";
-    Float8e5m2fnuz => "float8e5m2fnuz", Bits8, "8-bit float, 5 exponent bits, finite, unsigned zero.";
-    Float8e8m0 => "float8e8m0", Bits8, "8-bit exponent-only float (scales).";
-    Int4 => "int4", Bits4, "Signed 4-bit integer, packed two per byte.";
-    Uint4 => "uint4", Bits4, "Unsigned 4-bit integer, packed two per byte.";
-    Float4e2m1 => "float4e2m1", Bits4, "4-bit float, packed two per byte.";
+    Bool => "bool", Bits8, Pad-13, "Boolean, one byte (0 or 1).";
+    Int8 => "int8", Bits8, Pad-11, "Signed 8-bit integer.";
+    Int16 => "int16", Bits16, Pad-11, "Signed 16-bit integer.";
+    Int32 => "int32", Bits32, Pad-11, "Signed 32-bit integer.";
+    Int64 => "int64", Bits64, Pad-11, "Signed 64-bit integer.";
+    Uint8 => "uint8", Bits8, Pad-11, "Unsigned 8-bit integer.";
+    Uint16 => "uint16", Bits16, Pad-11, "Unsigned 16-bit integer.";
+    Uint32 => "uint32", Bits32, Pad-11, "Unsigned 32-bit integer.";
+    Uint64 => "uint64", Bits64, Pad-11, "Unsigned 64-bit integer.";
+    Float16 => "float16", Bits16, Pad-1, "IEEE half precision.";
+    Bfloat16 => "bfloat16", Bits16, Pad-13, "Brain floating point, 16 bits.";
+    Float32 => "float32", Bits32, Pad-1, "IEEE single precision (ONNX `float`).";
+    Float64 => "float64", Bits64, Pad-1, "IEEE double precision (ONNX `double`).";
+    Complex64 => "complex64", Bits64, Pad-13, "Two f32: real, imaginary.";
+    Complex128 => "complex128", Bits128, Pad-13, "Two f64: real, imaginary.";
+    String => "string", String, Pad-13, "UTF-8 string.";
+    Float8e4m3fn => "float8e4m3fn", Bits8, Pad-21, "8-bit float, 4 exponent bits, finite only.";
+    Float8e4m3fnuz => "float8e4m3fnuz", Bits8, Pad-21, "8-bit float, 4 exponent bits, finite, unsigned zero.";
+    Float8e5m2 => "float8e5m2", Bits8, Pad-21, "8-bit float, 5 exponent bits.";
+    Float8e5m2fnuz => "float8e5m2fnuz", Bits8, Pad-21, "8-bit float, 5 exponent bits, finite, unsigned zero.";
+    Float8e8m0 => "float8e8m0", Bits8, Pad-24, "8-bit exponent-only float (scales).";
+    Int4 => "int4", Bits4, Pad-21, "Signed 4-bit integer, packed two per byte.";
+    Uint4 => "uint4", Bits4, Pad-21, "Unsigned 4-bit integer, packed two per byte.";
+    Float4e2m1 => "float4e2m1", Bits4, Pad-23, "4-bit float, packed two per byte.";
 }
 
 impl DataType {

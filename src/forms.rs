@@ -38,19 +38,6 @@ pub fn onnx_pad_version(opset: u32) -> u32 {
     [24, 23, 21, 19, 18, 13, 11, 2, 1].into_iter().find(|&v| v <= opset).unwrap_or(1)
 }
 
-/// The ONNX Pad version that first accepts `dtype`.
-fn onnx_type_since(dtype: DataType) -> u32 {
-    use DataType::*;
-    match dtype {
-        Float16 | Float32 | Float64 => 1,
-        Int8 | Int16 | Int32 | Int64 | Uint8 | Uint16 | Uint32 | Uint64 => 11,
-        Bfloat16 | Bool | String | Complex64 | Complex128 => 13,
-        Int4 | Uint4 | Float8e4m3fn | Float8e4m3fnuz | Float8e5m2 | Float8e5m2fnuz => 21,
-        Float4e2m1 => 23,
-        Float8e8m0 => 24,
-    }
-}
-
 /// `what` is not in `form`; `hint` says where it first appears or how to accept it anyway.
 fn not_in_version(what: impl Into<String>, form: &str, hint: impl Into<String>) -> PadError {
     PadError::NotInVersion { what: what.into(), form: form.to_string(), hint: hint.into() }
@@ -83,7 +70,7 @@ fn onnx_check(version: u32, mode: &str, dtype: DataType, opts: &FormOptions) -> 
                 ));
             }
         }
-        let since = onnx_type_since(dtype);
+        let since = dtype.onnx_pad_since();
         if since > version {
             return Err(not_in_version(format!("type {dtype}"), &form, format!("added in Pad-{since}; {LENIENT}")));
         }
@@ -424,6 +411,40 @@ mod tests {
         assert!(e.to_string().contains("input pads: type int32, expected int64"), "{e}");
         let e = onnx_pad(11, DataType::Float32, &[2], "Edge", OnnxPadInputs::new(&pads), D).unwrap_err();
         assert!(matches!(e, PadError::InvalidMode { .. }), "{e}");
+    }
+
+    /// Each ONNX Pad version takes the types its spec lists (each version's `T` constraint,
+    /// copied from ../shared/spec's onnx-pad-1-to-23.txt and onnx-pad-24.md, with
+    /// float/double named float32/float64) and refuses the rest but when lenient.
+    #[test]
+    fn each_onnx_version_takes_its_specs_types() {
+        let spec: [(u32, &str); 9] = [
+            (1, "float64 float32 float16"),
+            (2, "float64 float32 float16"),
+            (11, "float64 float32 float16 int16 int32 int64 int8 uint16 uint32 uint64 uint8"),
+            (13, "bfloat16 bool complex128 complex64 float64 float32 float16 int16 int32 int64 int8 string uint16 uint32 uint64 uint8"),
+            (18, "bfloat16 bool complex128 complex64 float64 float32 float16 int16 int32 int64 int8 string uint16 uint32 uint64 uint8"),
+            (19, "bfloat16 bool complex128 complex64 float64 float32 float16 int16 int32 int64 int8 string uint16 uint32 uint64 uint8"),
+            (21, "bfloat16 bool complex128 complex64 float64 float32 float16 float8e4m3fn float8e4m3fnuz float8e5m2 float8e5m2fnuz int16 int32 int4 int64 int8 string uint16 uint32 uint4 uint64 uint8"),
+            (23, "bfloat16 bool complex128 complex64 float64 float32 float16 float4e2m1 float8e4m3fn float8e4m3fnuz float8e5m2 float8e5m2fnuz int16 int32 int4 int64 int8 string uint16 uint32 uint4 uint64 uint8"),
+            (24, "bfloat16 bool complex128 complex64 float64 float32 float16 float4e2m1 float8e4m3fn float8e4m3fnuz float8e5m2 float8e5m2fnuz float8e8m0 int16 int32 int4 int64 int8 string uint16 uint32 uint4 uint64 uint8"),
+        ];
+        let pads = i64s(&[1, 1]);
+        for (version, listed) in spec {
+            for dtype in DataType::ALL {
+                let run = |opts: FormOptions| match version {
+                    1 | 2 => onnx_pad_attributes(version, dtype, &[2], &[1, 1], "edge", 0.0, opts),
+                    _ => onnx_pad(version, dtype, &[2], "edge", OnnxPadInputs::new(&pads), opts),
+                };
+                let takes = listed.split(' ').any(|t| t == dtype.name());
+                assert_eq!(run(D).is_ok(), takes, "Pad-{version} {dtype}");
+                // Lenient takes any (but a string in the attribute form: its value is a float).
+                let string_attribute = version <= 2 && dtype == DataType::String;
+                assert_eq!(run(FormOptions::lenient()).is_ok(), !string_attribute, "Pad-{version} {dtype} lenient");
+            }
+        }
+        // Every type is in the newest version's list.
+        assert!(DataType::ALL.iter().all(|t| spec[spec.len() - 1].1.split(' ').any(|n| n == t.name())));
     }
 
     /// Each form takes the modes its spec lists (ONNX Pad-13 and Pad-24, com.microsoft's,

@@ -3,12 +3,52 @@
 //! type's loads, stores and rounded addition, and `shaders/backward.wgsl` (the mode's list of
 //! an index's images is `Mode::wgsl`'s).
 
-use super::GradientElement;
 use crate::adjoint::{BLOCK, MAX_BLOCKS};
 use crate::cpu::float8::Float8;
 use crate::dtype::DataType;
 use crate::gpu::params::{BackAxis, BackParams, WgslValue};
 use crate::mode::Mode;
+
+/// The element type of a gradient pipeline: what its sums round to at every addition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum GradientElement {
+    Float32,
+    Float16,
+    Bfloat16,
+    /// A float8 type but float8e8m0 (which has no zero to start a sum from).
+    Float8(crate::DataType),
+}
+
+impl GradientElement {
+    /// The gradient pipeline's element for `dtype`, where the GPU takes its gradient.
+    pub(crate) fn of(dtype: crate::DataType) -> Option<GradientElement> {
+        match dtype {
+            crate::DataType::Float32 => Some(GradientElement::Float32),
+            crate::DataType::Float16 => Some(GradientElement::Float16),
+            crate::DataType::Bfloat16 => Some(GradientElement::Bfloat16),
+            dtype => crate::cpu::float8::Float8::new(dtype).map(|_| GradientElement::Float8(dtype)),
+        }
+    }
+
+    /// Bytes an element.
+    pub(crate) fn bytes(self) -> u64 {
+        match self {
+            GradientElement::Float32 => 4,
+            GradientElement::Float16 | GradientElement::Bfloat16 => 2,
+            GradientElement::Float8(_) => 1,
+        }
+    }
+
+    /// For a pipeline's label.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            GradientElement::Float32 => "float32",
+            GradientElement::Float16 => "float16",
+            GradientElement::Bfloat16 => "bfloat16",
+            GradientElement::Float8(dtype) => dtype.name(),
+        }
+    }
+}
 
 /// The uniform's structs.
 pub(super) fn structs() -> String {

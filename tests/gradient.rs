@@ -166,6 +166,7 @@ fn each_types_gradient_is_the_cpus(dtype: DataType, plans: usize) {
     let Some(ctx) = gpu() else { return };
     let whole = whole_gradient_context(ctx);
     let words = words_gradient_context(ctx).filter(|_| dtype.width().bytes() < Some(4));
+    let apart = sides_apart_gradient_context(ctx);
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let (mut ran, mut sums, mut fell_back, mut cropped, mut cornered, mut in_words) = (0, 0, 0, 0, 0, 0);
     for _ in 0..plans {
@@ -195,6 +196,11 @@ fn each_types_gradient_is_the_cpus(dtype: DataType, plans: usize) {
                 want.bytes(),
                 "{what}: whole"
             );
+        }
+        // Every third plan (another third) with its borders a box a side: the same bits.
+        if let Some(apart) = apart.as_ref().filter(|_| ran % 3 == 1) {
+            let got = apart.pad_backward_blocking(&plan, &grad).unwrap().tensor;
+            assert_eq!(got.bytes(), want.bytes(), "{what}: sides apart");
         }
         // 8- and 16-bit types' borders a lane a word (`gradient-words`) where their rows are
         // whole words, every second plan: the same bits.
@@ -477,6 +483,18 @@ fn whole_gradient_context(ctx: &GpuContext) -> Option<GpuContext> {
 fn words_gradient_context(ctx: &GpuContext) -> Option<GpuContext> {
     #[cfg(feature = "variants")]
     return Some(variant_context(ctx, KernelVariant::GradientWords));
+    #[cfg(not(feature = "variants"))]
+    {
+        let _ = ctx;
+        None
+    }
+}
+
+/// A context on `ctx`'s device whose gradients' borders are a box a side
+/// (`KernelVariant::GradientSidesApart`); none without the `variants` feature.
+fn sides_apart_gradient_context(ctx: &GpuContext) -> Option<GpuContext> {
+    #[cfg(feature = "variants")]
+    return Some(variant_context(ctx, KernelVariant::GradientSidesApart));
     #[cfg(not(feature = "variants"))]
     {
         let _ = ctx;

@@ -147,8 +147,8 @@ struct Args {
     fail_on_regression: Option<f64>,
     /// The kernel variant the GPU pads run: `default`, or one a real GPU is to decide for
     /// (`reference`, `narrow-spread`, `narrow-loads-first`, `flat-u4`, `read-only-input`,
-    /// `device-grid`, `device-grid-256`, `rows16`; `gradient-whole` for --backward;
-    /// src/gpu/variant.rs). For measurement.
+    /// `device-grid`, `device-grid-256`, `rows16`; `gradient-whole`, `gradient-words`,
+    /// `gradient-sides-apart` for --backward; src/gpu/variant.rs). For measurement.
     #[arg(long, default_value = "default")]
     kernel_variant: String,
 }

@@ -44,8 +44,8 @@ pub fn program(
     super::layout::program(plan, input, output, limits, variant)
 }
 
-/// [`Program::backward`] in kernel `variant` (only [`KernelVariant::GradientWhole`] and
-/// [`KernelVariant::GradientWords`] differ).
+/// [`Program::backward`] in kernel `variant` (only [`KernelVariant::GradientWhole`],
+/// [`KernelVariant::GradientWords`] and [`KernelVariant::GradientSidesApart`] differ).
 pub fn backward_program(
     plan: &PadPlan,
     grad_out: &BufferView,

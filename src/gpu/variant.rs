@@ -71,11 +71,19 @@ pub enum KernelVariant {
     /// atomics a store (lanes share a word); where a window's rows are not whole words, the
     /// default. Pads run the default.
     GradientWords = 12,
+    /// The pad's gradient's borders a box a side: an edge for each side of each axis outside
+    /// its one-image run, a corner for each pair of sides (a 2-D pad's borders eight
+    /// dispatches), where the default takes an axis's two sides as one box, its windows
+    /// skipping the run between them (three; a compare and a select an axis on every lane).
+    /// The boxes the default replaced without a GPU (lavapipe: small gradients 0.48-0.75 of the
+    /// time), for a real GPU to judge; the shader is the default's, its gap test never
+    /// skipping here. Pads run the default.
+    GradientSidesApart = 13,
 }
 
 impl KernelVariant {
     /// Every variant, the default first.
-    pub const ALL: [KernelVariant; 11] = [
+    pub const ALL: [KernelVariant; 12] = [
         KernelVariant::Default,
         KernelVariant::Reference,
         KernelVariant::NarrowSpread,
@@ -87,6 +95,7 @@ impl KernelVariant {
         KernelVariant::Rows16,
         KernelVariant::GradientWhole,
         KernelVariant::GradientWords,
+        KernelVariant::GradientSidesApart,
     ];
 
     /// The variant's name on the command line and in reports.
@@ -103,6 +112,7 @@ impl KernelVariant {
             KernelVariant::Rows16 => "rows16",
             KernelVariant::GradientWhole => "gradient-whole",
             KernelVariant::GradientWords => "gradient-words",
+            KernelVariant::GradientSidesApart => "gradient-sides-apart",
         }
     }
 

@@ -22,18 +22,20 @@ use crate::plan::{PadPlan, PadRequest};
 use super::whole::Whole;
 use super::windows::{windows, Sides};
 use crate::gpu::program::{BufferView, DeviceLimits, Dispatch, Program};
+use crate::gpu::variant::KernelVariant;
 use crate::gpu::window::MAX_WINDOWS;
 
 /// The gradient as the crop of its bulk and windows of its borders; `None` where it has no
 /// bulk (an axis with no index of one image), or where the crop or a border's window does not
 /// fit the device (the whole gradient's windows and parts take it then). The edges (sums on
 /// one axis) run in the LEAN pipeline where no sum is long ([`Whole::lean`]), the corners in
-/// the whole plan's. With `words` (the `gradient-words` variant), each's borders a lane a u32
-/// word where every window's rows are whole words ([`Whole::word_window`]).
+/// the whole plan's. In the `gradient-words` variant, each's borders a lane a u32 word where
+/// every window's rows are whole words ([`Whole::word_window`]); in `gradient-sides-apart`,
+/// a box a side.
 pub(super) fn crop_and_borders(
     plan: &PadPlan,
     whole: &Whole,
-    words: bool,
+    variant: KernelVariant,
     grad_out: &BufferView,
     grad_in: &BufferView,
     limits: &DeviceLimits,
@@ -60,7 +62,7 @@ pub(super) fn crop_and_borders(
     let lean = whole.lean(plan);
     let mut dispatches = 0;
     for (boxes, pipeline) in [(edges, lean.as_ref().unwrap_or(whole)), (corners, whole)] {
-        let Some(group) = in_windows(plan, pipeline, &boxes, words, grad_out, grad_in, limits)? else {
+        let Some(group) = in_windows(plan, pipeline, &boxes, variant, grad_out, grad_in, limits)? else {
             return Ok(None);
         };
         dispatches += group.dispatches.len() as u64;
@@ -78,17 +80,18 @@ pub(super) type IndexBox = Vec<Range<usize>>;
 /// A box of grad_in whose axes may each hold a border's two sides (a run, a gap, a run).
 pub(super) type SidedBox = Vec<Sides>;
 
-/// `boxes` in windows of `whole`'s pipeline, as few as fit (with `words`, a lane a word where
-/// every window's rows are whole words); `None` where one does not fit. A box's two sides of
-/// an axis share its windows (one dispatch where there were two, four for a corner's; where a
-/// window across the gap does not fit a binding, [`split`](crate::gpu::window::split) cuts it
-/// at the gap as at any index). A lane a word takes no gap on the innermost axis: there the
-/// sides are boxes of their own.
+/// `boxes` in windows of `whole`'s pipeline, as few as fit (in `gradient-words`, a lane a word
+/// where every window's rows are whole words); `None` where one does not fit. A box's two
+/// sides of an axis share its windows (one dispatch where there were two, four for a
+/// corner's; where a window across the gap does not fit a binding,
+/// [`split`](crate::gpu::window::split) cuts it at the gap as at any index), but in
+/// `gradient-sides-apart`. A lane a word takes no gap on the innermost axis: there the sides
+/// are boxes of their own.
 fn in_windows(
     plan: &PadPlan,
     whole: &Whole,
     boxes: &[SidedBox],
-    words: bool,
+    variant: KernelVariant,
     grad_out: &BufferView,
     grad_in: &BufferView,
     limits: &DeviceLimits,
@@ -110,8 +113,8 @@ fn in_windows(
         }
         Ok(Some(dispatches))
     };
-    let Some(dispatches) = of(true)? else { return Ok(None) };
-    if let Some(in_words) = whole.in_words().filter(|_| words) {
+    let Some(dispatches) = of(variant != KernelVariant::GradientSidesApart)? else { return Ok(None) };
+    if let Some(in_words) = whole.in_words().filter(|_| variant == KernelVariant::GradientWords) {
         let in_words_of = |dispatches: &[Dispatch]| -> Result<Option<Program>> {
             let windows = dispatches.iter().map(|d| in_words.word_window(d, limits)).collect::<Result<Vec<_>>>()?;
             Ok(windows.into_iter().collect::<Option<Vec<_>>>().map(|w| in_words.program(w)))
@@ -450,6 +453,41 @@ mod tests {
         let (i, o) = plan.byte_sizes().unwrap();
         let dense = |n: u64| BufferView::dense(0, n.next_multiple_of(4));
         Program::backward(plan, &dense(o), &dense(i), &DeviceLimits::WEBGPU_DEFAULT).unwrap()
+    }
+
+    /// `gradient-sides-apart`: the same borders a box a side (an edge each side of each axis,
+    /// a corner each pair of sides: 4 + 4 dispatches for a 2-D pad, 3 by default), none with a
+    /// gap, the same elements summed in the same pipelines; in a 3-D pad 6 + 12 (6 by default).
+    #[test]
+    fn sides_apart_are_a_box_a_side() {
+        use crate::gpu::variant::KernelVariant;
+        let borders = |shape: &[usize], pads: Vec<i64>, variant| {
+            let plan = PadPlan::new(DataType::Float32, shape, &PadRequest::new(pads).mode(Mode::Reflect)).unwrap();
+            let (i, o) = plan.byte_sizes().unwrap();
+            let (o, i) = (BufferView::dense(0, o), BufferView::dense(0, i));
+            let p = super::super::program(&plan, &o, &i, &DeviceLimits::WEBGPU_DEFAULT, variant).unwrap();
+            let borders: Vec<_> = p.dispatches()[1..].iter().map(|d| (d.pipeline(), *d.params.gradient())).collect();
+            (p.pipeline_count(), borders)
+        };
+        let square = (&[1usize, 64, 64][..], vec![0, 1, 2, 0, 3, 1]);
+        let cube = (&[8usize, 8, 8][..], vec![1, 2, 1, 2, 1, 2]);
+        for ((shape, pads), (apart_edges, apart_corners), together) in [(square, (4, 4), 3), (cube, (6, 12), 6)] {
+            let (pipelines, default) = borders(shape, pads.clone(), KernelVariant::Default);
+            let (apart_pipelines, apart) = borders(shape, pads.clone(), KernelVariant::GradientSidesApart);
+            assert_eq!((default.len(), apart.len()), (together, apart_edges + apart_corners), "{shape:?}");
+            assert_eq!(apart_pipelines, pipelines, "{shape:?}: the same pipelines");
+            let no_gap = |g: &crate::gpu::params::BackParams| g.gap_axis == crate::gpu::params::NO_GAP;
+            assert!(apart.iter().all(|(_, g)| no_gap(g)), "{shape:?}: no window skips a run");
+            assert!(default.iter().all(|(_, g)| !no_gap(g)), "{shape:?}: each default window skips one");
+            let sum = |b: &[(usize, crate::gpu::params::BackParams)], edges: bool| -> u32 {
+                b.iter().filter(|(p, _)| (*p == 1) == edges).map(|(_, g)| g.count).sum()
+            };
+            for edges in [true, false] {
+                assert_eq!(sum(&apart, edges), sum(&default, edges), "{shape:?}: the same elements");
+            }
+            let lean = apart.iter().filter(|(p, _)| *p == 1).count();
+            assert_eq!(lean, apart_edges, "{shape:?}: the edges in the LEAN pipeline");
+        }
     }
 
     /// The gradient's program: the forward's crop of the bulk first (its own pipeline, not

@@ -79,8 +79,7 @@ pub(crate) fn program(
     }
     let whole = Whole::new(plan, grad_out, grad_in, limits)?;
     if variant != KernelVariant::GradientWhole {
-        let words = variant == KernelVariant::GradientWords;
-        if let Some(program) = bulk::crop_and_borders(plan, &whole, words, grad_out, grad_in, limits)? {
+        if let Some(program) = bulk::crop_and_borders(plan, &whole, variant, grad_out, grad_in, limits)? {
             return Ok(program);
         }
     }

@@ -24,6 +24,15 @@ pub(super) fn grid(groups: u64, limits: &DeviceLimits, count: u64, what: &str) -
     Ok(workgroups)
 }
 
+/// A pad's element in bytes: strings and 4-bit types have none on the GPU.
+pub(super) fn element_bytes(plan: &PadPlan) -> Result<u64> {
+    let bytes = plan.dtype().width().bytes().ok_or_else(|| PadError::Unsupported {
+        dtype: plan.dtype().name(),
+        reason: "strings and 4-bit types run on the CPU path (cpu::pad, or GpuContext::pad which falls back)".into(),
+    })?;
+    Ok(bytes as u64)
+}
+
 /// A buffer view with its side, for the checks' messages.
 pub(super) fn view<'a>(which: Side, v: &BufferView<'a>) -> View<'a> {
     View { which, offset: v.offset, strides: v.strides, end: v.end, buffer_size: v.buffer_size }
@@ -172,6 +181,24 @@ mod tests {
         let e = grid(17, &limits(4), 1033, "words").unwrap_err();
         assert!(matches!(e, PadError::GpuLimit { limit: GpuLimit::IndexRange, .. }), "{e}");
         assert!(e.to_string().contains("1033 words need more workgroups"), "{e}");
+    }
+
+    /// A tensor past the device's largest buffer is a `GpuLimit::BufferSize` naming both sizes,
+    /// whichever side it is (a pad's output, a crop's input); one of exactly that size fits.
+    #[test]
+    fn tensors_past_the_devices_largest_buffer_are_refused() {
+        let plan = |pads: Vec<i64>| PadPlan::new(DataType::Float32, &[16], &PadRequest::new(pads)).unwrap();
+        let (grown, cropped) = (plan(vec![2, 2]), plan(vec![-2, -2]));
+        for (plan, largest) in [(&grown, 80), (&cropped, 64)] {
+            let (i, o) = plan.byte_sizes().unwrap();
+            assert_eq!(i.max(o), largest);
+            let fits = DeviceLimits { max_buffer: largest, ..limits(65535) };
+            assert!(check_device(plan, &fits).is_ok(), "{largest} bytes in a buffer of {largest}");
+            let short = DeviceLimits { max_buffer: largest - 1, ..fits };
+            let e = check_device(plan, &short).unwrap_err();
+            assert!(matches!(e, PadError::GpuLimit { limit: GpuLimit::BufferSize, .. }), "{e}");
+            assert!(e.to_string().contains(&format!("input of {i} and output of {o} bytes")), "{e}");
+        }
     }
 
     #[test]

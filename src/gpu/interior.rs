@@ -8,7 +8,7 @@ use crate::error::{GpuLimit, PadError, Result, Side};
 use crate::mode::Mode;
 use crate::plan::{PadPlan, PadRequest};
 
-use super::checks::{check_views, grid, limit, view, word_binding};
+use super::checks::{check_views, element_bytes, grid, limit, view, word_binding};
 use super::kernels::{narrow, Shader};
 use super::params::{
     constant_word, magic_divisor, InteriorAxis, InteriorParams, Uniform, INDEX_LIMIT, MAX_RANK, WORKGROUP,
@@ -117,10 +117,7 @@ fn gcd(a: u64, b: u64) -> u64 {
 /// One dispatch of the interior kernel, each side in one binding (a [`GpuLimit::Windows`]
 /// where one does not fit).
 fn one_dispatch(plan: &PadPlan, input: &BufferView, output: &BufferView, limits: &DeviceLimits) -> Result<Program> {
-    let elem = plan.dtype().width().bytes().ok_or_else(|| PadError::Unsupported {
-        dtype: plan.dtype().name(),
-        reason: "strings and 4-bit types run on the CPU path (cpu::pad, or GpuContext::pad which falls back)".into(),
-    })? as u64;
+    let elem = element_bytes(plan)?;
     let (read, write) = (view(Side::Input, input), view(Side::Output, output));
     let ((in_strides, in_span), (out_strides, out_span)) =
         check_views(plan, (&read, plan.in_shape()), (&write, plan.out_shape()), elem, limits)?;

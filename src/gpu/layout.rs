@@ -4,11 +4,11 @@
 //! grid, the narrow kernel's dense output and row walk) is its host half's (`kernels/`): `wide.rs`,
 //! `narrow.rs`. Pure host code, tested without a device.
 
-use crate::error::{GpuLimit, PadError, Result, Side};
+use crate::error::{GpuLimit, Result, Side};
 use crate::mode::Mode;
 use crate::plan::{AxisMap, PadPlan};
 
-use super::checks::{binding, check_views, limit, view};
+use super::checks::{binding, check_views, element_bytes, limit, view};
 use super::kernels::{Kernel, Shader};
 use super::params::{constant_word, magic_divisor, AxisParams, Params, Uniform, INDEX_LIMIT, MAX_RANK};
 use super::program::{BufferView, DeviceLimits, Dispatch, Program};
@@ -74,10 +74,7 @@ fn lay_out(
     variant: KernelVariant,
 ) -> Result<Program> {
     let mode = plan.mode();
-    let elem = plan.dtype().width().bytes().ok_or_else(|| PadError::Unsupported {
-        dtype: plan.dtype().name(),
-        reason: "strings and 4-bit types run on the CPU path (cpu::pad, or GpuContext::pad which falls back)".into(),
-    })? as u64;
+    let elem = element_bytes(plan)?;
     let ((in_strides, in_span), (out_strides, out_span)) =
         check_views(plan, (input, plan.in_shape()), (output, plan.out_shape()), elem, limits)?;
     let Some(out_span) = out_span else {
@@ -519,7 +516,7 @@ pub(super) mod tests {
         let overlapping = [6u64, 2];
         let out = View { strides: Some(&overlapping), ..dense(Side::Output) };
         let e = lay_out(&p, &dense(Side::Input), &out, &LIMITS, KernelVariant::Default).unwrap_err();
-        assert!(matches!(e, PadError::InvalidView { which: Side::Output, .. }), "{e}");
+        assert!(matches!(e, crate::PadError::InvalidView { which: Side::Output, .. }), "{e}");
         let q = plan(DataType::Uint8, &[4, 4], &[1, 1, 1, 1], Mode::Edge);
         let strided = [12u64, 1];
         let out = View { strides: Some(&strided), ..dense(Side::Output) };

@@ -279,6 +279,17 @@ mod tests {
         assert!(e.to_string().contains("not inside its buffer of 64 bytes"), "{e}");
         let empty = BufferView { offset: 0, strides: None, end: 0, buffer_size: 0 };
         assert!(Program::new(&u8_3, &BufferView::dense(0, 4), &empty, &limits).is_err());
+        // A view starting past its end, and one starting at it (an empty tensor's: laid out).
+        let backwards = BufferView { offset: 12, strides: None, end: 8, buffer_size: 64 };
+        let e = Program::new(&u8_3, &backwards, &BufferView::dense(0, 8), &limits).unwrap_err();
+        assert!(e.to_string().contains("its bytes 12..8 are not inside"), "{e}");
+        let nothing = PadPlan::new(DataType::Uint8, &[0], &PadRequest::new(vec![0, 0])).unwrap();
+        let at_end = BufferView { offset: 8, strides: None, end: 8, buffer_size: 64 };
+        assert!(Program::new(&nothing, &at_end, &at_end, &limits).is_ok());
+        // At the end of the device's largest buffer, too.
+        let largest = DeviceLimits { max_buffer: 64, ..limits };
+        let at_top = BufferView { offset: 64, strides: None, end: 64, buffer_size: 64 };
+        assert!(Program::new(&nothing, &at_top, &at_top, &largest).is_ok());
         // An offset near u64::MAX: an error naming the limit, never an overflow.
         let far = BufferView { offset: u64::MAX - 1, strides: None, end: u64::MAX, buffer_size: u64::MAX };
         let one = edge(DataType::Uint8, 1);

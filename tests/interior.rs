@@ -107,6 +107,13 @@ fn fused_functions_and_programs_take_interior_plans() {
     let odd = BufferView { offset: 1, strides: None, end: (1 << 28) + 8, buffer_size: (1 << 28) + 8 };
     let e = Program::new(&bytes, &dense((1 << 27) + 1), &odd, &limits).unwrap_err();
     assert!(matches!(e, PadError::GpuLimit { limit: wgpu_pad::GpuLimit::Windows, .. }), "{e}");
+    // At byte 257, its output (bytes 257 to 2^28 + 259) binds whole words from byte 256:
+    // 2^28 + 4 bytes.
+    let at_257 = BufferView { offset: 257, end: (1 << 28) + 264, buffer_size: (1 << 28) + 264, ..odd };
+    let e = Program::new(&bytes, &dense((1 << 27) + 1), &at_257, &limits).unwrap_err();
+    let says =
+        format!("output view needs a binding of {} bytes; the device binds at most {}", (1u64 << 28) + 4, 1u64 << 27);
+    assert!(e.to_string().contains(&says), "{e}");
     let at_zero = BufferView { offset: 0, ..odd };
     assert!(Program::new(&bytes, &dense((1 << 27) + 1), &at_zero, &limits).unwrap().dispatches().len() > 1);
 }

@@ -267,6 +267,10 @@ mod tests {
             Side::Input,
         );
         assert!(Program::new(&u8_3, &BufferView::dense(0, 4), &BufferView::dense(0, 8), &limits).is_ok());
+        // At byte 256 of a 261-byte buffer: 8 bytes needed from the view's start, 3 past its end.
+        let late = BufferView { offset: 256, strides: None, end: 261, buffer_size: 261 };
+        let e = Program::new(&u8_3, &BufferView::dense(0, 4), &late, &limits).unwrap_err();
+        assert!(matches!(e, crate::PadError::BufferTooSmall { needed: 8, offset: 256, size: 261, .. }), "{e}");
         // f16 [3]: a 6-byte input binds (0, 8).
         let f16_3 = edge(DataType::Float16, 3);
         too_small(

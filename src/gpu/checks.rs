@@ -201,6 +201,19 @@ mod tests {
         }
     }
 
+    /// On a device binding any size, an interior pad's bindings may hold up to 2^32 - 1 words
+    /// (its shaders index words by u32): a float32 output of 6 GiB is one dispatch.
+    #[test]
+    fn word_bindings_hold_up_to_u32_words() {
+        let request = PadRequest::new(vec![0, 0]).interior(vec![1]).max_output_bytes(u64::MAX);
+        let plan = PadPlan::new(DataType::Float32, &[3 << 28], &request).unwrap();
+        let (i, o) = plan.byte_sizes().unwrap();
+        let unbounded = DeviceLimits { max_binding: u64::MAX, max_buffer: u64::MAX, ..limits(65535) };
+        let p = Program::new(&plan, &BufferView::dense(0, i), &BufferView::dense(0, o), &unbounded).unwrap();
+        assert_eq!(p.dispatches().len(), 1, "{o} bytes");
+        assert_eq!(p.dispatches()[0].output().1, o.next_multiple_of(4));
+    }
+
     #[test]
     fn the_gradient_and_interior_programs_fit_the_devices_grid() {
         // 64 workgroups of 64 lanes: 8 x 8 fits, 7 x 10 does not.

@@ -35,10 +35,10 @@ pub(crate) fn copy_to_new_vec(src: &[u8], what: &str, arena: Option<&OutputArena
 const PIECE_BYTES: usize = 2048;
 
 /// Copies of these sizes go through a vector loop where the CPU has AVX2 (`copy_raw`): from
-/// glibc 2.36's `rep movsb` threshold on AVX2 machines up to 1 MiB, where the loop measured as
-/// fast as glibc at good distances; larger copies stay glibc's.
+/// 256 bytes (rows of 64 floats; shorter ones unmeasured) up to 1 MiB, where the loop measured
+/// as fast as glibc or faster; larger copies stay glibc's.
 #[cfg(target_arch = "x86_64")]
-const VECTOR_COPY_BYTES: std::ops::RangeInclusive<usize> = 2113..=1 << 20;
+const VECTOR_COPY_BYTES: std::ops::RangeInclusive<usize> = 256..=1 << 20;
 
 /// `to = from` (the same length; disjoint, as borrows are): short copies inline, others by
 /// [`copy_raw`].
@@ -81,10 +81,14 @@ pub(crate) fn copy_short<const N: usize>(to: &mut [MaybeUninit<u8>], from: &[May
 /// land on such distances now and then (a few of the 1024 rows of u8 \[1,1024,1024,3\] padded
 /// by 2, depending on where the buffers start), and every block of a pad can (when the pads
 /// add a multiple of 4 KiB per block). And at good distances, such rows (3 KiB) copied one
-/// by one took 1.2 times a plain 32-byte vector loop. So copies of those sizes go through
-/// [`copy_avx2`] where the CPU has AVX2 (AMD's CPUs that flag FSRM, Zen 3 on, all have it);
-/// elsewhere, at the slow distances (up to 63, for a margin), in 2 KiB pieces, which glibc
-/// copies with its own vector loop.
+/// by one took 1.2 times a plain 32-byte vector loop. Shorter copies (up to 8 vectors) glibc
+/// stores unaligned, and a buffer from malloc starts 16 bytes past a cache line, so that each
+/// of a row's stores crosses one: on an Intel Xeon, rows of 512 bytes (f16 \[8,4096,256\]'s
+/// gradient) took 1.29-1.34 ms by glibc against 1.22-1.25 by [`copy_avx2`]'s aligned stores,
+/// the 1 KiB rows of f32 \[1,64,256,256\]'s edge gradient 1.59-1.61 against 1.31-1.35. So
+/// copies of [`VECTOR_COPY_BYTES`] go through [`copy_avx2`] where the CPU has AVX2 (AMD's CPUs
+/// that flag FSRM, Zen 3 on, all have it); elsewhere, at the slow distances (up to 63, for a
+/// margin), in 2 KiB pieces, which glibc copies with its own vector loop.
 ///
 /// # Safety
 /// `src` is valid for `n` bytes of reads, initialised; `dst` for `n` bytes of writes (it is
@@ -114,9 +118,9 @@ unsafe fn copy_in_pieces(dst: *mut u8, src: *const u8, n: usize) {
     }
 }
 
-/// Copies `n` bytes from `src` to `dst` with 32-byte unaligned loads and stores, four at a
-/// time, the last 32 bytes (overlapping what went before, if `n` is not a multiple of 32) by
-/// themselves.
+/// Copies `n` bytes from `src` to `dst` with 32-byte loads and stores, four at a time: the
+/// first 32 bytes and the last 32 (each overlapping what the others store, unless `dst` and
+/// `n` are multiples of 32) by themselves, unaligned, the rest stored where `dst` is aligned.
 ///
 /// # Safety
 /// The CPU has AVX2; `n >= 32`; `src` is valid for `n` bytes of reads and `dst` for `n`
@@ -124,21 +128,28 @@ unsafe fn copy_in_pieces(dst: *mut u8, src: *const u8, n: usize) {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn copy_avx2(dst: *mut u8, src: *const u8, n: usize) {
-    use std::arch::x86_64::{__m256i, _mm256_loadu_si256 as load, _mm256_storeu_si256 as store};
+    use std::arch::x86_64::{
+        __m256i, _mm256_loadu_si256 as load, _mm256_store_si256 as aligned, _mm256_storeu_si256 as store,
+    };
     debug_assert!(n >= 32);
     let (d, s) = (dst.cast::<__m256i>(), src.cast::<__m256i>());
     // SAFETY (every load and store): offsets below `n - 31`, so within the caller's `n`
-    // bytes; unaligned loads and stores need no alignment.
-    let mut i = 0;
+    // bytes; unaligned loads and stores need no alignment, and the aligned stores are at
+    // `dst + i` with `i` taking `dst` to a multiple of 32.
+    store(d, load(s));
+    // The first 32 bytes stored, the rest from where `dst` is 32-aligned: no store crosses
+    // a cache line (a buffer from malloc starts 16 bytes past one, and each of a row's
+    // unaligned stores would).
+    let mut i = 32 - (dst as usize & 31);
     while i + 128 <= n {
         let v = [load(s.byte_add(i)), load(s.byte_add(i + 32)), load(s.byte_add(i + 64)), load(s.byte_add(i + 96))];
         for (k, v) in v.into_iter().enumerate() {
-            store(d.byte_add(i + 32 * k), v);
+            aligned(d.byte_add(i + 32 * k), v);
         }
         i += 128;
     }
     while i + 32 <= n {
-        store(d.byte_add(i), load(s.byte_add(i)));
+        aligned(d.byte_add(i), load(s.byte_add(i)));
         i += 32;
     }
     store(d.byte_add(n - 32), load(s.byte_add(n - 32)));
@@ -168,6 +179,8 @@ mod tests {
     use super::*;
     use crate::threads::REFUSE_HELPERS;
 
+    type CopyFn = fn(&mut [MaybeUninit<u8>], &[MaybeUninit<u8>]);
+
     /// GPU readbacks are copied out whole, split across threads or not, helpers refused or
     /// not, for sizes around the split and its page-sized parts.
     #[test]
@@ -194,12 +207,48 @@ mod tests {
         THREADS_HERE.set(None);
     }
 
+    /// The vector loop's copies arrive whole and write nothing else from every start of the
+    /// destination within 32 bytes (its first store unaligned, the rest aligned) and of the
+    /// source within 8, for lengths around the loop's bounds and its four stores at a time.
+    #[test]
+    fn vector_copies_are_whole_from_every_alignment() {
+        let src: Vec<u8> = (0..4096).map(|i| (i % 251) as u8 + 1).collect();
+        let mut dst = vec![MaybeUninit::new(0u8); 4096 + 64];
+        let base = (dst.as_ptr() as usize).next_multiple_of(32) - dst.as_ptr() as usize;
+        for len in [32, 33, 63, 64, 65, 127, 128, 159, 160, 161, 255, 256, 257, 300, 511, 512, 2112, 2113] {
+            for (to, from) in (0..32).flat_map(|to| (0..8).map(move |from| (base + to, from))) {
+                let copies: [(&str, CopyFn); 2] = [
+                    ("copy_bytes", copy_bytes),
+                    #[cfg(target_arch = "x86_64")]
+                    // SAFETY: AVX2 checked below; len >= 32, equal lengths, distinct vectors.
+                    ("copy_avx2", |to, from| unsafe {
+                        copy_avx2(to.as_mut_ptr().cast(), from.as_ptr().cast(), to.len())
+                    }),
+                    #[cfg(not(target_arch = "x86_64"))]
+                    ("copy_bytes again", copy_bytes),
+                ];
+                for (name, copy) in copies {
+                    #[cfg(target_arch = "x86_64")]
+                    if name == "copy_avx2" && !std::arch::is_x86_feature_detected!("avx2") {
+                        continue;
+                    }
+                    dst.iter_mut().for_each(|b| *b = MaybeUninit::new(0));
+                    copy(&mut dst[to..to + len], uninit_ref(&src[from..from + len]));
+                    // SAFETY: every byte of `dst` was initialised just above.
+                    let got: Vec<u8> = dst.iter().map(|b| unsafe { b.assume_init() }).collect();
+                    let what = format!("{name}: {len} bytes to {} past 32, from {from}", to - base);
+                    assert!(got[to..to + len] == src[from..from + len], "{what}");
+                    assert!(got[..to].iter().chain(&got[to + len..]).all(|&b| b == 0), "{what}: wrote outside");
+                }
+            }
+        }
+    }
+
     /// Copies through the vector loop and in pieces (where `rep movsb` is slow) arrive whole
     /// and write nothing else, whatever the length (every tail of the vector loop, around
     /// each bound) and the distance.
     #[test]
     fn unlucky_distances_copy_whole() {
-        type CopyFn = fn(&mut [MaybeUninit<u8>], &[MaybeUninit<u8>]);
         let src: Vec<u8> = (0..(1 << 20) + 8192).map(|i| (i % 253) as u8).collect();
         let mut dst = vec![MaybeUninit::new(0u8); src.len() + 8192];
         // Every length's tail modulo the vector loop's 128 bytes, and around each bound.

@@ -455,8 +455,9 @@ struct Rows<'a, T> {
     add: &'a RowAdd<'a, T>,
     start: &'a RowAdd<'a, T>,
     strip: Option<&'a StripSum<'a, T>>,
-    /// The fewest indices (2 or more) a strip has for `strip` to take it: shorter ones are
-    /// the rows' (float32's take eight at a time, where one at a time costs more than rows).
+    /// The fewest indices a strip has for `strip` to take it: shorter ones are the rows'
+    /// (float32's take eight at a time, where one at a time costs more than rows; float16's
+    /// any, a few padded to eight).
     strip_min: usize,
     /// Where the type has it: a row of grad_in on the innermost axis whose index on the axis
     /// above has several images, summed in registers ([`ImageRows`]).
@@ -608,7 +609,7 @@ fn f16_rows() -> Rows<'static, f16> {
         add: &add_rows_16,
         start: &|acc, terms| start_rows_16(acc, terms, F16_EXPONENT, F16_QUIET),
         strip: f16_strips(),
-        strip_min: 2,
+        strip_min: 1,
         image_rows: None,
         whole_rows: f16_whole_rows(),
     }
@@ -649,10 +650,12 @@ unsafe fn f16_whole_rows_f16c(srcs: &[&[f16]], from: usize, strips: &[Strip], ds
 /// A float16 strip's sums ([`StripSum`]), eight indices at a time: each term's eight loaded
 /// (reversed where it descends), widened to f32 and added, the sum rounded to float16 after
 /// every addition (`vcvtps2ph`, to nearest even, as half's conversions round), so its bits
-/// are [`add_rows_16`]'s; eight with a NaN, and the rest past the last eight, one at a time by
-/// [`add_f32`]'s rule. Against staging every lane's terms in rows (a few small copies a lane
-/// and term, which cost more than the sums): f16 \[8,4096,256\] reflected by 8 on its last
-/// axis, its gradient about 15 % faster on one core (BENCHMARKS.md).
+/// are [`add_rows_16`]'s; the last few indices zero-padded to eight; eight with a NaN one at a
+/// time by [`add_f32`]'s rule. Against staging every lane's terms in rows (a few small copies
+/// a lane and term, which cost more than the sums): f16 \[8,4096,256\] reflected by 8 on its
+/// last axis, its gradient about 15 % faster on one core; strips of 1 to 7 indices, each a sum
+/// of its own before: f16 \[1,64,256,256\] reflected by 2 on H and W 2.12 to 0.74 ms, edge 1.26
+/// to 0.90 (the forward pad 0.60).
 ///
 /// # Safety
 /// The CPU has F16C and SSSE3.
@@ -687,22 +690,28 @@ unsafe fn f16_strip_f16c(src: &[f16], strip: &Strip, i: usize, dst: &mut [MaybeU
     };
     let n = dst.len();
     let mut c = 0;
-    while c + 8 <= n {
+    while c < n {
+        // Eight indices, or the last few zero-padded to eight (a pad of 2's strips: elsewhere
+        // each a sum of its own, 4.5x the forward pad on f16 [1,64,256,256] reflected by 2).
+        let m = (n - c).min(8);
         let mut acc = _mm256_setzero_ps();
         let mut nan = false;
         for (&first, &up) in terms() {
-            // Eight halves from their slice, bounds checked; a descending term's reversed.
-            let load = |s: &[u16]| -> __m128i {
-                let s: &[u16; 8] = s.try_into().expect("eight halves");
-                // SAFETY: an unaligned load of the eight halves `s` holds.
-                unsafe { _mm_loadu_si128(s.as_ptr().cast()) }
-            };
-            let halves = match up {
-                true => load(&bits[first + i + c..][..8]),
-                false => {
+            // The term's m halves from their slice, bounds checked: eight loaded at once (a
+            // descending term's reversed), fewer gathered into a row of eight.
+            let halves = match (m, up) {
+                (8, true) => load_halves(&bits[first + i + c..][..8]),
+                (8, false) => {
                     let last = first - i - c;
                     let reverse = _mm_setr_epi8(14, 15, 12, 13, 10, 11, 8, 9, 6, 7, 4, 5, 2, 3, 0, 1);
-                    _mm_shuffle_epi8(load(&bits[last - 7..=last]), reverse)
+                    _mm_shuffle_epi8(load_halves(&bits[last - 7..=last]), reverse)
+                }
+                (_, up) => {
+                    let mut row = [0u16; 8];
+                    for (j, h) in row.iter_mut().enumerate().take(m) {
+                        *h = bits[if up { first + i + c + j } else { first - i - c - j }];
+                    }
+                    load_halves(&row)
                 }
             };
             let sum = _mm256_add_ps(acc, _mm256_cvtph_ps(halves));
@@ -712,19 +721,36 @@ unsafe fn f16_strip_f16c(src: &[f16], strip: &Strip, i: usize, dst: &mut [MaybeU
             }
             acc = _mm256_cvtph_ps(_mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(sum));
         }
-        let eight: &mut [MaybeUninit<f16>; 8] = (&mut dst[c..c + 8]).try_into().expect("eight halves");
+        let here = &mut dst[c..c + m];
         match nan {
-            // SAFETY: an unaligned store of eight halves into `eight`.
-            false => unsafe {
-                _mm_storeu_si128(eight.as_mut_ptr().cast(), _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(acc))
-            },
-            true => eight.iter_mut().enumerate().for_each(|(j, d)| _ = d.write(one(c + j))),
+            false if m == 8 => {
+                let eight: &mut [MaybeUninit<f16>; 8] = here.try_into().expect("eight halves");
+                // SAFETY: an unaligned store of eight halves into `eight`.
+                unsafe {
+                    _mm_storeu_si128(eight.as_mut_ptr().cast(), _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(acc))
+                }
+            }
+            false => {
+                let mut row = [0u16; 8];
+                // SAFETY: an unaligned store of eight halves into `row`.
+                unsafe { _mm_storeu_si128(row.as_mut_ptr().cast(), _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(acc)) };
+                for (d, &h) in here.iter_mut().zip(&row) {
+                    d.write(f16::from_bits(h));
+                }
+            }
+            true => here.iter_mut().enumerate().for_each(|(j, d)| _ = d.write(one(c + j))),
         }
-        c += 8;
+        c += m;
     }
-    for (j, d) in dst.iter_mut().enumerate().skip(c) {
-        d.write(one(j));
-    }
+}
+
+/// Eight halves from their slice (unaligned).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn load_halves(s: &[u16]) -> std::arch::x86_64::__m128i {
+    let s: &[u16; 8] = s.try_into().expect("eight halves");
+    // SAFETY: an unaligned load of the eight halves `s` holds (SSE2, part of x86-64).
+    unsafe { std::arch::x86_64::_mm_loadu_si128(s.as_ptr().cast()) }
 }
 
 /// float16's exponent bits and quiet bit (a NaN's exponent all ones, a non-zero fraction).
@@ -1769,7 +1795,7 @@ mod tests {
             && std::arch::is_x86_feature_detected!("f16c")
             && std::arch::is_x86_feature_detected!("ssse3");
         let sse2 = cfg!(all(target_arch = "x86_64", not(miri)));
-        let cases: [(DataType, &[i64], Mode, usize); 9] = [
+        let cases: [(DataType, &[i64], Mode, usize); 10] = [
             // Six rows of 40, strips of 8 (f16 takes 2 and more, f32 8 and more).
             (DataType::Float16, &[0, 0, 0, 0, 0, 8], Mode::Reflect, if f16c { 6 } else { 0 }),
             (DataType::Float16, &[0, 0, 2, 0, 0, 3], Mode::Wrap, if f16c { 6 } else { 0 }),
@@ -1777,11 +1803,14 @@ mod tests {
             // A touched axis above: its three rows of one image whole, the three of two images
             // float32's image rows.
             (DataType::Float32, &[0, 1, 8, 0, 0, 8], Mode::Reflect, if sse2 { 3 } else { 0 }),
-            // A strip the type's sums do not take: f16's of one index, f32's under eight.
-            (DataType::Float16, &[0, 0, 1, 0, 0, 1], Mode::Reflect, 0),
+            // Strips of one index: f16's sums take them (an edge's of a few terms too),
+            // f32's not under eight.
+            (DataType::Float16, &[0, 0, 1, 0, 0, 1], Mode::Reflect, if f16c { 6 } else { 0 }),
+            (DataType::Float16, &[0, 0, 2, 0, 0, 2], Mode::Edge, if f16c { 6 } else { 0 }),
             (DataType::Float32, &[0, 0, 2, 0, 0, 8], Mode::Reflect, 0),
-            // An edge's corners, a cropped axis, a type with no strip sums.
-            (DataType::Float16, &[0, 0, 2, 0, 0, 2], Mode::Edge, 0),
+            // An edge's long chains (its rows summed side by side), a cropped axis, a type
+            // with no strip sums.
+            (DataType::Float16, &[0, 0, 20, 0, 0, 2], Mode::Edge, 0),
             (DataType::Float16, &[0, 0, -1, 0, 0, 8], Mode::Reflect, 0),
             (DataType::Bfloat16, &[0, 0, 0, 0, 0, 8], Mode::Reflect, 0),
         ];

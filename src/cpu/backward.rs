@@ -99,16 +99,8 @@ fn backward_with(plan: &PadPlan, grad_out: &Tensor, arena: Option<&OutputArena>)
             run::<f16>(plan, bytes, arena, 1, f16::ZERO, rows, &|s, i, o| gathered(s, i, o, f16::ZERO, add_f16))
         }
         DataType::Bfloat16 => {
-            let add = |a: bf16, b: bf16| bf16::from_f32(add_f32(a.to_f32(), b.to_f32()));
-            let rows = Rows {
-                add: &add_rows_16,
-                start: &|acc, terms| start_rows_16(acc, terms, BF16_EXPONENT, BF16_QUIET),
-                strip: None,
-                strip_min: 0,
-                image_rows: None,
-                whole_rows: None,
-            };
-            run::<bf16>(plan, bytes, arena, 1, bf16::ZERO, rows, &|s, i, o| gathered(s, i, o, bf16::ZERO, add))
+            let rows = bf16_rows();
+            run::<bf16>(plan, bytes, arena, 1, bf16::ZERO, rows, &|s, i, o| gathered(s, i, o, bf16::ZERO, add_bf16))
         }
         // Each part alone: real, imaginary, real, … is a float array of twice the elements.
         DataType::Complex64 => run::<f32>(plan, bytes, arena, 2, 0.0, Rows::adding(&add_rows_f32), &|s, i, o| {
@@ -187,6 +179,11 @@ fn nan_sum_f32(a: f32, b: f32) -> f32 {
 /// rounds once), rounded to nearest even.
 fn add_f16(a: f16, b: f16) -> f16 {
     f16::from_f32(add_f32(a.to_f32(), b.to_f32()))
+}
+
+/// [`add_f32`]'s rule in bfloat16 (the sum taken in f32, rounded to nearest even).
+fn add_bf16(a: bf16, b: bf16) -> bf16 {
+    bf16::from_f32(add_f32(a.to_f32(), b.to_f32()))
 }
 
 /// [`add_f32`]'s rule in f64.
@@ -673,7 +670,7 @@ unsafe fn f16_strips_f16c(
     }
 }
 
-/// One lane of [`f16_strips_f16c`].
+/// One lane of [`f16_strips_f16c`]: [`strip_16`] with F16C's conversions.
 ///
 /// # Safety
 /// The CPU has F16C and SSSE3.
@@ -681,30 +678,125 @@ unsafe fn f16_strips_f16c(
 #[target_feature(enable = "f16c,avx,ssse3")]
 #[inline]
 unsafe fn f16_strip_f16c(src: &[f16], strip: &Strip, i: usize, dst: &mut [MaybeUninit<f16>]) {
+    // SAFETY: the caller's: the features every `Eights16 for f16` conversion uses.
+    unsafe { strip_16(src, strip, i, dst) }
+}
+
+/// A 16-bit float's eights in AVX registers, for [`strip_16`]: eight values widened to f32,
+/// a sum rounded to the type and kept in f32 (exactly: the type's values are f32s), and eight
+/// such sums narrowed back. Each is inlined into a caller that has the features its
+/// intrinsics need (`f16_strip_f16c`'s, `bf16_strip_avx2`'s).
+#[cfg(target_arch = "x86_64")]
+trait Eights16: bytemuck::Pod {
+    const ZERO: Self;
+    /// The type's addition under the one NaN rule, for eights that hold a NaN.
+    fn add(a: Self, b: Self) -> Self;
+    unsafe fn widen(h: std::arch::x86_64::__m128i) -> std::arch::x86_64::__m256;
+    unsafe fn round(sum: std::arch::x86_64::__m256) -> std::arch::x86_64::__m256;
+    unsafe fn narrow(rounded: std::arch::x86_64::__m256) -> std::arch::x86_64::__m128i;
+}
+
+/// F16C's conversions (`vcvtps2ph` rounds to nearest even, as half's do).
+#[cfg(target_arch = "x86_64")]
+impl Eights16 for f16 {
+    const ZERO: f16 = f16::ZERO;
+    fn add(a: f16, b: f16) -> f16 {
+        add_f16(a, b)
+    }
+    #[inline(always)]
+    unsafe fn widen(h: std::arch::x86_64::__m128i) -> std::arch::x86_64::__m256 {
+        // SAFETY: the caller has F16C.
+        unsafe { std::arch::x86_64::_mm256_cvtph_ps(h) }
+    }
+    #[inline(always)]
+    unsafe fn round(sum: std::arch::x86_64::__m256) -> std::arch::x86_64::__m256 {
+        // SAFETY: the caller has F16C.
+        unsafe { Self::widen(Self::narrow(sum)) }
+    }
+    #[inline(always)]
+    unsafe fn narrow(rounded: std::arch::x86_64::__m256) -> std::arch::x86_64::__m128i {
+        use std::arch::x86_64::*;
+        // SAFETY: the caller has F16C.
+        unsafe { _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(rounded) }
+    }
+}
+
+/// bfloat16 is f32's upper half: widened by a shift, rounded to nearest even by adding 0x7fff
+/// and the kept half's lowest bit (past the largest finite value to infinity, as half's
+/// `bf16::from_f32` rounds; a NaN never reaches it), narrowed by a shift and a pack.
+#[cfg(target_arch = "x86_64")]
+impl Eights16 for bf16 {
+    const ZERO: bf16 = bf16::ZERO;
+    fn add(a: bf16, b: bf16) -> bf16 {
+        add_bf16(a, b)
+    }
+    #[inline(always)]
+    unsafe fn widen(h: std::arch::x86_64::__m128i) -> std::arch::x86_64::__m256 {
+        use std::arch::x86_64::*;
+        // SAFETY: the caller has AVX2.
+        unsafe { _mm256_castsi256_ps(_mm256_slli_epi32::<16>(_mm256_cvtepu16_epi32(h))) }
+    }
+    #[inline(always)]
+    unsafe fn round(sum: std::arch::x86_64::__m256) -> std::arch::x86_64::__m256 {
+        use std::arch::x86_64::*;
+        // SAFETY: the caller has AVX2.
+        unsafe {
+            let bits = _mm256_castps_si256(sum);
+            let odd = _mm256_and_si256(_mm256_srli_epi32::<16>(bits), _mm256_set1_epi32(1));
+            let up = _mm256_add_epi32(_mm256_add_epi32(bits, _mm256_set1_epi32(0x7fff)), odd);
+            _mm256_castsi256_ps(_mm256_and_si256(up, _mm256_set1_epi32(0xffff_0000_u32 as i32)))
+        }
+    }
+    #[inline(always)]
+    unsafe fn narrow(rounded: std::arch::x86_64::__m256) -> std::arch::x86_64::__m128i {
+        use std::arch::x86_64::*;
+        // SAFETY: the caller has AVX2 and SSE4.1.
+        unsafe {
+            let halves = _mm256_srli_epi32::<16>(_mm256_castps_si256(rounded));
+            _mm_packus_epi32(_mm256_castsi256_si128(halves), _mm256_extracti128_si256::<1>(halves))
+        }
+    }
+}
+
+/// One lane's strip sums in a 16-bit float type, eight indices at a time: each term's eight
+/// loaded (reversed where it descends), widened to f32 and added, the sum rounded to the type
+/// after every addition, so that its bits are [`add_rows_16`]'s; the last few indices
+/// zero-padded to eight; eight with a NaN one at a time by [`add_f32`]'s rule.
+///
+/// # Safety
+/// The CPU has SSSE3 and what `H`'s [`Eights16`] conversions need; inlined into a caller
+/// that has them.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn strip_16<H: Eights16>(src: &[H], strip: &Strip, i: usize, dst: &mut [MaybeUninit<H>]) {
     use std::arch::x86_64::*;
     let bits: &[u16] = bytemuck::cast_slice(src);
     let terms = || strip.first.iter().zip(&strip.ascends);
-    let one = |j: usize| -> f16 {
+    let one = |j: usize| -> H {
         let term = |(&first, &up): (&usize, &bool)| src[if up { first + i + j } else { first - i - j }];
-        crate::adjoint::ordered_sum(terms().map(term), strip.first.len(), f16::ZERO, add_f16)
+        crate::adjoint::ordered_sum(terms().map(term), strip.first.len(), H::ZERO, H::add)
     };
     let n = dst.len();
     let mut c = 0;
     while c < n {
         // Eight indices, or the last few zero-padded to eight (a pad of 2's strips: elsewhere
-        // each a sum of its own, 4.5x the forward pad on f16 [1,64,256,256] reflected by 2).
+        // each a sum of its own, 3.5x the forward pad on f16 [1,64,256,256] reflected by 2).
         let m = (n - c).min(8);
-        let mut acc = _mm256_setzero_ps();
+        // SAFETY: AVX, the caller's.
+        let mut acc = unsafe { _mm256_setzero_ps() };
         let mut nan = false;
         for (&first, &up) in terms() {
-            // The term's m halves from their slice, bounds checked: eight loaded at once (a
+            // The term's m values from their slice, bounds checked: eight loaded at once (a
             // descending term's reversed), fewer gathered into a row of eight.
-            let halves = match (m, up) {
+            let values = match (m, up) {
                 (8, true) => load_halves(&bits[first + i + c..][..8]),
                 (8, false) => {
                     let last = first - i - c;
-                    let reverse = _mm_setr_epi8(14, 15, 12, 13, 10, 11, 8, 9, 6, 7, 4, 5, 2, 3, 0, 1);
-                    _mm_shuffle_epi8(load_halves(&bits[last - 7..=last]), reverse)
+                    // SAFETY: SSSE3, the caller's.
+                    unsafe {
+                        let reverse = _mm_setr_epi8(14, 15, 12, 13, 10, 11, 8, 9, 6, 7, 4, 5, 2, 3, 0, 1);
+                        _mm_shuffle_epi8(load_halves(&bits[last - 7..=last]), reverse)
+                    }
                 }
                 (_, up) => {
                     let mut row = [0u16; 8];
@@ -714,28 +806,30 @@ unsafe fn f16_strip_f16c(src: &[f16], strip: &Strip, i: usize, dst: &mut [MaybeU
                     load_halves(&row)
                 }
             };
-            let sum = _mm256_add_ps(acc, _mm256_cvtph_ps(halves));
-            if _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_UNORD_Q>(sum, sum)) != 0 {
-                nan = true;
-                break;
+            // SAFETY: the caller's features.
+            unsafe {
+                let sum = _mm256_add_ps(acc, H::widen(values));
+                if _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_UNORD_Q>(sum, sum)) != 0 {
+                    nan = true;
+                    break;
+                }
+                acc = H::round(sum);
             }
-            acc = _mm256_cvtph_ps(_mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(sum));
         }
         let here = &mut dst[c..c + m];
         match nan {
             false if m == 8 => {
-                let eight: &mut [MaybeUninit<f16>; 8] = here.try_into().expect("eight halves");
-                // SAFETY: an unaligned store of eight halves into `eight`.
-                unsafe {
-                    _mm_storeu_si128(eight.as_mut_ptr().cast(), _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(acc))
-                }
+                let eight: &mut [MaybeUninit<H>; 8] = here.try_into().expect("eight values");
+                // SAFETY: the caller's features; an unaligned store of eight halves into `eight`.
+                unsafe { _mm_storeu_si128(eight.as_mut_ptr().cast(), H::narrow(acc)) }
             }
             false => {
                 let mut row = [0u16; 8];
-                // SAFETY: an unaligned store of eight halves into `row`.
-                unsafe { _mm_storeu_si128(row.as_mut_ptr().cast(), _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(acc)) };
-                for (d, &h) in here.iter_mut().zip(&row) {
-                    d.write(f16::from_bits(h));
+                // SAFETY: the caller's features; an unaligned store of eight halves into `row`.
+                unsafe { _mm_storeu_si128(row.as_mut_ptr().cast(), H::narrow(acc)) };
+                let row: &[H; 8] = bytemuck::cast_ref(&row);
+                for (d, &h) in here.iter_mut().zip(row) {
+                    d.write(h);
                 }
             }
             true => here.iter_mut().enumerate().for_each(|(j, d)| _ = d.write(one(c + j))),
@@ -751,6 +845,62 @@ fn load_halves(s: &[u16]) -> std::arch::x86_64::__m128i {
     let s: &[u16; 8] = s.try_into().expect("eight halves");
     // SAFETY: an unaligned load of the eight halves `s` holds (SSE2, part of x86-64).
     unsafe { std::arch::x86_64::_mm_loadu_si128(s.as_ptr().cast()) }
+}
+
+/// bfloat16's rows: half's slice conversions, and its strips and whole rows eight indices at a
+/// time where the CPU has AVX2 ([`bf16_strip_avx2`]).
+fn bf16_rows() -> Rows<'static, bf16> {
+    #[cfg(target_arch = "x86_64")]
+    let avx2 = std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("sse4.1")
+        && std::arch::is_x86_feature_detected!("ssse3");
+    #[cfg(target_arch = "x86_64")]
+    let (strip, whole): (Option<&StripSum<'_, bf16>>, Option<&WholeRows<'_, bf16>>) = match avx2 {
+        true => (
+            Some(&|srcs, strip, [i, n, at], dsts| {
+                for (src, dst) in srcs.iter().zip(dsts.iter_mut()) {
+                    // SAFETY: the CPU has AVX2, SSE4.1 and SSSE3, just checked.
+                    unsafe { bf16_strip_avx2(src, strip, i, &mut dst[at..][..n]) }
+                }
+            }),
+            // SAFETY: the CPU has AVX2, SSE4.1 and SSSE3, just checked.
+            Some(&|srcs, from, strips, dsts| unsafe { bf16_whole_rows_avx2(srcs, from, strips, dsts) }),
+        ),
+        false => (None, None),
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let (strip, whole) = (None, None);
+    Rows {
+        add: &add_rows_16,
+        start: &|acc, terms| start_rows_16(acc, terms, BF16_EXPONENT, BF16_QUIET),
+        strip,
+        strip_min: 1,
+        image_rows: None,
+        whole_rows: whole,
+    }
+}
+
+/// One lane of bfloat16's strip sums: [`strip_16`] with AVX2's shifts and pack.
+///
+/// # Safety
+/// The CPU has AVX2, SSE4.1 and SSSE3.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,sse4.1,ssse3")]
+#[inline]
+unsafe fn bf16_strip_avx2(src: &[bf16], strip: &Strip, i: usize, dst: &mut [MaybeUninit<bf16>]) {
+    // SAFETY: the caller's: the features every `Eights16 for bf16` conversion uses.
+    unsafe { strip_16(src, strip, i, dst) }
+}
+
+/// bfloat16's [`WholeRows`]: [`whole_rows`] with [`bf16_strip_avx2`] inlined into it.
+///
+/// # Safety
+/// The CPU has AVX2, SSE4.1 and SSSE3.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,sse4.1,ssse3")]
+unsafe fn bf16_whole_rows_avx2(srcs: &[&[bf16]], from: usize, strips: &[Strip], dsts: &mut [&mut [MaybeUninit<bf16>]]) {
+    // SAFETY: the caller's (the same features, inlined).
+    whole_rows(srcs, from, strips, dsts, |src, strip, dst| unsafe { bf16_strip_avx2(src, strip, 0, dst) })
 }
 
 /// float16's exponent bits and quiet bit (a NaN's exponent all ones, a non-zero fraction).
@@ -1476,19 +1626,20 @@ mod tests {
 
     /// grad_in is written whole without being zero-filled first (Miri, in .ci/miri, reports a
     /// byte read before it is written): every mode, crops, merged identity axes inside and
-    /// outside, an untouched plan, complex and 16-bit values, strips of one index (long ones
+    /// outside, an untouched plan, complex and both 16-bit types' values, strips of one index (long ones
     /// with rows in lanes), and under Miri (from 4 KiB) outputs split among threads; against
     /// the scatter on exact sums.
     #[test]
     fn gradients_are_written_whole() {
         let mut next = crate::draws(0x9e37_79b9_7f4a_7c15u64);
-        let cases: [(DataType, &[usize], &[i64]); 7] = [
+        let cases: [(DataType, &[usize], &[i64]); 8] = [
             (DataType::Float32, &[3, 5], &[1, 2, -1, 3]),
             (DataType::Float32, &[10, 3], &[1, 0, 16, 0]),
             (DataType::Float32, &[2, 3, 4, 2], &[0, 2, 0, 0, 0, 1, 0, 0]),
             (DataType::Float32, &[2, 3], &[0, 0, 0, 0]),
             (DataType::Complex64, &[4, 3], &[2, 0, 1, 2]),
             (DataType::Float16, &[3, 9], &[0, 1, 4, 2]),
+            (DataType::Bfloat16, &[3, 9], &[0, 1, 4, 2]),
             (DataType::Float32, &[2, 520], &[0, 0, 2, 3]),
         ];
         for mode in Mode::ALL {
@@ -1498,6 +1649,7 @@ mod tests {
                 let g: Vec<f32> = (0..p.out_len() * parts).map(|_| next(17) as f32 - 8.0).collect();
                 let bytes = match dtype {
                     DataType::Float16 => g.iter().flat_map(|&x| f16::from_f32(x).to_le_bytes()).collect(),
+                    DataType::Bfloat16 => g.iter().flat_map(|&x| bf16::from_f32(x).to_le_bytes()).collect(),
                     _ => bytemuck::cast_slice(&g).to_vec(),
                 };
                 let grad = Tensor::from_bytes(dtype, p.out_shape().to_vec(), bytes).unwrap();
@@ -1791,11 +1943,9 @@ mod tests {
     /// count each plan writes so (the outputs are the other ways' either way, tests above).
     #[test]
     fn whole_rows_where_every_strip_is_the_types() {
-        let f16c = cfg!(target_arch = "x86_64")
-            && std::arch::is_x86_feature_detected!("f16c")
-            && std::arch::is_x86_feature_detected!("ssse3");
+        let (f16c, avx2) = (f16_rows().whole_rows.is_some(), bf16_rows().whole_rows.is_some());
         let sse2 = cfg!(all(target_arch = "x86_64", not(miri)));
-        let cases: [(DataType, &[i64], Mode, usize); 10] = [
+        let cases: [(DataType, &[i64], Mode, usize); 11] = [
             // Six rows of 40, strips of 8 (f16 takes 2 and more, f32 8 and more).
             (DataType::Float16, &[0, 0, 0, 0, 0, 8], Mode::Reflect, if f16c { 6 } else { 0 }),
             (DataType::Float16, &[0, 0, 2, 0, 0, 3], Mode::Wrap, if f16c { 6 } else { 0 }),
@@ -1808,11 +1958,12 @@ mod tests {
             (DataType::Float16, &[0, 0, 1, 0, 0, 1], Mode::Reflect, if f16c { 6 } else { 0 }),
             (DataType::Float16, &[0, 0, 2, 0, 0, 2], Mode::Edge, if f16c { 6 } else { 0 }),
             (DataType::Float32, &[0, 0, 2, 0, 0, 8], Mode::Reflect, 0),
+            (DataType::Bfloat16, &[0, 0, 1, 0, 0, 8], Mode::Reflect, if avx2 { 6 } else { 0 }),
             // An edge's long chains (its rows summed side by side), a cropped axis, a type
             // with no strip sums.
             (DataType::Float16, &[0, 0, 20, 0, 0, 2], Mode::Edge, 0),
             (DataType::Float16, &[0, 0, -1, 0, 0, 8], Mode::Reflect, 0),
-            (DataType::Bfloat16, &[0, 0, 0, 0, 0, 8], Mode::Reflect, 0),
+            (DataType::Float64, &[0, 0, 0, 0, 0, 8], Mode::Reflect, 0),
         ];
         for (dtype, pads, mode, rows) in cases {
             let p = plan(dtype, &[3, 2, 40], pads, mode);
@@ -1829,46 +1980,82 @@ mod tests {
     fn float16_strips_take_f16c_where_the_cpu_has_it() {
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("f16c") && std::arch::is_x86_feature_detected!("ssse3") {
-            assert!(f16_rows().strip.is_some());
+            assert!(f16_rows().strip.is_some() && f16_rows().whole_rows.is_some());
             return;
         }
-        assert!(f16_rows().strip.is_none());
+        assert!(f16_rows().strip.is_none() && f16_rows().whole_rows.is_none());
+    }
+
+    /// Where the CPU has AVX2, bfloat16's gradient takes its strips eight at a time (the
+    /// wiring, as float16's).
+    #[test]
+    fn bfloat16_strips_take_avx2_where_the_cpu_has_it() {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("sse4.1")
+            && std::arch::is_x86_feature_detected!("ssse3")
+        {
+            assert!(bf16_rows().strip.is_some() && bf16_rows().whole_rows.is_some());
+            return;
+        }
+        assert!(bf16_rows().strip.is_none() && bf16_rows().whole_rows.is_none());
     }
 
     #[test]
-    fn float16_strips_round_every_addition_and_keep_the_first_nan() {
+    fn sixteen_bit_strips_round_every_addition_and_keep_the_first_nan() {
         // Strips of 38 indices and three terms each (reflect by 39 on both sides of 40), and
-        // of 1 to 33 indices and two terms: eight indices at a time where the CPU has F16C,
-        // the rest and the eights holding a NaN one at a time. Terms where rounding at every
-        // addition decides the bits (2048 + 1 + 1 is 2048 so, 2050 rounded once), infinities,
-        // -0.0 and NaNs of both signs, quiet and signalling, with payloads.
-        let palette: [u16; 12] =
-            [0x6800, 0x3c00, 0xbc00, 0x3800, 0x4200, 0x63d0, 0x8000, 0x7c00, 0xfc00, 0x7c01, 0xfe55, 0x0001];
+        // of 1 to 33 indices and two terms: eight indices at a time where the CPU has the
+        // type's conversions (the last few padded to eight), the eights holding a NaN one at a
+        // time. Terms where rounding at every addition decides the bits (float16's 2048 + 1 + 1
+        // is 2048 so, 2050 rounded once; bfloat16's 256 + 1 + 1 256, not 258), sums past the
+        // largest finite value, infinities, -0.0, subnormals and NaNs of both signs, quiet and
+        // signalling, with payloads.
+        type Sum16 = fn(&[u16]) -> u16;
+        let f16_sum: Sum16 = |terms| {
+            let values = terms.iter().map(|&b| f16::from_bits(b));
+            crate::adjoint::ordered_sum(values, terms.len(), f16::ZERO, add_f16).to_bits()
+        };
+        let bf16_sum: Sum16 = |terms| {
+            let values = terms.iter().map(|&b| bf16::from_bits(b));
+            crate::adjoint::ordered_sum(values, terms.len(), bf16::ZERO, add_bf16).to_bits()
+        };
+        let types: [(DataType, [u16; 12], Sum16); 2] = [
+            (
+                DataType::Float16,
+                [0x6800, 0x3c00, 0xbc00, 0x3800, 0x4200, 0x63d0, 0x8000, 0x7c00, 0xfc00, 0x7c01, 0xfe55, 0x0001],
+                f16_sum,
+            ),
+            (
+                DataType::Bfloat16,
+                [0x4380, 0x3f80, 0xbf80, 0x3f00, 0x4040, 0x7f7f, 0x8000, 0x0001, 0x7f80, 0xff80, 0x7f81, 0xffd5],
+                bf16_sum,
+            ),
+        ];
         let mut next = crate::draws(0x5851_f42d_4c95_7f2du64);
         let mut cases = vec![(vec![0, 0, 39, 0, 0, 39], Mode::Reflect)];
         for n in 1..=LANES_MAX_STRIP as i64 + 1 {
             cases.push((vec![0, 0, n, 0, 0, n / 2 + 1], Mode::Symmetric));
         }
-        for (pads, mode) in cases {
-            let p = plan(DataType::Float16, &[3, 2, 40], &pads, mode);
-            let axis = &p.axes()[2];
-            for nans in [false, true] {
-                let g: Vec<f16> = (0..p.out_len())
-                    .map(|_| palette[next(if nans { 12 } else { 7 }) as usize])
-                    .map(f16::from_bits)
-                    .collect();
-                let grad = Tensor::from_slice(DataType::Float16, p.out_shape().to_vec(), &g).unwrap();
-                // Each row's sums in the documented order, rounded at every addition.
-                let want: Vec<u16> = (0..6)
-                    .flat_map(|row| (0..40).map(move |k| (row, k)))
-                    .map(|(row, k)| {
-                        let terms = crate::adjoint::images(axis, mode, k);
-                        let values = terms.iter().map(|&o| g[row * axis.out_len + o]);
-                        crate::adjoint::ordered_sum(values, terms.len(), f16::ZERO, add_f16).to_bits()
-                    })
-                    .collect();
-                let got = pad_backward(&p, &grad).unwrap();
-                assert_eq!(got.as_slice::<u16>().unwrap(), &want[..], "{pads:?} {mode} nans {nans}");
+        for (dtype, palette, sum) in types {
+            for (pads, mode) in &cases {
+                let p = plan(dtype, &[3, 2, 40], pads, *mode);
+                let axis = &p.axes()[2];
+                for nans in [false, true] {
+                    let g: Vec<u16> =
+                        (0..p.out_len()).map(|_| palette[next(if nans { 12 } else { 8 }) as usize]).collect();
+                    let grad =
+                        Tensor::from_bytes(dtype, p.out_shape().to_vec(), bytemuck::cast_slice(&g).to_vec()).unwrap();
+                    // Each row's sums in the documented order, rounded at every addition.
+                    let want: Vec<u16> = (0..6)
+                        .flat_map(|row| (0..40).map(move |k| (row, k)))
+                        .map(|(row, k)| {
+                            let terms = crate::adjoint::images(axis, *mode, k);
+                            sum(&terms.iter().map(|&o| g[row * axis.out_len + o]).collect::<Vec<_>>())
+                        })
+                        .collect();
+                    let got = pad_backward(&p, &grad).unwrap();
+                    assert_eq!(got.as_slice::<u16>().unwrap(), &want[..], "{dtype} {pads:?} {mode} nans {nans}");
+                }
             }
         }
     }

@@ -12,7 +12,7 @@
 //!
 //! `backward` times the pad's gradient (`pad_backward`, its output allocated as XLA's is;
 //! `pad_backward_in`, its memory given back to an arena every step, as a training loop can)
-//! beside the forward `pad_into` of the same case, on the nine cases
+//! beside the forward `pad_into` of the same case, on the cases
 //! `benchmarks/jax_backward.py` times XLA's vjp of `jnp.pad` on.
 //!
 //! `interior` times the interior pad's cells `benchmarks/interior_cells.py` times numpy and

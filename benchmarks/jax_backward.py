@@ -1,4 +1,4 @@
-# XLA's gradient of a pad on the CPU: jax.jit(jax.vjp(jnp.pad)) on the nine cases of
+# XLA's gradient of a pad on the CPU: jax.jit(jax.vjp(jnp.pad)) on the eleven cases of
 # benches/cpu_pad.rs's `backward` group (BENCHMARKS.md, "The gradient on the CPU"), on one
 # thread, medians of 15 after 3 warm-ups, the output allocated each call (as pad_backward's).
 # Run alternated with the bench, both on one core:
@@ -19,6 +19,8 @@ CASES = [
 ] + [
     ("f16_8x4096x256_last8", np.float16, (8, 4096, 256), ((0, 0), (0, 0), (0, 8)), "reflect"),
     ("f32_16000_512", np.float32, (16000,), ((512, 512),), "reflect"),
+    ("f16_1x64x256x256_hw2", np.float16, (1, 64, 256, 256), ((0, 0), (0, 0), (2, 2), (2, 2)), "reflect"),
+    ("bf16_1x64x256x256_hw2", jnp.bfloat16, (1, 64, 256, 256), ((0, 0), (0, 0), (2, 2), (2, 2)), "edge"),
 ]
 
 print("jax", jax.__version__, jax.devices())

@@ -1,4 +1,4 @@
-//! The gradient's nine cases (`cpu_pad`'s `backward/` group's) by the minimum of many calls:
+//! The gradient's cases (`cpu_pad`'s `backward/` group's) by the minimum of many calls:
 //! `cpu::pad_backward`, `cpu::pad_backward_in` (an arena's memory) and the forward
 //! `cpu::pad_into` of the same case called in turn, each one's minimum and median over a
 //! round's calls, and the gradients' minima over the forward's. A busy machine (a VM's

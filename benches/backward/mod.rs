@@ -1,12 +1,13 @@
-//! The gradient's nine cases (`benchmarks/jax_backward.py` times XLA's vjp of `jnp.pad` on
-//! them), shared by `cpu_pad`'s `backward/` group and `backward_minima`.
+//! The gradient's cases (`benchmarks/jax_backward.py` times XLA's vjp of `jnp.pad` on them):
+//! issue 84's nine, and the 16 MiB image's in the two 16-bit types mixed-precision training
+//! pads in; shared by `cpu_pad`'s `backward/` group and `backward_minima`.
 
 use wgpu_pad::{DataType, Mode, PadPlan, PadRequest, Tensor};
 
 /// name, type, shape, ONNX pads, mode.
 pub type BackwardCase = (&'static str, DataType, &'static [usize], &'static [i64], Mode);
 
-pub const BACKWARD_CASES: [BackwardCase; 9] = [
+pub const BACKWARD_CASES: [BackwardCase; 11] = [
     ("f32_1x64x256x256_hw2", DataType::Float32, &[1, 64, 256, 256], &[0, 0, 2, 2, 0, 0, 2, 2], Mode::Constant),
     ("f32_1x64x256x256_hw2", DataType::Float32, &[1, 64, 256, 256], &[0, 0, 2, 2, 0, 0, 2, 2], Mode::Reflect),
     ("f32_1x64x256x256_hw2", DataType::Float32, &[1, 64, 256, 256], &[0, 0, 2, 2, 0, 0, 2, 2], Mode::Edge),
@@ -16,6 +17,8 @@ pub const BACKWARD_CASES: [BackwardCase; 9] = [
     ("f32_1x3x224x224_hw100", DataType::Float32, &[1, 3, 224, 224], &[0, 0, 100, 100, 0, 0, 100, 100], Mode::Edge),
     ("f16_8x4096x256_last8", DataType::Float16, &[8, 4096, 256], &[0, 0, 0, 0, 0, 8], Mode::Reflect),
     ("f32_16000_512", DataType::Float32, &[16000], &[512, 512], Mode::Reflect),
+    ("f16_1x64x256x256_hw2", DataType::Float16, &[1, 64, 256, 256], &[0, 0, 2, 2, 0, 0, 2, 2], Mode::Reflect),
+    ("bf16_1x64x256x256_hw2", DataType::Bfloat16, &[1, 64, 256, 256], &[0, 0, 2, 2, 0, 0, 2, 2], Mode::Edge),
 ];
 
 /// A case's plan, its grad_out (small integers: no sum overflows, no NaN or subnormal slows
@@ -30,6 +33,10 @@ pub fn backward_case(case: &BackwardCase) -> (PadPlan, Tensor, Vec<u8>) {
     let grad = match dtype {
         DataType::Float16 => {
             let g: Vec<half::f16> = (0..plan.out_len()).map(|i| half::f16::from_f32(value(i))).collect();
+            Tensor::from_slice(dtype, plan.out_shape().to_vec(), &g)
+        }
+        DataType::Bfloat16 => {
+            let g: Vec<half::bf16> = (0..plan.out_len()).map(|i| half::bf16::from_f32(value(i))).collect();
             Tensor::from_slice(dtype, plan.out_shape().to_vec(), &g)
         }
         _ => {

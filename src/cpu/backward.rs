@@ -452,9 +452,7 @@ struct Rows<'a, T> {
     add: &'a RowAdd<'a, T>,
     start: &'a RowAdd<'a, T>,
     strip: Option<&'a StripSum<'a, T>>,
-    /// The fewest indices a strip has for `strip` to take it: shorter ones are the rows'
-    /// (float32's take eight at a time, where one at a time costs more than rows; float16's
-    /// any, a few padded to eight).
+    /// The fewest indices a strip has for `strip` to take it: shorter ones are the rows'.
     strip_min: usize,
     /// Where the type has it: a row of grad_in on the innermost axis whose index on the axis
     /// above has several images, summed in registers ([`ImageRows`]).
@@ -529,8 +527,8 @@ fn whole_rows<T: Copy>(
     }
 }
 
-/// float32's rows: [`add_rows_f32`], and its strips and rows of several images eight indices
-/// at a time where the target has SSE2 ([`f32_sums_sse2`]).
+/// float32's rows: [`add_rows_f32`], and its strips (whole rows where it can) and rows of
+/// several images eight indices at a time where the target has SSE2 ([`f32_sums_sse2`]).
 fn f32_rows() -> Rows<'static, f32> {
     #[cfg(all(target_arch = "x86_64", not(miri)))]
     let strip: Option<&StripSum<'_, f32>> = Some(&|srcs, strip, [i, n, at], dsts| {
@@ -552,7 +550,7 @@ fn f32_rows() -> Rows<'static, f32> {
     });
     #[cfg(not(all(target_arch = "x86_64", not(miri))))]
     let whole = None;
-    Rows { strip, strip_min: 8, image_rows, whole_rows: whole, ..Rows::adding(&add_rows_f32) }
+    Rows { strip, strip_min: 1, image_rows, whole_rows: whole, ..Rows::adding(&add_rows_f32) }
 }
 
 /// float32's [`ImageRows`] in SSE2 registers ([`f32_sums_sse2`]), the innermost axis cut where
@@ -1427,6 +1425,14 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
         true
     }
 
+    /// Whether the type's strip sums take a strip of `n` indices of `terms` terms each: from
+    /// its `strip_min` indices, a block of terms at most, and not one index's long chain (an
+    /// edge's corner), which [`gathered`] sums in many rows at once (f32 \[1,3,224,224\] edge
+    /// 100 took 2.8x as long a row at a time).
+    fn strip_sum_takes(&self, n: usize, terms: usize) -> bool {
+        n >= self.rows.strip_min && terms <= BLOCK && (n > 1 || terms < LANES_MIN_TERMS)
+    }
+
     /// Indices `ks` of the innermost axis, in each of `srcs.len()` lanes alike (at most
     /// [`LANES`]): lane `l`'s `srcs[l]` is grad_out inside the axes outside, `dsts[l]` grad_in
     /// from index `ks.start` (each index `in_stride` values). Where the axis has elements of
@@ -1449,7 +1455,7 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
         let kept = axis.kept.start.max(ks.start)..axis.kept.end.min(ks.end);
         let bulk = rows_of_one && kept.len() > 1 && self.lanes != CHAIN_LANES;
         // Whole rows where the type has them: a row's copy and its strips in one call.
-        let strip_sum_takes = |s: &Strip| s.ks.len() >= self.rows.strip_min && s.first.len() <= BLOCK;
+        let strip_sum_takes = |s: &Strip| self.strip_sum_takes(s.ks.len(), s.first.len());
         if let Some(whole_rows) = self
             .rows
             .whole_rows
@@ -1471,9 +1477,7 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
             if let Some(strip) = strips.peek().filter(|s| rows_of_one && s.ks.contains(&k)) {
                 let (i, n) = (k - strip.ks.start, strip.ks.end.min(ks.end) - k);
                 k += n;
-                if let Some(strip_sum) =
-                    self.rows.strip.filter(|_| n >= self.rows.strip_min && strip.first.len() <= BLOCK)
-                {
+                if let Some(strip_sum) = self.rows.strip.filter(|_| self.strip_sum_takes(n, strip.first.len())) {
                     // The type's own way, every lane in one call.
                     strip_sum(srcs, strip, [i, n, at], dsts);
                     continue;
@@ -1945,7 +1949,7 @@ mod tests {
     fn whole_rows_where_every_strip_is_the_types() {
         let (f16c, avx2) = (f16_rows().whole_rows.is_some(), bf16_rows().whole_rows.is_some());
         let sse2 = cfg!(all(target_arch = "x86_64", not(miri)));
-        let cases: [(DataType, &[i64], Mode, usize); 11] = [
+        let cases: [(DataType, &[i64], Mode, usize); 12] = [
             // Six rows of 40, strips of 8 (f16 takes 2 and more, f32 8 and more).
             (DataType::Float16, &[0, 0, 0, 0, 0, 8], Mode::Reflect, if f16c { 6 } else { 0 }),
             (DataType::Float16, &[0, 0, 2, 0, 0, 3], Mode::Wrap, if f16c { 6 } else { 0 }),
@@ -1953,15 +1957,15 @@ mod tests {
             // A touched axis above: its three rows of one image whole, the three of two images
             // float32's image rows.
             (DataType::Float32, &[0, 1, 8, 0, 0, 8], Mode::Reflect, if sse2 { 3 } else { 0 }),
-            // Strips of one index: f16's sums take them (an edge's of a few terms too),
-            // f32's not under eight.
+            // Strips of one index and a few: the sums take them (an edge's of a few terms too).
             (DataType::Float16, &[0, 0, 1, 0, 0, 1], Mode::Reflect, if f16c { 6 } else { 0 }),
             (DataType::Float16, &[0, 0, 2, 0, 0, 2], Mode::Edge, if f16c { 6 } else { 0 }),
-            (DataType::Float32, &[0, 0, 2, 0, 0, 8], Mode::Reflect, 0),
+            (DataType::Float32, &[0, 0, 2, 0, 0, 8], Mode::Reflect, if sse2 { 6 } else { 0 }),
             (DataType::Bfloat16, &[0, 0, 1, 0, 0, 8], Mode::Reflect, if avx2 { 6 } else { 0 }),
             // An edge's long chains (its rows summed side by side), a cropped axis, a type
             // with no strip sums.
             (DataType::Float16, &[0, 0, 20, 0, 0, 2], Mode::Edge, 0),
+            (DataType::Float32, &[0, 0, 2, 0, 0, 16], Mode::Edge, 0),
             (DataType::Float16, &[0, 0, -1, 0, 0, 8], Mode::Reflect, 0),
             (DataType::Float64, &[0, 0, 0, 0, 0, 8], Mode::Reflect, 0),
         ];

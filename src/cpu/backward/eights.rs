@@ -15,7 +15,9 @@ use crate::adjoint::BLOCK;
 /// shuffles), added and stored; where the rows' path fills a row, stages each descending term
 /// reversed and adds the terms a pass each. A NaN is kept by every later addition, so eight
 /// whose sums hold none are the hardware's additions all through, [`add_f32`]'s; eight with
-/// one (and a run under eight) one at a time. At most a block of terms and of rows (the
+/// one one at a time by [`add_f32`]; a run under eight each sum by the hardware's additions, a
+/// NaN one again by [`add_f32`] (f32 \[1,64,256,256\] reflected by 2: 1.22-1.26x the forward
+/// pad by its rows' path, 1.03-1.05x so). At most a block of terms and of rows (the
 /// callers'). Reflections' shapes (one or two rows of one or two terms) are compiled each with
 /// its loops unrolled: as loops over the rows and terms, 224 x 224 reflected by 100 took
 /// 1.65x as long.
@@ -177,7 +179,26 @@ impl<'a, const S: usize, const T: usize, const D: u8> F32Eights<'a, S, T, D> {
         }
     }
 
-    /// Every index of `dst` ([`f32_sums_sse2`]'s), `one(j)` its sum one at a time.
+    /// Index `j`'s sum ([`crate::adjoint::ordered_sum`]: one term itself, several from +0.0)
+    /// by the hardware's additions, for a NaN-free sum the bits `add_f32`'s give.
+    #[inline(always)]
+    fn plain(&self, j: usize) -> f32 {
+        let (first, ascends, i) = (self.first, self.ascends, self.i);
+        let row = |src: &[f32]| {
+            let term = |t: usize| src[if ascends[t] { first[t] + i + j } else { first[t] - i - j }];
+            match first.len() {
+                1 => term(0),
+                terms => (0..terms).fold(0.0, |sum, t| sum + term(t)),
+            }
+        };
+        match self.srcs {
+            [src] => row(src),
+            srcs => srcs.iter().fold(0.0, |sum, src| sum + row(src)),
+        }
+    }
+
+    /// Every index of `dst` ([`f32_sums_sse2`]'s), `one(j)` its sum one at a time by
+    /// [`add_f32`] where the hardware's is NaN.
     ///
     /// # Safety
     /// As [`F32Eights::new`]'s, for `dst`'s indices.
@@ -186,7 +207,14 @@ impl<'a, const S: usize, const T: usize, const D: u8> F32Eights<'a, S, T, D> {
         use std::arch::x86_64::*;
         let n = dst.len();
         if n < 8 {
-            dst.iter_mut().enumerate().for_each(|(j, d)| _ = d.write(one(j)));
+            // A few indices (a pad of 2's strips): each sum by the hardware's additions, NaN
+            // checked once at its end (`add_f32` is IEEE's addition but for NaNs).
+            for (j, d) in dst.iter_mut().enumerate() {
+                d.write(match self.plain(j) {
+                    sum if sum.is_nan() => one(j),
+                    sum => sum,
+                });
+            }
             return;
         }
         let out = dst.as_mut_ptr().cast::<f32>();

@@ -452,8 +452,6 @@ struct Rows<'a, T> {
     add: &'a RowAdd<'a, T>,
     start: &'a RowAdd<'a, T>,
     strip: Option<&'a StripSum<'a, T>>,
-    /// The fewest indices a strip has for `strip` to take it: shorter ones are the rows'.
-    strip_min: usize,
     /// Where the type has it: a row of grad_in on the innermost axis whose index on the axis
     /// above has several images, summed in registers ([`ImageRows`]).
     image_rows: Option<&'a ImageRows<'a, T>>,
@@ -465,7 +463,7 @@ struct Rows<'a, T> {
 impl<'a, T: Copy> Rows<'a, T> {
     /// `add`, and `start` as `add` into the zeros a sum fills its row with first.
     fn adding(add: &'a RowAdd<'a, T>) -> Self {
-        Rows { add, start: add, strip: None, strip_min: 0, image_rows: None, whole_rows: None }
+        Rows { add, start: add, strip: None, image_rows: None, whole_rows: None }
     }
 }
 
@@ -550,7 +548,7 @@ fn f32_rows() -> Rows<'static, f32> {
     });
     #[cfg(not(all(target_arch = "x86_64", not(miri))))]
     let whole = None;
-    Rows { strip, strip_min: 1, image_rows, whole_rows: whole, ..Rows::adding(&add_rows_f32) }
+    Rows { strip, image_rows, whole_rows: whole, ..Rows::adding(&add_rows_f32) }
 }
 
 /// float32's [`ImageRows`] in SSE2 registers ([`f32_sums_sse2`]), the innermost axis cut where
@@ -604,7 +602,6 @@ fn f16_rows() -> Rows<'static, f16> {
         add: &add_rows_16,
         start: &|acc, terms| start_rows_16(acc, terms, F16_EXPONENT, F16_QUIET),
         strip: f16_strips(),
-        strip_min: 1,
         image_rows: None,
         whole_rows: f16_whole_rows(),
     }
@@ -872,7 +869,6 @@ fn bf16_rows() -> Rows<'static, bf16> {
         add: &add_rows_16,
         start: &|acc, terms| start_rows_16(acc, terms, BF16_EXPONENT, BF16_QUIET),
         strip,
-        strip_min: 1,
         image_rows: None,
         whole_rows: whole,
     }
@@ -1040,6 +1036,14 @@ where
         add_rows_f32(&mut a[..n], &t[..n]);
         acc.convert_from_f32_slice(&a[..n]);
     }
+}
+
+/// Whether a type's strip sums ([`StripSum`], [`WholeRows`]) take a strip of `n` indices of
+/// `terms` terms each: a block of terms at most, and not one index's long chain (an edge's
+/// corner, from [`LANES_MIN_TERMS`] terms), which [`gathered`] sums in many rows at once (f32
+/// \[1,3,224,224\] edge 100 took 2.8x as long a row at a time).
+fn strip_sum_takes(n: usize, terms: usize) -> bool {
+    terms <= BLOCK && (n > 1 || terms < LANES_MIN_TERMS)
 }
 
 /// The adjoint as a gather, axis by axis the outermost first: an input index of one image
@@ -1425,14 +1429,6 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
         true
     }
 
-    /// Whether the type's strip sums take a strip of `n` indices of `terms` terms each: from
-    /// its `strip_min` indices, a block of terms at most, and not one index's long chain (an
-    /// edge's corner), which [`gathered`] sums in many rows at once (f32 \[1,3,224,224\] edge
-    /// 100 took 2.8x as long a row at a time).
-    fn strip_sum_takes(&self, n: usize, terms: usize) -> bool {
-        n >= self.rows.strip_min && terms <= BLOCK && (n > 1 || terms < LANES_MIN_TERMS)
-    }
-
     /// Indices `ks` of the innermost axis, in each of `srcs.len()` lanes alike (at most
     /// [`LANES`]): lane `l`'s `srcs[l]` is grad_out inside the axes outside, `dsts[l]` grad_in
     /// from index `ks.start` (each index `in_stride` values). Where the axis has elements of
@@ -1455,11 +1451,11 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
         let kept = axis.kept.start.max(ks.start)..axis.kept.end.min(ks.end);
         let bulk = rows_of_one && kept.len() > 1 && self.lanes != CHAIN_LANES;
         // Whole rows where the type has them: a row's copy and its strips in one call.
-        let strip_sum_takes = |s: &Strip| self.strip_sum_takes(s.ks.len(), s.first.len());
+        let takes = |s: &Strip| strip_sum_takes(s.ks.len(), s.first.len());
         if let Some(whole_rows) = self
             .rows
             .whole_rows
-            .filter(|_| bulk && ks == (0..axis.in_len) && kept == ks && axis.strips.iter().all(strip_sum_takes))
+            .filter(|_| bulk && ks == (0..axis.in_len) && kept == ks && axis.strips.iter().all(takes))
         {
             return whole_rows(srcs, axis.kept_from, &axis.strips, dsts);
         }
@@ -1477,7 +1473,7 @@ impl<'a, T: Copy + Send + Sync> Gather<'a, T> {
             if let Some(strip) = strips.peek().filter(|s| rows_of_one && s.ks.contains(&k)) {
                 let (i, n) = (k - strip.ks.start, strip.ks.end.min(ks.end) - k);
                 k += n;
-                if let Some(strip_sum) = self.rows.strip.filter(|_| self.strip_sum_takes(n, strip.first.len())) {
+                if let Some(strip_sum) = self.rows.strip.filter(|_| strip_sum_takes(n, strip.first.len())) {
                     // The type's own way, every lane in one call.
                     strip_sum(srcs, strip, [i, n, at], dsts);
                     continue;
@@ -1975,6 +1971,26 @@ mod tests {
             WHOLE_ROWS.set(0);
             pad_backward(&p, &grad).unwrap();
             assert_eq!(WHOLE_ROWS.get(), rows, "{dtype} {pads:?} {mode}");
+        }
+    }
+
+    /// A type's strip sums take strips of any length up to a block of terms, but one index's
+    /// chain of [`LANES_MIN_TERMS`] terms or more (the chains' lanes sum those).
+    #[test]
+    fn strip_sums_take_all_but_long_chains_and_past_a_block() {
+        for (n, terms, takes) in [
+            (1, 1, true),
+            (1, 3, true),
+            (1, LANES_MIN_TERMS - 1, true),
+            (1, LANES_MIN_TERMS, false),
+            (1, 101, false),
+            (2, LANES_MIN_TERMS, true),
+            (7, 200, true),
+            (8, BLOCK, true),
+            (2, BLOCK + 1, false),
+            (1, BLOCK + 1, false),
+        ] {
+            assert_eq!(strip_sum_takes(n, terms), takes, "{n} indices of {terms} terms");
         }
     }
 

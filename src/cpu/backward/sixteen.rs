@@ -6,48 +6,68 @@
 #[cfg(target_arch = "x86_64")]
 use std::mem::MaybeUninit;
 
+use half::slice::HalfFloatSliceExt;
 use half::{bf16, f16};
 
 #[cfg(target_arch = "x86_64")]
 use super::{add_bf16, add_f16, whole_rows, Strip};
 use super::{
-    add_rows_16, start_rows_16, Rows, StripSum, WholeRows, BF16_EXPONENT, BF16_QUIET, F16_EXPONENT, F16_QUIET,
+    add_rows_16, start_rows_16, RowAdd, Rows, StripSum, WholeRows, BF16_EXPONENT, BF16_QUIET, F16_EXPONENT, F16_QUIET,
 };
 
-/// float16's rows: half's slice conversions, and its strips eight at a time where the CPU
-/// has F16C ([`f16_strips`]).
+/// A sum's first term in each 16-bit type ([`start_rows_16`]).
+const F16_START: &RowAdd<'_, f16> = &|acc, terms| start_rows_16(acc, terms, F16_EXPONENT, F16_QUIET);
+const BF16_START: &RowAdd<'_, bf16> = &|acc, terms| start_rows_16(acc, terms, BF16_EXPONENT, BF16_QUIET);
+
+/// float16's rows: half's slice conversions, and its strips and whole rows eight indices at a
+/// time where the CPU has F16C ([`f16_strip_f16c`]).
 pub(super) fn f16_rows() -> Rows<'static, f16> {
-    Rows {
-        add: &add_rows_16,
-        start: &|acc, terms| start_rows_16(acc, terms, F16_EXPONENT, F16_QUIET),
-        strip: f16_strips(),
-        image_rows: None,
-        whole_rows: f16_whole_rows(),
-    }
-}
-
-/// float16 strips eight indices at a time where the CPU has F16C ([`f16_strip_f16c`]); `None`
-/// elsewhere (the rows' path: every lane's terms staged side by side, a conversion a row).
-fn f16_strips() -> Option<&'static StripSum<'static, f16>> {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("f16c") && std::arch::is_x86_feature_detected!("ssse3") {
         // SAFETY: the CPU has F16C (and so AVX) and SSSE3, just checked.
-        return Some(&|srcs, strip, [i, n, at], dsts| unsafe { f16_strips_f16c(srcs, strip, [i, n, at], dsts) });
+        let strip: &StripSum<'_, f16> = &|srcs, strip, at, dsts| unsafe { f16_strips_f16c(srcs, strip, at, dsts) };
+        // SAFETY: as above.
+        let whole: &WholeRows<'_, f16> =
+            &|srcs, from, strips, dsts| unsafe { f16_whole_rows_f16c(srcs, from, strips, dsts) };
+        return rows_16(F16_START, Some(strip), Some(whole));
     }
-    None
+    rows_16(F16_START, None, None)
 }
 
-/// float16's [`WholeRows`] where the CPU has F16C, its strips [`f16_strip_f16c`]'s.
-fn f16_whole_rows() -> Option<&'static WholeRows<'static, f16>> {
+/// bfloat16's rows: half's slice conversions, and its strips and whole rows eight indices at a
+/// time where the CPU has AVX2 ([`bf16_strip_avx2`]).
+pub(super) fn bf16_rows() -> Rows<'static, bf16> {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("f16c") && std::arch::is_x86_feature_detected!("ssse3") {
-        // SAFETY: the CPU has F16C (and so AVX) and SSSE3, just checked.
-        return Some(&|srcs, from, strips, dsts| unsafe { f16_whole_rows_f16c(srcs, from, strips, dsts) });
+    if std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("sse4.1")
+        && std::arch::is_x86_feature_detected!("ssse3")
+    {
+        // SAFETY: the CPU has AVX2, SSE4.1 and SSSE3, just checked.
+        let strip: &StripSum<'_, bf16> = &|srcs, strip, at, dsts| unsafe { bf16_strips_avx2(srcs, strip, at, dsts) };
+        // SAFETY: as above.
+        let whole: &WholeRows<'_, bf16> =
+            &|srcs, from, strips, dsts| unsafe { bf16_whole_rows_avx2(srcs, from, strips, dsts) };
+        return rows_16(BF16_START, Some(strip), Some(whole));
     }
-    None
+    rows_16(BF16_START, None, None)
 }
 
-/// [`f16_whole_rows`]: [`whole_rows`] with [`f16_strip_f16c`] inlined into it.
+/// A 16-bit float type's rows: half's slice conversions, its first term `start`
+/// ([`start_rows_16`] with its exponent and quiet bits), and `strip` and `whole` where the CPU
+/// has the type's vector conversions (elsewhere the rows' path: every lane's terms staged side
+/// by side, a conversion a row).
+fn rows_16<H: Copy>(
+    start: &'static RowAdd<'static, H>,
+    strip: Option<&'static StripSum<'static, H>>,
+    whole: Option<&'static WholeRows<'static, H>>,
+) -> Rows<'static, H>
+where
+    [H]: HalfFloatSliceExt,
+{
+    Rows { add: &add_rows_16, start, strip, image_rows: None, whole_rows: whole }
+}
+
+/// float16's [`WholeRows`]: [`whole_rows`] with [`f16_strip_f16c`] inlined into it.
 ///
 /// # Safety
 /// The CPU has F16C and SSSE3.
@@ -261,35 +281,21 @@ fn load_halves(s: &[u16]) -> std::arch::x86_64::__m128i {
     unsafe { std::arch::x86_64::_mm_loadu_si128(s.as_ptr().cast()) }
 }
 
-/// bfloat16's rows: half's slice conversions, and its strips and whole rows eight indices at a
-/// time where the CPU has AVX2 ([`bf16_strip_avx2`]).
-pub(super) fn bf16_rows() -> Rows<'static, bf16> {
-    #[cfg(target_arch = "x86_64")]
-    let avx2 = std::arch::is_x86_feature_detected!("avx2")
-        && std::arch::is_x86_feature_detected!("sse4.1")
-        && std::arch::is_x86_feature_detected!("ssse3");
-    #[cfg(target_arch = "x86_64")]
-    let (strip, whole): (Option<&StripSum<'_, bf16>>, Option<&WholeRows<'_, bf16>>) = match avx2 {
-        true => (
-            Some(&|srcs, strip, [i, n, at], dsts| {
-                for (src, dst) in srcs.iter().zip(dsts.iter_mut()) {
-                    // SAFETY: the CPU has AVX2, SSE4.1 and SSSE3, just checked.
-                    unsafe { bf16_strip_avx2(src, strip, i, &mut dst[at..][..n]) }
-                }
-            }),
-            // SAFETY: the CPU has AVX2, SSE4.1 and SSSE3, just checked.
-            Some(&|srcs, from, strips, dsts| unsafe { bf16_whole_rows_avx2(srcs, from, strips, dsts) }),
-        ),
-        false => (None, None),
-    };
-    #[cfg(not(target_arch = "x86_64"))]
-    let (strip, whole) = (None, None);
-    Rows {
-        add: &add_rows_16,
-        start: &|acc, terms| start_rows_16(acc, terms, BF16_EXPONENT, BF16_QUIET),
-        strip,
-        image_rows: None,
-        whole_rows: whole,
+/// bfloat16's [`StripSum`]: every lane's [`bf16_strip_avx2`], inlined into one call.
+///
+/// # Safety
+/// The CPU has AVX2, SSE4.1 and SSSE3.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,sse4.1,ssse3")]
+unsafe fn bf16_strips_avx2(
+    srcs: &[&[bf16]],
+    strip: &Strip,
+    [i, n, at]: [usize; 3],
+    dsts: &mut [&mut [MaybeUninit<bf16>]],
+) {
+    for (src, dst) in srcs.iter().zip(dsts.iter_mut()) {
+        // SAFETY: the caller's (the same features, inlined).
+        unsafe { bf16_strip_avx2(src, strip, i, &mut dst[at..][..n]) }
     }
 }
 

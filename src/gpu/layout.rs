@@ -8,6 +8,7 @@ use crate::error::{GpuLimit, Result, Side};
 use crate::mode::Mode;
 use crate::plan::{AxisMap, PadPlan};
 
+use super::build::{build, Kind};
 use super::checks::{binding, check_views, element_bytes, limit, view};
 use super::kernels::{Kernel, Shader};
 use super::params::{constant_word, magic_divisor, AxisParams, Params, Uniform, INDEX_LIMIT, MAX_RANK};
@@ -15,7 +16,7 @@ use super::program::{BufferView, DeviceLimits, Dispatch, Program};
 use super::shader::PipelineKey;
 use super::variant::KernelVariant;
 use super::view::{dense_strides, invalid, Span, View};
-use super::window::{split, Axis, WindowShape};
+use super::window::{Axis, Extent, WindowShape};
 
 /// The range of input indices that output coordinates `[s, e)` of an axis read, or
 /// `None` if all of them are constant padding.
@@ -96,14 +97,10 @@ fn lay_out(
     kernel.check_output(plan, &out_strides, elem)?;
     let multi_period = check_index_range(mode, &axes)?;
     let constant = constant_word(plan, kernel.constant_bytes(word));
-    let splitter = Splitter { mode, axes: &axes, word, in_off, out_off, input, output, limits, kernel, constant };
-    let mut windows = splitter.windows()?;
-    let mid_words: Vec<bool> = windows.iter().map(|w| w.mid_word).collect();
-    let mut grids: Vec<_> = windows.iter_mut().map(|w| (&mut w.params, &mut w.workgroups)).collect();
-    let shader = kernel.shader(&mut grids, &mid_words, word, limits.max_groups as u64);
-    let key = PipelineKey::new(mode, word as u8, multi_period, shader, kernel.read_only_input());
-    let dispatches = windows.into_iter().map(Window::dispatch).collect();
-    Ok(Program::of(key, dispatches, in_span, Some(out_span)))
+    let spans = (in_span, Some(out_span));
+    let pad =
+        Pad { mode, axes: &axes, word, in_off, out_off, input, output, limits, kernel, constant, multi_period, spans };
+    build(&pad, limits.max_binding)
 }
 
 /// The plan's axes with their view strides, adjacent ones merged where plan and both views
@@ -212,9 +209,9 @@ impl Window {
     }
 }
 
-/// Splits the output into windows whose bindings fit the device, each with its parameters
-/// and its kernel's grid.
-struct Splitter<'a> {
+/// A pad as the builder's kind: its output's windows whose bindings fit the device, each with
+/// its parameters and its kernel's grid, the kernel's shader settled over all of them.
+struct Pad<'a> {
     mode: Mode,
     axes: &'a [Axis],
     word: u64,
@@ -225,32 +222,23 @@ struct Splitter<'a> {
     limits: &'a DeviceLimits,
     kernel: Kernel,
     constant: [u32; 4],
+    multi_period: bool,
+    spans: (Option<Span>, Option<Span>),
 }
 
-impl Splitter<'_> {
-    /// Every window, in output order ([`split`]: wrap's pad rows, which read the input's far
-    /// end, keep windows of their own), each with whether its narrow rows end mid-word.
-    fn windows(&self) -> Result<Vec<Window>> {
-        let whole: Vec<_> = self.axes.iter().map(|a| (0, a.map.out_len)).collect();
-        split(&whole, &vec![1; whole.len()], self.limits.max_binding, &mut |b| self.window(b))
-    }
+/// Every window in output order (wrap's pad rows, which read the input's far end, keep windows
+/// of their own), each with whether its narrow rows end mid-word, which the narrow kernel's row
+/// walk is settled from.
+impl Kind for Pad<'_> {
+    type Window = Window;
 
-    /// The binding of words `lo..=hi` of view `v` ([`binding`]: in the kernel's bound words,
-    /// within what its shaders index), or `Err(size)` where it does not fit one.
-    fn binding(&self, v: &View, lo: u64, hi: u64) -> Result<std::result::Result<(u64, u64), u64>> {
-        let bytes = |w: u64| {
-            w.checked_mul(self.word).ok_or_else(|| {
-                let what = format!("its words {lo}..={hi} of {} bytes lie past byte {}", self.word, u64::MAX);
-                invalid(v.which, what)
-            })
-        };
-        let span = (bytes(lo)?, bytes(hi.saturating_add(1))?);
-        binding(v, span, self.kernel.binding_granule(), self.kernel.max_binding(self.word), self.limits)
+    fn extent(&self) -> (Vec<(usize, usize)>, Vec<usize>) {
+        (self.axes.iter().map(|a| (0, a.map.out_len)).collect(), vec![1; self.axes.len()])
     }
 
     /// The window for a box (per axis, outermost first: start and length) and whether its
     /// narrow rows end mid-word, or `None` if it must be split.
-    fn window(&self, b: &[(usize, usize)]) -> Result<Option<Window>> {
+    fn window(&self, b: &Extent) -> Result<Option<Window>> {
         let shape = WindowShape { b, axes: self.axes, max_groups: self.limits.max_groups as u64 };
         if !self.kernel.fits(&shape, self.word) {
             return Ok(None);
@@ -306,6 +294,34 @@ impl Splitter<'_> {
         let first = out_lo - output.0 / self.word;
         let (workgroups, mid_word) = self.kernel.grid(&shape, &mut params, self.word, first);
         Ok(Some(Window { params, workgroups, input, output, mid_word }))
+    }
+
+    fn settle(&self, mut windows: Vec<Window>) -> (PipelineKey, Vec<Dispatch>) {
+        let mid_words: Vec<bool> = windows.iter().map(|w| w.mid_word).collect();
+        let mut grids: Vec<_> = windows.iter_mut().map(|w| (&mut w.params, &mut w.workgroups)).collect();
+        let shader = self.kernel.shader(&mut grids, &mid_words, self.word, self.limits.max_groups as u64);
+        let key =
+            PipelineKey::new(self.mode, self.word as u8, self.multi_period, shader, self.kernel.read_only_input());
+        (key, windows.into_iter().map(Window::dispatch).collect())
+    }
+
+    fn spans(&self) -> (Option<Span>, Option<Span>) {
+        self.spans
+    }
+}
+
+impl Pad<'_> {
+    /// The binding of words `lo..=hi` of view `v` ([`binding`]: in the kernel's bound words,
+    /// within what its shaders index), or `Err(size)` where it does not fit one.
+    fn binding(&self, v: &View, lo: u64, hi: u64) -> Result<std::result::Result<(u64, u64), u64>> {
+        let bytes = |w: u64| {
+            w.checked_mul(self.word).ok_or_else(|| {
+                let what = format!("its words {lo}..={hi} of {} bytes lie past byte {}", self.word, u64::MAX);
+                invalid(v.which, what)
+            })
+        };
+        let span = (bytes(lo)?, bytes(hi.saturating_add(1))?);
+        binding(v, span, self.kernel.binding_granule(), self.kernel.max_binding(self.word), self.limits)
     }
 }
 

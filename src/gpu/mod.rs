@@ -15,9 +15,11 @@
 //! them on the CPU path and says so.
 //!
 //! Inside: `program` (a pad's dispatches as plain data, [`Program`]; it imports no layout),
-//! `layout` ([`Program::new`]: merged axes, binding windows), `view` (a view's checks before
+//! `build` (the one builder every kind of program goes through: its box cut into binding
+//! windows, its shader settled, the `Program`), `layout` ([`Program::new`]: merged axes, a
+//! pad as the builder's kind), `view` (a view's checks before
 //! any layout), `checks` (the device's limits and a view's binding, shared by the layouts),
-//! `backward` (the gradient's programs), `interior` (interior padding's programs), `window` (a window's shape, shared by the layout and the kernels' host
+//! `backward` (the gradient's programs), `interior` (interior padding's programs), `window` (the splitter and a window's shape, shared by the layout and the kernels' host
 //! halves), `kernels` (each kernel's host half, `wide`, `flat` and `narrow`, and the one choice
 //! among them; `narrow` also the `RowWalk`), `variant` (kernels kept side by side for measurement; `measurement`, hidden, the one entry that selects them), `params` (the uniform and the constants shared with WGSL),
 //! `shader` (pipeline keys and their WGSL), `kernel` (`PadKernel`: pipelines, bind groups,
@@ -27,6 +29,7 @@
 mod backward;
 #[cfg(feature = "wgpu")]
 mod buffers;
+mod build;
 mod checks;
 #[cfg(feature = "wgpu")]
 mod context;

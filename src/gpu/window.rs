@@ -123,12 +123,12 @@ fn cut<T>(
         return Ok(());
     }
     let Some(d) = b.iter().position(|&(_, len)| len > 1) else {
-        return Err(refuse("one element does not fit a binding".into()));
+        return Err(refuse(format!("one element does not fit a binding of {max_binding} bytes")));
     };
     let (start, end, granule) = (b[d].0, b[d].0 + b[d].1, granules[d]);
     if end - start <= granule {
         let what = format!(
-            "a window of {} indices of axis {d}, which windows take {granule} at a time, does not fit a binding",
+            "a window of {} indices of axis {d}, which windows take {granule} at a time, does not fit a binding of {max_binding} bytes",
             end - start
         );
         return Err(refuse(what));

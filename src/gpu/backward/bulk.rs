@@ -105,7 +105,7 @@ fn in_windows(
             };
             for part in parts {
                 let Some(windows) = windows(plan, whole, &part, grad_out, grad_in, limits)? else { return Ok(None) };
-                dispatches.extend(windows);
+                dispatches.extend(windows.dispatches);
                 if dispatches.len() as u64 > MAX_WINDOWS {
                     return Ok(None);
                 }

@@ -110,8 +110,8 @@ fn whole_program(
     if whole.in_span.is_none() {
         return Ok(whole.program(Vec::new()));
     }
-    if let Some(dispatches) = windows(plan, whole, &Sides::every_index(plan.in_shape()), grad_out, grad_in, limits)? {
-        return Ok(whole.program(dispatches));
+    if let Some(program) = windows(plan, whole, &Sides::every_index(plan.in_shape()), grad_out, grad_in, limits)? {
+        return Ok(program);
     }
     match parts(plan, whole, grad_out, grad_in, limits)? {
         Ok(program) => Ok(program),

@@ -1,19 +1,22 @@
 //! The gradient past one binding: windows of its axes, or its sums in parts.
 
 use crate::adjoint::{image_hull, most_images, BLOCK};
-use crate::error::{GpuLimit, PadError, Result};
+use crate::error::Result;
 use crate::mode::Mode;
 use crate::plan::PadPlan;
 
 use std::ops::Range;
 
 use super::whole::{Part, Whole, WindowAxis};
+use crate::gpu::build::{build, fits, Kind};
 use crate::gpu::kernels::Shader;
 use crate::gpu::program::{BufferView, DeviceLimits, Dispatch, Program};
-use crate::gpu::window::{split, Extent, MAX_WINDOWS};
+use crate::gpu::shader::PipelineKey;
+use crate::gpu::view::Span;
+use crate::gpu::window::{Extent, MAX_WINDOWS};
 
-/// Windows of the gradient past one binding, cut from grad_in's axes as every program's are
-/// ([`split`]); each window the whole gradient's pipeline and uniform with its own lengths
+/// The program of box `b` of the gradient in windows, cut from grad_in's axes by the builder
+/// as every program's are ([`build`], [`GradientWindows`]); each window the whole gradient's pipeline and uniform with its own lengths
 /// and bases. An axis the pad touches keeps its images in the whole axis's coordinates: a
 /// window's first index moves the axis's crop start (the shader's `k - crop_start` is then the
 /// whole axis's kept index, in wrapping arithmetic), and the window binds the hull of its
@@ -30,20 +33,43 @@ pub(super) fn windows(
     grad_out: &BufferView,
     grad_in: &BufferView,
     limits: &DeviceLimits,
-) -> Result<Option<Vec<Dispatch>>> {
+) -> Result<Option<Program>> {
     if whole.in_span.is_none() {
         return Ok(None);
     }
-    let (axes, mode) = (plan.axes(), plan.mode());
-    // The output coordinates a run of an axis's input indices reads.
-    let hull = |a: usize, range: Range<usize>| match (axes[a].is_identity(), whole.part) {
-        (true, _) => Some((range.start, range.end)),
-        (false, Some(part)) if part.axis == a => part.clip(image_hull(&axes[a], mode, range.clone()), &axes[a], range),
-        (false, _) => image_hull(&axes[a], mode, range),
-    };
-    // A window is `len` of an axis's indices from its `at`-th (counted over both sides).
-    let mut window = |w: &Extent| {
-        let spans: Vec<_> = (w.iter().zip(b).enumerate())
+    fits(build(&GradientWindows { plan, whole, b, grad_out, grad_in, limits }, limits.max_binding))
+}
+
+/// A box of a gradient's `grad_in` as the builder's kind: its windows, each the whole
+/// gradient's pipeline and uniform with its own lengths and bases ([`windows`]).
+struct GradientWindows<'a> {
+    plan: &'a PadPlan,
+    whole: &'a Whole,
+    b: &'a [Sides],
+    grad_out: &'a BufferView<'a>,
+    grad_in: &'a BufferView<'a>,
+    limits: &'a DeviceLimits,
+}
+
+impl Kind for GradientWindows<'_> {
+    type Window = Dispatch;
+
+    fn extent(&self) -> (Vec<(usize, usize)>, Vec<usize>) {
+        (self.b.iter().map(|sides| (0, sides.len())).collect(), vec![1; self.b.len()])
+    }
+
+    /// Window `w`: `len` of each axis's indices from its `at`-th (counted over both sides).
+    fn window(&self, w: &Extent) -> Result<Option<Dispatch>> {
+        let (axes, mode) = (self.plan.axes(), self.plan.mode());
+        // The output coordinates a run of an axis's input indices reads.
+        let hull = |a: usize, range: Range<usize>| match (axes[a].is_identity(), self.whole.part) {
+            (true, _) => Some((range.start, range.end)),
+            (false, Some(part)) if part.axis == a => {
+                part.clip(image_hull(&axes[a], mode, range.clone()), &axes[a], range)
+            }
+            (false, _) => image_hull(&axes[a], mode, range),
+        };
+        let spans: Vec<_> = (w.iter().zip(self.b).enumerate())
             .map(|(a, (&(at, len), sides))| {
                 let (first, last) = (sides.index(at), sides.index(at + len - 1));
                 let gap = sides.gap().filter(|&(before, _)| at < before && at + len > before);
@@ -51,10 +77,16 @@ pub(super) fn windows(
                 WindowAxis { first, len, gap, reads: hull(a, first..last + 1) }
             })
             .collect();
-        fits(whole.window(&spans, grad_out, grad_in, limits))
-    };
-    let all: Vec<_> = b.iter().map(|sides| (0, sides.len())).collect();
-    fits(split(&all, &vec![1; all.len()], limits.max_binding, &mut window))
+        fits(self.whole.window(&spans, self.grad_out, self.grad_in, self.limits))
+    }
+
+    fn settle(&self, windows: Vec<Dispatch>) -> (PipelineKey, Vec<Dispatch>) {
+        (self.whole.key, windows)
+    }
+
+    fn spans(&self) -> (Option<Span>, Option<Span>) {
+        (self.whole.out_span, self.whole.in_span)
+    }
 }
 
 /// An axis of a box of grad_in: a run of indices, and where the box holds a border's two sides
@@ -92,14 +124,6 @@ impl Sides {
     /// The gap: the indices before it, and its length.
     fn gap(&self) -> Option<(usize, usize)> {
         self.second.as_ref().map(|second| (self.first.len(), second.start - self.first.end))
-    }
-}
-
-/// `None` for a `GpuLimit::Windows` (what did not fit a binding).
-fn fits<T>(result: Result<T>) -> Result<Option<T>> {
-    match result {
-        Err(PadError::GpuLimit { limit: GpuLimit::Windows, .. }) => Ok(None),
-        result => result.map(Some),
     }
 }
 
@@ -152,7 +176,8 @@ pub(super) fn parts(
             w.part = Some(part);
             (w.params.part_axis, w.params.part_lo, w.params.part_hi) = (c as u32, part.lo as u32, part.hi as u32);
             w.params.part_continues = u32::from(continues);
-            let Some(mut windows) = windows(plan, &w, &Sides::every_index(plan.in_shape()), grad_out, grad_in, limits)?
+            let Some(Program { dispatches: mut windows, .. }) =
+                windows(plan, &w, &Sides::every_index(plan.in_shape()), grad_out, grad_in, limits)?
             else {
                 return Ok(Err(format!(
                     "nor in parts: no window of the part at output positions {}..{} of axis {c} fits",
@@ -197,6 +222,7 @@ impl Part {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::{GpuLimit, PadError};
     use crate::gpu::params::{BackParams, NO_PART};
     use crate::mode::Mode;
     use crate::{DataType, PadRequest};

@@ -244,3 +244,59 @@ impl<'a, const S: usize, const T: usize, const D: u8> F32Eights<'a, S, T, D> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every shape of rows and terms (the reflections' compiled ones and the general one), from
+    /// every offset `i` into the strip and for runs of 1 to 20 indices (under eight, eights,
+    /// an eight and a few), against the sums' definition: index j's t-th term of a row at
+    /// `first[t] + i + j`, or `first[t] - i - j` descending, the terms and then the rows summed
+    /// in order from +0.0 (one itself) by `add_f32`. Every value of a row differs and most
+    /// sums' bits show their order (1e8 beside small ones); one NaN, so that most eights hold none.
+    #[test]
+    fn sums_read_each_term_from_its_offset_in_order() {
+        let row = |r: usize| -> Vec<f32> {
+            (0..64)
+                .map(|k| match ((k, r), (k * 7 + r * 3) % 23) {
+                    ((33, 0), _) => f32::from_bits(0x7fc0_0055),
+                    (_, 1) => 1e8,
+                    (_, 2) => -1e8,
+                    (_, m) => (k + 64 * r) as f32 * 0.25 + m as f32,
+                })
+                .collect()
+        };
+        let rows: Vec<Vec<f32>> = (0..3).map(row).collect();
+        let shapes: [(usize, &[(usize, bool)]); 6] = [
+            (1, &[(40, false), (0, true)]),
+            (2, &[(3, true)]),
+            (2, &[(40, false), (2, true)]),
+            (1, &[(1, true), (45, false)]),
+            (2, &[(5, true), (0, true)]),
+            (3, &[(44, false), (1, true), (30, false)]),
+        ];
+        for (n_rows, terms) in shapes {
+            let srcs: Vec<&[f32]> = rows[..n_rows].iter().map(Vec::as_slice).collect();
+            let (first, ascends): (Vec<usize>, Vec<bool>) = terms.iter().copied().unzip();
+            for i in 0..6 {
+                for n in 1..=20 {
+                    let sum_of = |j: usize, src: &[f32]| {
+                        let term = |t: usize| src[if ascends[t] { first[t] + i + j } else { first[t] - i - j }];
+                        let terms = (0..first.len()).map(term);
+                        crate::adjoint::ordered_sum(terms, first.len(), 0.0, add_f32)
+                    };
+                    let want: Vec<u32> = (0..n)
+                        .map(|j| srcs.iter().map(move |src| sum_of(j, src)))
+                        .map(|sums| crate::adjoint::ordered_sum(sums, n_rows, 0.0, add_f32).to_bits())
+                        .collect();
+                    let mut dst = vec![MaybeUninit::new(0f32); n];
+                    f32_sums_sse2(&srcs, &first, &ascends, i, &mut dst);
+                    // SAFETY: every index was written (a zero beforehand in any case).
+                    let got: Vec<u32> = dst.iter().map(|d| unsafe { d.assume_init() }.to_bits()).collect();
+                    assert_eq!(got, want, "{n_rows} rows, terms {terms:?}, from {i}, {n} indices");
+                }
+            }
+        }
+    }
+}

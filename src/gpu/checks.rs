@@ -6,6 +6,7 @@
 use crate::error::{GpuLimit, PadError, Result, Side};
 use crate::plan::PadPlan;
 
+use super::params::{INDEX_LIMIT, MAX_RANK};
 use super::program::{BufferView, DeviceLimits};
 use super::view::{check_no_self_overlap, invalid, view_strides, Span, View};
 
@@ -22,6 +23,27 @@ pub(super) fn grid(groups: u64, limits: &DeviceLimits, count: u64, what: &str) -
         return Err(limit(GpuLimit::IndexRange, format!("{count} {what} need more workgroups than the grid holds")));
     }
     Ok(workgroups)
+}
+
+/// The axes a program's uniform holds: a `GpuLimit::Rank` where `rank` axes (`what` they
+/// are, after "axes") are more than [`MAX_RANK`].
+pub(super) fn check_rank(rank: usize, what: &str) -> Result<()> {
+    match rank > MAX_RANK {
+        true => Err(limit(GpuLimit::Rank, format!("{rank} axes{what}; the GPU path takes at most {MAX_RANK}"))),
+        false => Ok(()),
+    }
+}
+
+/// An axis's output positions within the shaders' index arithmetic: its length and its mode's
+/// `period` under 2^31 ([`INDEX_LIMIT`]), else a `GpuLimit::IndexRange` naming `axis`.
+pub(super) fn check_axis_range(axis: &str, out_len: usize, period: u64) -> Result<()> {
+    if out_len as u64 + period >= INDEX_LIMIT {
+        let what = format!(
+            "{axis} has {out_len} output elements and a period of {period}; the GPU path needs their sum under 2^31"
+        );
+        return Err(limit(GpuLimit::IndexRange, what));
+    }
+    Ok(())
 }
 
 /// A pad's element in bytes: strings and 4-bit types have none on the GPU.

@@ -9,11 +9,9 @@ use crate::mode::Mode;
 use crate::plan::{PadPlan, PadRequest};
 
 use super::build::{build, fits, Kind};
-use super::checks::{check_views, element_bytes, grid, limit, view, word_binding};
+use super::checks::{check_rank, check_views, element_bytes, grid, limit, view, word_binding};
 use super::kernels::{narrow, Shader};
-use super::params::{
-    constant_word, magic_divisor, InteriorAxis, InteriorParams, Uniform, INDEX_LIMIT, MAX_RANK, WORKGROUP,
-};
+use super::params::{constant_word, magic_divisor, InteriorAxis, InteriorParams, Uniform, INDEX_LIMIT, WORKGROUP};
 use super::program::{BufferView, DeviceLimits, Dispatch, Program};
 use super::shader::PipelineKey;
 use super::view::{dense_strides, Span};
@@ -129,9 +127,7 @@ impl<'a> InteriorPad<'a> {
         let (Some(out_span), in_span) = (self.spans.1, self.spans.0) else { unreachable!("an empty output's pad") };
         let narrow = elem < 4;
         let rank = plan.in_shape().len();
-        if rank > MAX_RANK {
-            return Err(limit(GpuLimit::Rank, format!("{rank} axes; the GPU's interior pad takes at most {MAX_RANK}")));
-        }
+        check_rank(rank, " in an interior pad")?;
         let (read, write) = (view(Side::Input, self.input), view(Side::Output, self.output));
         let what = "an interior pad, in one binding a side";
         let bound_out = word_binding(&write, out_span, limits, what)?;

@@ -4,14 +4,14 @@
 //! grid, the narrow kernel's dense output and row walk) is its host half's (`kernels/`): `wide.rs`,
 //! `narrow.rs`. Pure host code, tested without a device.
 
-use crate::error::{GpuLimit, Result, Side};
+use crate::error::{Result, Side};
 use crate::mode::Mode;
 use crate::plan::{AxisMap, PadPlan};
 
 use super::build::{build, Kind};
-use super::checks::{binding, check_views, element_bytes, limit, view};
+use super::checks::{binding, check_axis_range, check_rank, check_views, element_bytes, view};
 use super::kernels::{Kernel, Shader};
-use super::params::{constant_word, magic_divisor, AxisParams, Params, Uniform, INDEX_LIMIT, MAX_RANK};
+use super::params::{constant_word, magic_divisor, AxisParams, Params, Uniform};
 use super::program::{BufferView, DeviceLimits, Dispatch, Program};
 use super::shader::PipelineKey;
 use super::variant::KernelVariant;
@@ -165,26 +165,11 @@ fn widen_inner_axis(mode: Mode, axes: &mut Vec<Axis>, elem: u64, in_off: u64, ou
 /// Checks the rank and every axis's index range against what the shaders hold; returns
 /// whether some pad reaches past one period of its mode (the modulo variant).
 fn check_index_range(mode: Mode, axes: &[Axis]) -> Result<bool> {
-    let rank = axes.len();
-    if rank > MAX_RANK {
-        return Err(limit(
-            GpuLimit::Rank,
-            format!("{rank} axes remain after merging unpadded ones; the GPU path takes at most {MAX_RANK}"),
-        ));
-    }
+    check_rank(axes.len(), " remain after merging unpadded ones")?;
     let mut multi_period = false;
     for (i, a) in axes.iter().enumerate() {
         let m = &a.map;
-        let p = mode.period(m.kept as u64);
-        if m.out_len as u64 + p >= INDEX_LIMIT {
-            return Err(limit(
-                GpuLimit::IndexRange,
-                format!(
-                    "axis {i} (after merging) has {} output elements and a period of {p}; the GPU path needs their sum under 2^31",
-                    m.out_len
-                ),
-            ));
-        }
+        check_axis_range(&format!("axis {i} (after merging)"), m.out_len, mode.period(m.kept as u64))?;
         let one = mode.one_bounce_limit(m.kept as u64);
         multi_period |= m.pad_before as u64 > one || m.pad_after as u64 > one;
     }

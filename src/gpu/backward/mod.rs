@@ -26,8 +26,7 @@ use crate::dtype::DataType;
 use crate::error::{GpuLimit, PadError, Result, Side};
 use crate::plan::{PadPlan, PadRequest};
 
-use super::checks::limit;
-use super::params::MAX_RANK;
+use super::checks::{check_rank, limit};
 use super::program::{BufferView, DeviceLimits, Program};
 use super::variant::KernelVariant;
 use whole::Whole;
@@ -133,13 +132,8 @@ fn complex_as_parts(
     variant: KernelVariant,
 ) -> Result<Program> {
     let rank = plan.in_shape().len();
-    if rank >= MAX_RANK {
-        // Said here: the parts' plan would name its own rank, one more than the caller's.
-        return Err(limit(
-            GpuLimit::Rank,
-            format!("complex64 of {rank} axes: its gradient runs as float32 with one more axis (its parts), and the GPU's gradient takes at most {MAX_RANK}"),
-        ));
-    }
+    // Said here: the parts' plan would name its own rank, one more than the caller's.
+    check_rank(rank + 1, &format!(" in the gradient of a complex64 of {rank} (its parts as float32, one more axis)"))?;
     let shape: Vec<usize> = plan.in_shape().iter().copied().chain([2]).collect();
     let (begins, ends) = (plan.begins().iter().copied().chain([0]), plan.ends().iter().copied().chain([0]));
     let request =
@@ -163,6 +157,7 @@ fn complex_as_parts(
 mod tests {
     use super::whole::split_lane_terms;
     use super::*;
+    use crate::gpu::params::MAX_RANK;
     use crate::mode::Mode;
 
     /// complex64's gradient is its parts' as float32: one more axis of 2 the pad leaves
@@ -197,7 +192,7 @@ mod tests {
         let deep = PadPlan::new(DataType::Complex64, &[1; MAX_RANK], &request(vec![0; 2 * MAX_RANK])).unwrap();
         let e = Program::backward(&deep, &dense(0, 8), &dense(0, 8), &limits).unwrap_err();
         assert!(matches!(e, PadError::GpuLimit { limit: GpuLimit::Rank, .. }), "{e}");
-        assert!(e.to_string().contains("complex64 of 16 axes"), "{e}");
+        assert!(e.to_string().contains("17 axes in the gradient of a complex64 of 16"), "{e}");
         let below = PadPlan::new(DataType::Complex64, &[1; MAX_RANK - 1], &request(vec![0; 2 * MAX_RANK - 2])).unwrap();
         assert!(Program::backward(&below, &dense(0, 8), &dense(0, 8), &limits).is_ok());
     }

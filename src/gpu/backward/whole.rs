@@ -5,9 +5,9 @@ use crate::error::{GpuLimit, PadError, Result, Side};
 use crate::plan::PadPlan;
 
 use crate::adjoint::{block_len, most_images, BLOCK};
-use crate::gpu::checks::{check_views, grid, limit, view, word_binding};
+use crate::gpu::checks::{check_axis_range, check_rank, check_views, grid, limit, view, word_binding};
 use crate::gpu::kernels::{GradientElement, Shader};
-use crate::gpu::params::{magic_divisor, BackAxis, BackParams, Uniform, INDEX_LIMIT, MAX_RANK};
+use crate::gpu::params::{magic_divisor, BackAxis, BackParams, Uniform, INDEX_LIMIT};
 use crate::gpu::program::{BufferView, DeviceLimits, Dispatch, Program};
 use crate::gpu::shader::PipelineKey;
 use crate::gpu::view::Span;
@@ -100,9 +100,7 @@ impl Whole {
         let mut p = BackParams::zeroed();
         if in_span.is_some() {
             let rank = plan.axes().len();
-            if rank > MAX_RANK {
-                return Err(limit(GpuLimit::Rank, format!("{rank} axes; the GPU's gradient takes at most {MAX_RANK}")));
-            }
+            check_rank(rank, " in a gradient")?;
             let count = plan.in_len() as u64;
             if count >= INDEX_LIMIT {
                 return Err(limit(
@@ -115,15 +113,8 @@ impl Whole {
             p.split_axis = split_axis as u32;
             for (d, a) in plan.axes().iter().enumerate() {
                 let period = plan.mode().period(a.kept as u64);
-                if a.out_len as u64 + period >= INDEX_LIMIT || a.in_len as u64 >= INDEX_LIMIT {
-                    return Err(limit(
-                        GpuLimit::IndexRange,
-                        format!(
-                            "axis {d} has {} output elements and a period of {period}; the GPU path needs their sum under 2^31",
-                            a.out_len
-                        ),
-                    ));
-                }
+                // Its input length is under the count's 2^31 (checked above).
+                check_axis_range(&format!("axis {d}"), a.out_len, period)?;
                 let (in_magic, in_shift) = magic_divisor(a.in_len.max(1) as u32);
                 let (period_magic, period_shift) = magic_divisor(period as u32);
                 let run = crate::adjoint::one_image_run(a, plan.mode());

@@ -106,6 +106,14 @@ fn misuse_is_an_error_not_a_panic() {
     check(BufferRange::whole(&good), BufferRange::whole(&small), &p, "small");
     check(BufferRange::whole(&good), BufferRange { size: Some(16), ..BufferRange::at(&good, align) }, &p, "small");
     check(BufferRange::whole(&good), BufferRange::at(&good, 0), &p, "overlap");
+    let dilated = PadPlan::new(DataType::Float32, &[4], &PadRequest::new(vec![0, 0]).interior(vec![1])).unwrap();
+    check(BufferRange::whole(&good), BufferRange::at(&good, 0), &dilated, "overlap");
+    // A gradient's views overlapping where its borders are (grad_in's element 0), not its bulk
+    // (elements 1 and 2, a crop of its own): refused too.
+    let grad_out = BufferRange { size: Some(24), ..BufferRange::at(&good, 236) };
+    let grad_in = BufferRange { size: Some(16), ..BufferRange::at(&good, 256) };
+    let e = kernel.prepare_backward(&p, grad_out, grad_in).err();
+    assert!(matches!(e, Some(PadError::Overlap { .. })), "expected an overlap, got {e:?}");
     let strings = PadPlan::new(DataType::String, &[2], &PadRequest::new(vec![1, 1])).unwrap();
     check(BufferRange::whole(&good), BufferRange::at(&good, align), &strings, "unsupported");
     let int4 = PadPlan::new(DataType::Int4, &[2], &PadRequest::new(vec![1, 1])).unwrap();

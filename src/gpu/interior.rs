@@ -206,7 +206,7 @@ impl Kind for InteriorPad<'_> {
     fn extent(&self) -> (Vec<(usize, usize)>, Vec<usize>) {
         // The indices of each axis a piece takes at a time: whole 4-byte words for 8- and 16-bit
         // elements.
-        let granule = |s: u64| if self.elem < 4 { 4 / gcd(s.saturating_mul(self.elem) % 4, 4) as usize } else { 1 };
+        let granule = |s: u64| if self.elem < 4 { 4 / gcd(s.saturating_mul(self.elem), 4) as usize } else { 1 };
         (every_index(self.plan.out_shape()), self.out_strides.iter().map(|&s| granule(s)).collect())
     }
 

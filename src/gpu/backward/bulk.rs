@@ -71,6 +71,9 @@ pub(super) fn crop_and_borders(
         }
         program = program.then(group);
     }
+    // The gradient's views, not the crop's (which are the bulk's): what a host checks for
+    // overlap.
+    (program.in_span, program.out_span) = (whole.out_span, whole.in_span);
     Ok(Some(program))
 }
 

@@ -228,6 +228,36 @@ mod tests {
         assert_eq!(levels(f32, &[1; 9], begins_only, Mode::Edge), 16);
     }
 
+    /// A gradient's spans are its two views' (what a host checks for overlap in one buffer),
+    /// whichever way it runs: the crop and its borders (the crop's own spans are the bulk's),
+    /// the pipeline on every element, in parts, complex64's parts.
+    #[test]
+    fn a_gradients_spans_are_its_views() {
+        let limits = DeviceLimits::WEBGPU_DEFAULT;
+        type Case = (DataType, &'static [usize], Vec<i64>, Mode, u64);
+        let cases: [Case; 5] = [
+            (DataType::Float32, &[6, 9], vec![2, 1, 2, 3], Mode::Reflect, 1 << 20),
+            (DataType::Float16, &[4, 16], vec![0, 8, 0, 8], Mode::Edge, 1 << 20),
+            (DataType::Complex64, &[5, 7], vec![1, 0, 1, 2], Mode::Symmetric, 1 << 20),
+            (DataType::Float32, &[5, 7], vec![-1, 2, 1, 2], Mode::Wrap, 1 << 20),
+            // Wrapped rows read both ends of the axis: parts, on bindings of 512 bytes.
+            (DataType::Float32, &[40, 4], vec![3, 0, 3, 0], Mode::Wrap, 512),
+        ];
+        for (dtype, shape, pads, mode, max_binding) in cases {
+            let plan = PadPlan::new(dtype, shape, &PadRequest::new(pads.clone()).mode(mode)).unwrap();
+            let (i, o) = plan.byte_sizes().unwrap();
+            let limits = DeviceLimits { max_binding, ..limits };
+            let (grad_out, grad_in) = (BufferView::dense(256, 256 + o + 64), BufferView::dense(512, 512 + i + 64));
+            for p in [
+                Program::backward(&plan, &grad_out, &grad_in, &limits).unwrap(),
+                whole(&plan, &grad_out, &grad_in, &limits).unwrap(),
+            ] {
+                let spans = (p.input_span(), p.output_span());
+                assert_eq!(spans, (Some((256, 256 + o)), Some((512, 512 + i))), "{dtype:?} {shape:?} {pads:?} {mode}");
+            }
+        }
+    }
+
     /// Programs of the gradient: one dispatch covering every element of grad_in, the types
     /// refused by name, views that do not fit one binding a GpuLimit.
     #[test]

@@ -35,7 +35,8 @@ pub(super) fn check_rank(rank: usize, what: &str) -> Result<()> {
 }
 
 /// An axis's output positions within the shaders' index arithmetic: its length and its mode's
-/// `period` under 2^31 ([`INDEX_LIMIT`]), else a `GpuLimit::IndexRange` naming `axis`.
+/// `period` under [`INDEX_LIMIT`] (2^31 - 8, where magic division is exact), else a
+/// `GpuLimit::IndexRange` naming `axis`.
 pub(super) fn check_axis_range(axis: &str, out_len: usize, period: u64) -> Result<()> {
     if out_len as u64 + period >= INDEX_LIMIT {
         let what = format!(
@@ -193,6 +194,36 @@ mod tests {
 
     fn limits(max_groups: u32) -> DeviceLimits {
         DeviceLimits { max_binding: 1 << 20, max_buffer: 1 << 30, storage_alignment: 256, max_groups }
+    }
+
+    /// An axis's output length and period sum under [`INDEX_LIMIT`] or are refused naming the axis, and
+    /// a pad's and a gradient's axes are held to it (their own index ranges: a reflect pad of
+    /// 2^30 u8 by 2^30 - 1 a side, a gradient of 2^30 float32 so padded).
+    #[test]
+    fn axes_past_the_index_range_are_refused_by_name() {
+        let limit = INDEX_LIMIT as usize;
+        assert!(check_axis_range("axis 2", limit - 4, 3).is_ok());
+        let e = check_axis_range("axis 2", limit - 3, 3).unwrap_err();
+        assert!(matches!(e, PadError::GpuLimit { limit: GpuLimit::IndexRange, .. }), "{e}");
+        assert!(e.to_string().contains(&format!("axis 2 has {} output elements and a period of 3", limit - 3)), "{e}");
+        let n = 1usize << 30;
+        let huge = DeviceLimits { max_buffer: 1 << 40, ..limits(65535) };
+        let pads = PadRequest::new(vec![n as i64 - 1, n as i64 - 1]).mode(Mode::Reflect).max_output_bytes(u64::MAX);
+        for (dtype, backward) in [(DataType::Uint8, false), (DataType::Float32, true)] {
+            let plan = PadPlan::new(dtype, &[n], &pads).unwrap();
+            let (i, o) = plan.byte_sizes().unwrap();
+            let e = match backward {
+                false => Program::new(&plan, &BufferView::dense(0, i), &BufferView::dense(0, o), &huge),
+                true => Program::backward(&plan, &BufferView::dense(0, o), &BufferView::dense(0, i), &huge),
+            };
+            let e = e.unwrap_err();
+            assert!(matches!(e, PadError::GpuLimit { limit: GpuLimit::IndexRange, .. }), "{e}");
+            assert!(e.to_string().contains("axis 0") && e.to_string().contains("a period of 2147483646"), "{e}");
+        }
+        // The rank: 16 axes hold, 17 do not.
+        assert!(check_rank(MAX_RANK, " of a pad").is_ok());
+        let e = check_rank(MAX_RANK + 1, " of a pad").unwrap_err();
+        assert!(e.to_string().contains("17 axes of a pad; the GPU path takes at most 16"), "{e}");
     }
 
     #[test]

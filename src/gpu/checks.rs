@@ -26,8 +26,8 @@ pub(super) fn grid(groups: u64, limits: &DeviceLimits, count: u64, what: &str) -
 }
 
 /// The axes a program's uniform holds: a `GpuLimit::Rank` where `rank` axes (`what` they
-/// are, after "axes") are more than [`MAX_RANK`].
-pub(super) fn check_rank(rank: usize, what: &str) -> Result<()> {
+/// are, after "axes"; formatted only then) are more than [`MAX_RANK`].
+pub(super) fn check_rank(rank: usize, what: std::fmt::Arguments) -> Result<()> {
     match rank > MAX_RANK {
         true => Err(limit(GpuLimit::Rank, format!("{rank} axes{what}; the GPU path takes at most {MAX_RANK}"))),
         false => Ok(()),
@@ -36,8 +36,8 @@ pub(super) fn check_rank(rank: usize, what: &str) -> Result<()> {
 
 /// An axis's output positions within the shaders' index arithmetic: its length and its mode's
 /// `period` under [`INDEX_LIMIT`] (2^31 - 8, where magic division is exact), else a
-/// `GpuLimit::IndexRange` naming `axis`.
-pub(super) fn check_axis_range(axis: &str, out_len: usize, period: u64) -> Result<()> {
+/// `GpuLimit::IndexRange` naming `axis` (formatted only then).
+pub(super) fn check_axis_range(axis: std::fmt::Arguments, out_len: usize, period: u64) -> Result<()> {
     if out_len as u64 + period >= INDEX_LIMIT {
         let what = format!(
             "{axis} has {out_len} output elements and a period of {period}; the GPU path needs their sum under 2^31"
@@ -202,8 +202,8 @@ mod tests {
     #[test]
     fn axes_past_the_index_range_are_refused_by_name() {
         let limit = INDEX_LIMIT as usize;
-        assert!(check_axis_range("axis 2", limit - 4, 3).is_ok());
-        let e = check_axis_range("axis 2", limit - 3, 3).unwrap_err();
+        assert!(check_axis_range(format_args!("axis 2"), limit - 4, 3).is_ok());
+        let e = check_axis_range(format_args!("axis 2"), limit - 3, 3).unwrap_err();
         assert!(matches!(e, PadError::GpuLimit { limit: GpuLimit::IndexRange, .. }), "{e}");
         assert!(e.to_string().contains(&format!("axis 2 has {} output elements and a period of 3", limit - 3)), "{e}");
         let n = 1usize << 30;
@@ -221,8 +221,8 @@ mod tests {
             assert!(e.to_string().contains("axis 0") && e.to_string().contains("a period of 2147483646"), "{e}");
         }
         // The rank: 16 axes hold, 17 do not.
-        assert!(check_rank(MAX_RANK, " of a pad").is_ok());
-        let e = check_rank(MAX_RANK + 1, " of a pad").unwrap_err();
+        assert!(check_rank(MAX_RANK, format_args!(" of a pad")).is_ok());
+        let e = check_rank(MAX_RANK + 1, format_args!(" of a pad")).unwrap_err();
         assert!(e.to_string().contains("17 axes of a pad; the GPU path takes at most 16"), "{e}");
     }
 

@@ -127,7 +127,7 @@ impl<'a> InteriorPad<'a> {
         let (Some(out_span), in_span) = (self.spans.1, self.spans.0) else { unreachable!("an empty output's pad") };
         let narrow = elem < 4;
         let rank = plan.in_shape().len();
-        check_rank(rank, " in an interior pad")?;
+        check_rank(rank, format_args!(" in an interior pad"))?;
         let (read, write) = (view(Side::Input, self.input), view(Side::Output, self.output));
         let what = "an interior pad, in one binding a side";
         let bound_out = word_binding(&write, out_span, limits, what)?;

@@ -165,11 +165,11 @@ fn widen_inner_axis(mode: Mode, axes: &mut Vec<Axis>, elem: u64, in_off: u64, ou
 /// Checks the rank and every axis's index range against what the shaders hold; returns
 /// whether some pad reaches past one period of its mode (the modulo variant).
 fn check_index_range(mode: Mode, axes: &[Axis]) -> Result<bool> {
-    check_rank(axes.len(), " remain after merging unpadded ones")?;
+    check_rank(axes.len(), format_args!(" remain after merging unpadded ones"))?;
     let mut multi_period = false;
     for (i, a) in axes.iter().enumerate() {
         let m = &a.map;
-        check_axis_range(&format!("axis {i} (after merging)"), m.out_len, mode.period(m.kept as u64))?;
+        check_axis_range(format_args!("axis {i} (after merging)"), m.out_len, mode.period(m.kept as u64))?;
         let one = mode.one_bounce_limit(m.kept as u64);
         multi_period |= m.pad_before as u64 > one || m.pad_after as u64 > one;
     }

@@ -133,7 +133,10 @@ fn complex_as_parts(
 ) -> Result<Program> {
     let rank = plan.in_shape().len();
     // Said here: the parts' plan would name its own rank, one more than the caller's.
-    check_rank(rank + 1, &format!(" in the gradient of a complex64 of {rank} (its parts as float32, one more axis)"))?;
+    check_rank(
+        rank + 1,
+        format_args!(" in the gradient of a complex64 of {rank} (its parts as float32, one more axis)"),
+    )?;
     let shape: Vec<usize> = plan.in_shape().iter().copied().chain([2]).collect();
     let (begins, ends) = (plan.begins().iter().copied().chain([0]), plan.ends().iter().copied().chain([0]));
     let request =

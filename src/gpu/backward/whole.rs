@@ -100,7 +100,7 @@ impl Whole {
         let mut p = BackParams::zeroed();
         if in_span.is_some() {
             let rank = plan.axes().len();
-            check_rank(rank, " in a gradient")?;
+            check_rank(rank, format_args!(" in a gradient"))?;
             let count = plan.in_len() as u64;
             if count >= INDEX_LIMIT {
                 return Err(limit(
@@ -114,7 +114,7 @@ impl Whole {
             for (d, a) in plan.axes().iter().enumerate() {
                 let period = plan.mode().period(a.kept as u64);
                 // Its input length is under the count's 2^31 (checked above).
-                check_axis_range(&format!("axis {d}"), a.out_len, period)?;
+                check_axis_range(format_args!("axis {d}"), a.out_len, period)?;
                 let (in_magic, in_shift) = magic_divisor(a.in_len.max(1) as u32);
                 let (period_magic, period_shift) = magic_divisor(period as u32);
                 let run = crate::adjoint::one_image_run(a, plan.mode());
